@@ -149,6 +149,8 @@ export function errorName(code: number): string {
 /** A failure that maps to a Kafka error code in a response. */
 export class KafkaError extends Error {
   readonly code: number;
+  /** Produce only (v8+): which records of a batch were at fault (KIP-467). */
+  recordErrors?: { batchIndex: number; batchIndexErrorMessage: string | null }[];
   constructor(code: number, message?: string) {
     super(message ?? errorName(code));
     this.name = 'KafkaError';

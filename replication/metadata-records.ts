@@ -1,0 +1,113 @@
+/**
+ * The cluster-metadata records krill's controller writes to its metadata log and brokers apply,
+ * shaped like Kafka's KRaft records (metadata/*.json): the same record type ids and field names,
+ * so the log can be read with the generated codecs. Only the records krill uses are listed; each
+ * carries its KRaft record type id.
+ */
+export const MetadataRecordType = {
+  RegisterBrokerRecord: 0,
+  UnregisterBrokerRecord: 1,
+  TopicRecord: 2,
+  PartitionRecord: 3,
+  ConfigRecord: 4,
+  PartitionChangeRecord: 5,
+  FenceBrokerRecord: 7,
+  UnfenceBrokerRecord: 8,
+  RemoveTopicRecord: 9,
+  FeatureLevelRecord: 12,
+  ProducerIdsRecord: 15,
+  BrokerRegistrationChangeRecord: 17,
+  NoOpRecord: 20,
+} as const;
+
+/** ConfigRecord.resourceType values (Kafka's ConfigResource.Type ids). */
+export const ConfigResourceType = {
+  UNKNOWN: 0,
+  TOPIC: 2,
+  BROKER: 4,
+  BROKER_LOGGER: 8,
+  CLIENT_METRICS: 16,
+  GROUP: 32,
+} as const;
+
+export interface TopicRecordData {
+  name: string;
+  topicId: string;
+}
+
+export interface PartitionRecordData {
+  partitionId: number;
+  topicId: string;
+  replicas: number[];
+  isr: number[];
+  removingReplicas: number[];
+  addingReplicas: number[];
+  leader: number;
+  leaderRecoveryState: number;
+  leaderEpoch: number;
+  partitionEpoch: number;
+  directories: string[];
+  eligibleLeaderReplicas: number[] | null;
+  lastKnownElr: number[] | null;
+}
+
+/** Fields left at their defaults (null / -2 for leader, -1 for recovery state) mean "unchanged". */
+export interface PartitionChangeRecordData {
+  partitionId: number;
+  topicId: string;
+  isr: number[] | null;
+  leader: number;
+  replicas: number[] | null;
+  removingReplicas: number[] | null;
+  addingReplicas: number[] | null;
+  leaderRecoveryState: number;
+  directories: string[] | null;
+  eligibleLeaderReplicas: number[] | null;
+  lastKnownElr: number[] | null;
+}
+
+export interface ConfigRecordData {
+  resourceType: number;
+  resourceName: string;
+  name: string;
+  value: string | null;
+}
+
+export interface RemoveTopicRecordData {
+  topicId: string;
+}
+
+export interface RegisterBrokerEndpoint {
+  name: string;
+  host: string;
+  port: number;
+  securityProtocol: number;
+}
+
+export interface RegisterBrokerRecordData {
+  brokerId: number;
+  isMigratingZkBroker: boolean;
+  incarnationId: string;
+  brokerEpoch: bigint;
+  endPoints: RegisterBrokerEndpoint[];
+  features: { name: string; minSupportedVersion: number; maxSupportedVersion: number }[];
+  rack: string | null;
+  fenced: boolean;
+  inControlledShutdown: boolean;
+  logDirs: string[];
+}
+
+export interface ProducerIdsRecordData {
+  brokerId: number;
+  brokerEpoch: bigint;
+  nextProducerId: bigint;
+}
+
+export type MetadataRecord =
+  | { type: 'TopicRecord'; data: TopicRecordData }
+  | { type: 'PartitionRecord'; data: PartitionRecordData }
+  | { type: 'PartitionChangeRecord'; data: PartitionChangeRecordData }
+  | { type: 'ConfigRecord'; data: ConfigRecordData }
+  | { type: 'RemoveTopicRecord'; data: RemoveTopicRecordData }
+  | { type: 'RegisterBrokerRecord'; data: RegisterBrokerRecordData }
+  | { type: 'ProducerIdsRecord'; data: ProducerIdsRecordData };
