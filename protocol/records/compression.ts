@@ -1,0 +1,403 @@
+/**
+ * The record-batch codecs (attributes bits 0-2): gzip, snappy, lz4, zstd. All calls are synchronous:
+ * a batch is decompressed whole, once, and its records are then read from the plain buffer.
+ *
+ * Inputs come from clients and from disk, so every decoder treats its input as hostile:
+ * - the output size is capped (`maxOutputLength`, default DEFAULT_MAX_DECOMPRESSED_SIZE) and the cap
+ *   is checked before any native allocation wherever the format declares a size up front (snappy's
+ *   preamble, zstd's frame header, lz4's block sizes), because the native decoders preallocate
+ *   whatever the header claims and a failed multi-GB allocation aborts the process;
+ * - any decoder failure becomes KafkaError(CORRUPT_MESSAGE), never a raw Error.
+ *
+ * Error codes, and where they differ from Apache Kafka (which reaches both cases through Java
+ * exceptions that are not ApiExceptions, so its produce response says UNKNOWN_SERVER_ERROR and the
+ * broker logs a server-side stack trace):
+ * - codec id 5-7: UNSUPPORTED_COMPRESSION_TYPE. Kafka: IllegalArgumentException from
+ *   CompressionType.forId -> UNKNOWN_SERVER_ERROR. The client's fault, so we name it precisely.
+ * - undecodable compressed bytes: CORRUPT_MESSAGE. Kafka: KafkaException("Failed to decompress
+ *   record stream") -> UNKNOWN_SERVER_ERROR, except a stream that ends early, which Kafka reports
+ *   as INVALID_RECORD ("premature EOF"). We decompress whole buffers, so both are CORRUPT_MESSAGE.
+ * Both are non-retriable for every client we know of, so a producer fails the batch either way.
+ *
+ * Formats written (what Java clients write, so Kafka's own tools read our logs):
+ * - gzip: one gzip member (zlib), level 6 by default.
+ * - snappy: xerial framing (magic `\x82SNAPPY\0`, int32 version 1, int32 compatible version 1, then
+ *   blocks of int32 length + raw snappy, 32 KiB of input per block). Read: xerial (also
+ *   concatenated xerial streams) or a raw snappy block, as KafkaJS codecs write.
+ * - lz4: the standard LZ4 frame format with independent blocks (Kafka's reader decodes each block
+ *   on its own and cannot follow linked blocks).
+ * - zstd: one zstd frame, level 3 by default (Kafka's default).
+ */
+import * as zlib from 'zlib';
+import { ErrorCode, KafkaError } from '../errors';
+import { CompressionType } from './record-batch';
+
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const snappy: {
+  compressSync(input: Uint8Array): Buffer;
+  uncompressSync(input: Uint8Array, opts: { asBuffer: true }): Buffer;
+} = require('snappy');
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const lz4: {
+  compressFrameSync(input: Buffer): Buffer;
+  decompressFrameSync(input: Buffer): Buffer;
+} = require('lz4-napi');
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const zstd: {
+  CCtx: new () => { compress(dst: Uint8Array, src: Uint8Array, level: number): number };
+  DCtx: new () => { decompressStream(dst: Uint8Array, src: Uint8Array): [number, number, number] };
+  getFrameContentSize(frame: Uint8Array): number | null;
+  compressBound(n: number): number;
+  dStreamOutSize(): number;
+} = require('zstd-napi/binding');
+
+/**
+ * Largest decompressed batch we accept. Kafka has no explicit cap (it streams), but a broker that
+ * decompresses whole buffers needs one: 1 MiB of gzip can inflate to ~1 GiB.
+ */
+export const DEFAULT_MAX_DECOMPRESSED_SIZE = 256 * 1024 * 1024;
+
+export interface DecompressOptions {
+  /** Output larger than this throws KafkaError(MESSAGE_TOO_LARGE). */
+  maxOutputLength?: number;
+}
+
+/** Default levels, as Kafka's producer and broker use them. */
+export const DEFAULT_GZIP_LEVEL = 6;
+export const DEFAULT_ZSTD_LEVEL = 3;
+
+export const COMPRESSION_NAMES: Readonly<Record<CompressionType, string>> = {
+  [CompressionType.NONE]: 'none',
+  [CompressionType.GZIP]: 'gzip',
+  [CompressionType.SNAPPY]: 'snappy',
+  [CompressionType.LZ4]: 'lz4',
+  [CompressionType.ZSTD]: 'zstd',
+};
+
+/** Parses a `compression.type` value (topic config or producer setting); null if unknown. */
+export function compressionTypeForName(name: string): CompressionType | null {
+  switch (name) {
+    case 'none':
+      return CompressionType.NONE;
+    case 'gzip':
+      return CompressionType.GZIP;
+    case 'snappy':
+      return CompressionType.SNAPPY;
+    case 'lz4':
+      return CompressionType.LZ4;
+    case 'zstd':
+      return CompressionType.ZSTD;
+    default:
+      return null;
+  }
+}
+
+/** Narrows a codec id from batch attributes; throws UNSUPPORTED_COMPRESSION_TYPE for 5-7. */
+export function checkCompressionType(id: number): CompressionType {
+  if (Number.isInteger(id) && id >= CompressionType.NONE && id <= CompressionType.ZSTD) return id as CompressionType;
+  throw new KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `unknown compression type id ${id}`);
+}
+
+function corrupt(codec: string, detail: string): KafkaError {
+  return new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${codec}: cannot decompress record batch: ${detail}`);
+}
+
+function tooLarge(codec: string, size: number, max: number): KafkaError {
+  return new KafkaError(
+    ErrorCode.MESSAGE_TOO_LARGE,
+    `${codec}: decompressed record batch would be ${size} bytes, above the ${max} byte limit`,
+  );
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Decompresses a batch's records section. NONE returns `buf` itself. */
+export function decompress(type: CompressionType | number, buf: Buffer, opts: DecompressOptions = {}): Buffer {
+  const codec = checkCompressionType(type);
+  const max = opts.maxOutputLength ?? DEFAULT_MAX_DECOMPRESSED_SIZE;
+  switch (codec) {
+    case CompressionType.NONE:
+      return buf;
+    case CompressionType.GZIP:
+      return gunzip(buf, max);
+    case CompressionType.SNAPPY:
+      return snappyDecompress(buf, max);
+    case CompressionType.LZ4:
+      return lz4Decompress(buf, max);
+    case CompressionType.ZSTD:
+      return zstdDecompress(buf, max);
+  }
+}
+
+/**
+ * Compresses a records section. `level` applies to gzip (1-9) and zstd (1-22); snappy and lz4 have
+ * no level here. NONE returns `buf` itself.
+ */
+export function compress(type: CompressionType | number, buf: Buffer, level?: number): Buffer {
+  const codec = checkCompressionType(type);
+  switch (codec) {
+    case CompressionType.NONE:
+      return buf;
+    case CompressionType.GZIP:
+      return zlib.gzipSync(buf, { level: level ?? DEFAULT_GZIP_LEVEL });
+    case CompressionType.SNAPPY:
+      return xerialCompress(buf);
+    case CompressionType.LZ4:
+      return lz4.compressFrameSync(buf);
+    case CompressionType.ZSTD:
+      return zstdCompress(buf, level ?? DEFAULT_ZSTD_LEVEL);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// gzip
+
+function gunzip(buf: Buffer, max: number): Buffer {
+  try {
+    return zlib.gunzipSync(buf, { maxOutputLength: max });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge('gzip', max + 1, max);
+    throw corrupt('gzip', message(err));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// snappy
+
+/** `\x82SNAPPY\0`: the xerial stream magic. */
+export const XERIAL_MAGIC = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00]);
+const XERIAL_HEADER_SIZE = 16;
+/** snappy-java's default block: each block holds at most this much uncompressed input. */
+const XERIAL_BLOCK_SIZE = 32 * 1024;
+
+function isXerial(buf: Buffer, pos: number): boolean {
+  return buf.length - pos >= XERIAL_HEADER_SIZE && buf.compare(XERIAL_MAGIC, 0, 8, pos, pos + 8) === 0;
+}
+
+/** Writes snappy the way Java clients do (snappy-java's SnappyOutputStream framing). */
+export function xerialCompress(buf: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  const header = Buffer.allocUnsafe(XERIAL_HEADER_SIZE);
+  XERIAL_MAGIC.copy(header, 0);
+  header.writeInt32BE(1, 8);
+  header.writeInt32BE(1, 12);
+  parts.push(header);
+  let total = XERIAL_HEADER_SIZE;
+  for (let pos = 0; pos < buf.length; pos += XERIAL_BLOCK_SIZE) {
+    const block = snappy.compressSync(buf.subarray(pos, Math.min(buf.length, pos + XERIAL_BLOCK_SIZE)));
+    const len = Buffer.allocUnsafe(4);
+    len.writeInt32BE(block.length, 0);
+    parts.push(len, block);
+    total += 4 + block.length;
+  }
+  return Buffer.concat(parts, total);
+}
+
+/** A raw snappy block as KafkaJS codecs write it (no framing). */
+export function snappyRawCompress(buf: Buffer): Buffer {
+  return snappy.compressSync(buf);
+}
+
+/**
+ * The uncompressed length a raw snappy block declares in its preamble (a little-endian base-128
+ * varint of at most 32 bits), or -1 if the preamble is malformed.
+ */
+function snappyDeclaredLength(buf: Buffer): number {
+  let result = 0;
+  for (let i = 0; i < 5 && i < buf.length; i++) {
+    const b = buf[i];
+    result += (b & 0x7f) * 2 ** (7 * i);
+    if ((b & 0x80) === 0) return result <= 0xffffffff ? result : -1;
+  }
+  return -1;
+}
+
+/**
+ * One raw snappy block, with its declared length checked first: the native decoder allocates
+ * the declared length before looking at the data. A snappy copy element encodes at most 64 bytes
+ * in 3, so a declared length far beyond ~21x the input is a lie, not data.
+ */
+function snappyRawBlock(block: Buffer, max: number): Buffer {
+  const declared = snappyDeclaredLength(block);
+  if (declared < 0) throw corrupt('snappy', 'malformed length preamble');
+  if (declared > max) throw tooLarge('snappy', declared, max);
+  if (declared > block.length * 22 + 64) {
+    throw corrupt('snappy', `declared length ${declared} impossible for ${block.length} compressed bytes`);
+  }
+  try {
+    return snappy.uncompressSync(block, { asBuffer: true });
+  } catch (err) {
+    throw corrupt('snappy', message(err));
+  }
+}
+
+function snappyDecompress(buf: Buffer, max: number): Buffer {
+  if (!isXerial(buf, 0)) return snappyRawBlock(buf, max);
+  const parts: Buffer[] = [];
+  let total = 0;
+  let pos = 0;
+  while (pos < buf.length) {
+    // snappy-java reads concatenated streams, each with its own header: so do we.
+    if (isXerial(buf, pos)) {
+      pos += XERIAL_HEADER_SIZE;
+      continue;
+    }
+    if (buf.length - pos < 4) throw corrupt('snappy', `truncated xerial block length at ${pos}`);
+    const len = buf.readInt32BE(pos);
+    pos += 4;
+    if (len <= 0 || len > buf.length - pos) {
+      throw corrupt('snappy', `xerial block length ${len} at ${pos - 4} does not fit ${buf.length - pos} bytes`);
+    }
+    const out = snappyRawBlock(buf.subarray(pos, pos + len), max - total);
+    pos += len;
+    total += out.length;
+    parts.push(out);
+  }
+  return parts.length === 1 ? parts[0] : Buffer.concat(parts, total);
+}
+
+// ---------------------------------------------------------------------------------------------
+// lz4
+
+const LZ4_FRAME_MAGIC = 0x184d2204;
+const LZ4_UNCOMPRESSED_BIT = 0x80000000;
+const LZ4_BLOCK_MAX_SIZES: Readonly<Record<number, number>> = { 4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20 };
+
+/**
+ * Walks the frame's structure (header, block sizes, end mark) without decoding, and returns the
+ * largest output it can produce. The native decoder grows its output as it goes and takes no
+ * limit, so the bound is what keeps a decompression bomb from exhausting memory. Like Kafka, we
+ * read one frame and ignore anything after its end mark.
+ */
+function lz4FrameOutputBound(buf: Buffer): { bound: number; blockMax: number } {
+  if (buf.length < 7) throw corrupt('lz4', `${buf.length} bytes is too short for a frame header`);
+  if (buf.readUInt32LE(0) !== LZ4_FRAME_MAGIC) throw corrupt('lz4', 'not an LZ4 frame (bad magic)');
+  const flg = buf[4];
+  const bd = buf[5];
+  if (flg >> 6 !== 1) throw corrupt('lz4', `unsupported frame version ${flg >> 6}`);
+  if ((flg & 0x20) === 0) throw corrupt('lz4', 'linked (dependent) blocks are not supported');
+  const blockMax = LZ4_BLOCK_MAX_SIZES[(bd >> 4) & 0x07];
+  if (blockMax === undefined || (bd & 0x8f) !== 0) throw corrupt('lz4', `invalid block descriptor 0x${bd.toString(16)}`);
+  const blockChecksums = (flg & 0x10) !== 0;
+  const hasContentSize = (flg & 0x08) !== 0;
+  const contentChecksum = (flg & 0x04) !== 0;
+  const hasDictId = (flg & 0x01) !== 0;
+  let pos = 6 + (hasContentSize ? 8 : 0) + (hasDictId ? 4 : 0) + 1; // + header checksum byte
+  let bound = 0;
+  for (;;) {
+    if (buf.length - pos < 4) throw corrupt('lz4', 'frame ends before its end mark');
+    const word = buf.readUInt32LE(pos);
+    pos += 4;
+    if (word === 0) break;
+    const size = word & ~LZ4_UNCOMPRESSED_BIT & 0x7fffffff;
+    if (size > blockMax) throw corrupt('lz4', `block of ${size} bytes exceeds the frame's ${blockMax} byte maximum`);
+    pos += size + (blockChecksums ? 4 : 0);
+    if (pos > buf.length) throw corrupt('lz4', 'block runs past the end of the input');
+    bound += blockMax;
+  }
+  if (contentChecksum && buf.length - pos < 4) throw corrupt('lz4', 'missing content checksum');
+  return { bound, blockMax };
+}
+
+function lz4Decompress(buf: Buffer, max: number): Buffer {
+  const { bound, blockMax } = lz4FrameOutputBound(buf);
+  // Writers fill every block but the last, so a bound beyond max + one block cannot fit in max.
+  if (bound > max + blockMax) throw tooLarge('lz4', bound - blockMax, max);
+  let out: Buffer;
+  try {
+    out = lz4.decompressFrameSync(buf);
+  } catch (err) {
+    throw corrupt('lz4', message(err));
+  }
+  if (out.length > max) throw tooLarge('lz4', out.length, max);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// zstd
+
+let cctx: InstanceType<typeof zstd.CCtx> | undefined;
+let dctx: InstanceType<typeof zstd.DCtx> | undefined;
+/**
+ * Scratch buffers reused across calls (all of this runs synchronously, so one of each suffices).
+ * Results are copied out of them; buffers above SCRATCH_RETAIN_LIMIT are not kept, so one huge
+ * batch does not pin its memory forever.
+ */
+let compressScratch: Buffer | undefined;
+let decompressScratch: Buffer | undefined;
+const SCRATCH_RETAIN_LIMIT = 4 * 1024 * 1024;
+const MIN_STREAM_CHUNK = 64 * 1024;
+
+function zstdCompress(buf: Buffer, level: number): Buffer {
+  cctx ??= new zstd.CCtx();
+  const bound = zstd.compressBound(buf.length);
+  let dst = compressScratch;
+  if (!dst || dst.length < bound) {
+    dst = Buffer.allocUnsafe(Math.max(bound, MIN_STREAM_CHUNK));
+    if (dst.length <= SCRATCH_RETAIN_LIMIT) compressScratch = dst;
+  }
+  const n = cctx.compress(dst, buf, level);
+  return Buffer.from(dst.subarray(0, n));
+}
+
+/**
+ * Streams into one output buffer. A frame that declares its content size (zstd-napi and
+ * librdkafka write it) decodes straight into an exact buffer; one that does not (Java's
+ * zstd-jni streams) decodes into the scratch and is copied out. A decoder that stops with
+ * input exhausted and the frame unfinished means truncated data.
+ */
+function zstdDecompress(buf: Buffer, max: number): Buffer {
+  dctx ??= new zstd.DCtx();
+  const d = dctx;
+  let declared: number | null;
+  try {
+    declared = buf.length >= 4 ? zstd.getFrameContentSize(buf) : null;
+  } catch (err) {
+    throw corrupt('zstd', message(err));
+  }
+  if (declared !== null && declared > max) throw tooLarge('zstd', declared, max);
+  let out: Buffer;
+  let inScratch = false;
+  if (declared !== null) {
+    // One spare byte lets the decoder report the frame's end without a grow-and-copy.
+    out = Buffer.allocUnsafe(declared + 1);
+  } else {
+    const want = Math.min(max + 1, Math.max(MIN_STREAM_CHUNK, buf.length * 4));
+    if (decompressScratch && decompressScratch.length >= want) out = decompressScratch;
+    else {
+      out = Buffer.allocUnsafe(want);
+      if (want <= SCRATCH_RETAIN_LIMIT) decompressScratch = out;
+    }
+    inScratch = out === decompressScratch;
+  }
+  let pos = 0;
+  let input = buf;
+  try {
+    for (;;) {
+      if (pos === out.length) {
+        if (pos > max) throw tooLarge('zstd', pos, max);
+        const bigger = Buffer.allocUnsafe(Math.min(Math.max(out.length * 2, MIN_STREAM_CHUNK), max + 1));
+        out.copy(bigger, 0, 0, pos);
+        out = bigger;
+        inScratch = false;
+      }
+      const [hint, produced, consumed] = d.decompressStream(out.subarray(pos), input);
+      pos += produced;
+      input = input.subarray(consumed);
+      if (hint === 0 && input.length === 0) break;
+      if (produced === 0 && consumed === 0) {
+        throw corrupt('zstd', input.length === 0 ? 'frame is truncated' : 'decoder made no progress');
+      }
+    }
+  } catch (err) {
+    // A context left mid-frame would misread the next input.
+    dctx = undefined;
+    if (err instanceof KafkaError) throw err;
+    throw corrupt('zstd', message(err));
+  }
+  if (pos > max) throw tooLarge('zstd', pos, max);
+  if (inScratch) return Buffer.from(out.subarray(0, pos));
+  return out.subarray(0, pos);
+}
