@@ -169,6 +169,26 @@ export class RecordBatch {
     this.buf.writeBigInt64BE(timestampMs, this.offset + MAX_TIMESTAMP_OFFSET);
     this.updateCrc();
   }
+
+  /**
+   * Sets the timestamp type bit and max timestamp, recomputing the CRC only when either changes
+   * (the produce path stamps the max timestamp it computed from the records; usually equal).
+   */
+  setMaxTimestamp(timestampType: TimestampType, maxTimestamp: bigint): void {
+    if (this.timestampType === timestampType && this.maxTimestamp === maxTimestamp) return;
+    const attrs =
+      timestampType === TimestampType.LOG_APPEND_TIME
+        ? this.attributes | TIMESTAMP_TYPE_MASK
+        : this.attributes & ~TIMESTAMP_TYPE_MASK;
+    this.buf.writeInt16BE(attrs, this.offset + ATTRIBUTES_OFFSET);
+    this.buf.writeBigInt64BE(maxTimestamp, this.offset + MAX_TIMESTAMP_OFFSET);
+    this.updateCrc();
+  }
+
+  /** Sets baseOffset so that the batch's last offset is `lastOffset` (offset assignment). */
+  setLastOffset(lastOffset: bigint): void {
+    this.baseOffset = lastOffset - BigInt(this.lastOffsetDelta);
+  }
 }
 
 export interface BatchCheckOptions {
