@@ -37,7 +37,7 @@ function handXerial(data: Buffer, blockSize: number): Buffer {
   XERIAL_MAGIC.copy(header);
   header.writeInt32BE(1, 8);
   header.writeInt32BE(1, 12);
-  const parts = [header];
+  const parts: Buffer[] = [header];
   for (let i = 0; i < data.length; i += blockSize) {
     const block: Buffer = snappy.compressSync(data.subarray(i, i + blockSize));
     const len = Buffer.alloc(4);
