@@ -185,8 +185,8 @@ describe('broker config table', () => {
     expect(isDynamicBrokerConfig('no.such.config')).toBe(false);
   });
 
-  test('krill overrides only node.id and process.roles', () => {
-    expect(Object.keys(KRILL_DEFAULT_OVERRIDES).sort()).toEqual(['node.id', 'process.roles']);
+  test('krill overrides only node.id, broker.id and process.roles', () => {
+    expect(Object.keys(KRILL_DEFAULT_OVERRIDES).sort()).toEqual(['broker.id', 'node.id', 'process.roles']);
     expect(effectiveBrokerDefault(brokerConfigDef('node.id')!)).toBe('1');
   });
 });

@@ -466,7 +466,8 @@ export const BROKER_CONFIG_DEFS: readonly ConfigKeyDef[] = [
  *
  * - node.id, process.roles: Kafka has no default and refuses to start without them. A krill dev
  *   broker is one combined node, so it starts as node 1 with both roles (as Kafka's own shipped
- *   config/server.properties does).
+ *   config/server.properties does). broker.id (Kafka: -1) follows node.id, since the two must be
+ *   equal; setting either one still sets both.
  *
  * Kept at Kafka's values on purpose: offsets.topic.replication.factor (3),
  * transaction.state.log.replication.factor (3) and transaction.state.log.min.isr (2). Kafka
@@ -479,6 +480,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigKeyDef[] = [
  */
 export const KRILL_DEFAULT_OVERRIDES: Readonly<Record<string, string>> = {
   'node.id': '1',
+  'broker.id': '1',
   'process.roles': 'broker,controller',
 };
 
