@@ -38,7 +38,10 @@ import { Endpoint, normaliseListenerName, parseCsvList, parseListeners, parseSec
 import { loadPropertiesFile, parseProperties } from './properties';
 import { brokerConfigSynonyms, synonymToMillis, TOPIC_CONFIG_SYNONYMS } from './topic-config-synonyms';
 
-/** A programmatic config value; arrays are joined with commas, null/undefined mean "not set". */
+/**
+ * A programmatic config value; arrays are joined with commas, null/undefined mean "not set".
+ * Pass Long.MAX_VALUE-sized longs as a string or bigint: a JS number that large is not exact.
+ */
 export type ConfigInput = string | number | bigint | boolean | readonly string[] | null | undefined;
 
 export interface KafkaConfigInit {
