@@ -10,6 +10,7 @@
  *   records/<folder>/<name>.ts     group-coordinator, transaction-coordinator, metadata, storage, share-coordinator, raft
  *   index.ts, records/index.ts, descriptors.ts
  */
+import * as path from 'node:path';
 import { EmitResult, HEADER_LINE, MessageEmitter, quote } from './emit';
 import { FieldModel, MessageModel, Range, isEmpty } from './schema';
 
@@ -101,11 +102,10 @@ function renderModule(mod: Module): string {
   return lines.join('\n') + '\n';
 }
 
-function importPath(p: string, from = ''): string {
-  const rel = p.replace(/\.ts$/, '');
-  if (from === '') return `./${rel}`;
-  const prefix = from.split('/').length;
-  return '../'.repeat(prefix) + rel;
+/** Import specifier of generated module `p` from a module in folder `fromDir` (both under protocol/generated). */
+function importPath(p: string, fromDir = ''): string {
+  const rel = path.posix.relative(fromDir === '' ? '.' : fromDir, p.replace(/\.ts$/, ''));
+  return rel.startsWith('.') ? rel : `./${rel}`;
 }
 
 function flexLo(r: Range): string {
