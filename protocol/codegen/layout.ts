@@ -6,7 +6,7 @@
  * Layout of protocol/generated/:
  *   <api>.ts                       request + response of one API (produce.ts, list-offsets.ts, ...)
  *   request-header.ts, response-header.ts
- *   data/<name>.ts                 the `data` schemas of message/ (consumer protocol, KRaft control records)
+ *   message-data/<name>.ts         the `data` schemas of message/ (consumer protocol, KRaft control records)
  *   records/<folder>/<name>.ts     group-coordinator, transaction-coordinator, metadata, storage, share-coordinator, raft
  *   index.ts, records/index.ts, descriptors.ts
  */
@@ -44,7 +44,7 @@ function planModules(models: MessageModel[]): Module[] {
     if (m.dir === 'message') {
       if (m.type === 'request' || m.type === 'response') p = `${kebab(apiName(m))}.ts`;
       else if (m.type === 'header') p = `${kebab(m.name)}.ts`;
-      else p = `data/${kebab(m.name)}.ts`;
+      else p = `message-data/${kebab(m.name)}.ts`;
     } else {
       p = `records/${m.dir}/${kebab(m.name)}.ts`;
     }

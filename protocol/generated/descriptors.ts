@@ -1004,7 +1004,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'ConsumerProtocolAssignment', file: 'message/ConsumerProtocolAssignment.json', type: 'data', validVersions: [0, 3], flexibleVersions: null, module: './data/consumer-protocol-assignment',
+    name: 'ConsumerProtocolAssignment', file: 'message/ConsumerProtocolAssignment.json', type: 'data', validVersions: [0, 3], flexibleVersions: null, module: './message-data/consumer-protocol-assignment',
     structs: {
       ConsumerProtocolAssignment: [
         { name: 'assignedPartitions', type: 'array', elem: 'struct', struct: 'ConsumerProtocolAssignmentTopicPartition', versions: [0, Infinity] },
@@ -1017,7 +1017,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'ConsumerProtocolSubscription', file: 'message/ConsumerProtocolSubscription.json', type: 'data', validVersions: [0, 3], flexibleVersions: null, module: './data/consumer-protocol-subscription',
+    name: 'ConsumerProtocolSubscription', file: 'message/ConsumerProtocolSubscription.json', type: 'data', validVersions: [0, 3], flexibleVersions: null, module: './message-data/consumer-protocol-subscription',
     structs: {
       ConsumerProtocolSubscription: [
         { name: 'topics', type: 'array', elem: 'string', versions: [0, Infinity] },
@@ -1234,7 +1234,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'DefaultPrincipalData', file: 'message/DefaultPrincipalData.json', type: 'data', validVersions: [0, 0], flexibleVersions: [0, Infinity], module: './data/default-principal-data',
+    name: 'DefaultPrincipalData', file: 'message/DefaultPrincipalData.json', type: 'data', validVersions: [0, 0], flexibleVersions: [0, Infinity], module: './message-data/default-principal-data',
     structs: {
       DefaultPrincipalData: [
         { name: 'type', type: 'string', versions: [0, Infinity], default: '' },
@@ -2387,7 +2387,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'KRaftVersionRecord', file: 'message/KRaftVersionRecord.json', type: 'data', validVersions: [0, 0], flexibleVersions: [0, Infinity], module: './data/kraft-version-record',
+    name: 'KRaftVersionRecord', file: 'message/KRaftVersionRecord.json', type: 'data', validVersions: [0, 0], flexibleVersions: [0, Infinity], module: './message-data/kraft-version-record',
     structs: {
       KRaftVersionRecord: [
         { name: 'version', type: 'int16', versions: [0, Infinity], default: 0 },
@@ -2454,7 +2454,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'LeaderChangeMessage', file: 'message/LeaderChangeMessage.json', type: 'data', validVersions: [0, 1], flexibleVersions: [0, Infinity], module: './data/leader-change-message',
+    name: 'LeaderChangeMessage', file: 'message/LeaderChangeMessage.json', type: 'data', validVersions: [0, 1], flexibleVersions: [0, Infinity], module: './message-data/leader-change-message',
     structs: {
       LeaderChangeMessage: [
         { name: 'version', type: 'int16', versions: [0, Infinity], default: 0 },
@@ -3332,7 +3332,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'SnapshotFooterRecord', file: 'message/SnapshotFooterRecord.json', type: 'data', validVersions: [0, 0], flexibleVersions: [0, Infinity], module: './data/snapshot-footer-record',
+    name: 'SnapshotFooterRecord', file: 'message/SnapshotFooterRecord.json', type: 'data', validVersions: [0, 0], flexibleVersions: [0, Infinity], module: './message-data/snapshot-footer-record',
     structs: {
       SnapshotFooterRecord: [
         { name: 'version', type: 'int16', versions: [0, Infinity], default: 0 },
@@ -3340,7 +3340,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'SnapshotHeaderRecord', file: 'message/SnapshotHeaderRecord.json', type: 'data', validVersions: [0, 0], flexibleVersions: [0, Infinity], module: './data/snapshot-header-record',
+    name: 'SnapshotHeaderRecord', file: 'message/SnapshotHeaderRecord.json', type: 'data', validVersions: [0, 0], flexibleVersions: [0, Infinity], module: './message-data/snapshot-header-record',
     structs: {
       SnapshotHeaderRecord: [
         { name: 'version', type: 'int16', versions: [0, Infinity], default: 0 },
@@ -3656,7 +3656,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'VotersRecord', file: 'message/VotersRecord.json', type: 'data', validVersions: [0, 0], flexibleVersions: [0, Infinity], module: './data/voters-record',
+    name: 'VotersRecord', file: 'message/VotersRecord.json', type: 'data', validVersions: [0, 0], flexibleVersions: [0, Infinity], module: './message-data/voters-record',
     structs: {
       VotersRecord: [
         { name: 'version', type: 'int16', versions: [0, Infinity], default: 0 },
