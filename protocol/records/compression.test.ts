@@ -175,7 +175,7 @@ describe('undecodable input', () => {
     crypto.randomBytes(4096),
   ];
   for (const type of CODECS) {
-    it(`${NAMES[type]}: garbage is CORRUPT_MESSAGE`, () => {
+    it(`${NAMES[type]}: garbage is INVALID_RECORD`, () => {
       for (const g of garbage) {
         // An empty raw snappy or empty payload may legitimately decode to nothing for some codecs.
         let out: Buffer | undefined;
@@ -184,7 +184,7 @@ describe('undecodable input', () => {
         } catch (err) {
           expectKafkaError(() => {
             throw err;
-          }, ErrorCode.CORRUPT_MESSAGE);
+          }, ErrorCode.INVALID_RECORD);
           continue;
         }
         // Only snappy's single 0x00 byte (a valid empty block) may decode.
@@ -192,13 +192,13 @@ describe('undecodable input', () => {
       }
     });
 
-    it(`${NAMES[type]}: every truncation of a valid payload is CORRUPT_MESSAGE`, () => {
+    it(`${NAMES[type]}: every truncation of a valid payload is INVALID_RECORD`, () => {
       const data = sample(5000);
       const packed = compress(type, data);
       const cuts = new Set([1, 2, 5, 10, 17, Math.floor(packed.length / 2), packed.length - 1]);
       for (const cut of cuts) {
         if (cut <= 0 || cut >= packed.length) continue;
-        expectKafkaError(() => decompress(type, packed.subarray(0, cut)), ErrorCode.CORRUPT_MESSAGE);
+        expectKafkaError(() => decompress(type, packed.subarray(0, cut)), ErrorCode.INVALID_RECORD);
       }
     });
 
@@ -218,10 +218,10 @@ describe('undecodable input', () => {
     });
   }
 
-  it('xerial: a block length past the end is CORRUPT_MESSAGE', () => {
+  it('xerial: a block length past the end is INVALID_RECORD', () => {
     const x = Buffer.from(xerialCompress(sample(1000)));
     x.writeInt32BE(1 << 30, 16);
-    expectKafkaError(() => decompress(CompressionType.SNAPPY, x), ErrorCode.CORRUPT_MESSAGE);
+    expectKafkaError(() => decompress(CompressionType.SNAPPY, x), ErrorCode.INVALID_RECORD);
   });
 });
 
@@ -236,7 +236,7 @@ describe('decompression bombs', () => {
     const lie = Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x00, 0x61]);
     expectKafkaError(() => decompress(2, lie), ErrorCode.MESSAGE_TOO_LARGE);
     const smallLie = Buffer.from([0xff, 0xff, 0x03, 0x00, 0x61]); // 65535 from 5 bytes
-    expectKafkaError(() => decompress(2, smallLie), ErrorCode.CORRUPT_MESSAGE);
+    expectKafkaError(() => decompress(2, smallLie), ErrorCode.INVALID_RECORD);
   });
 
   it('zstd: a declared content size over the cap is refused', () => {
@@ -254,7 +254,7 @@ describe('decompression bombs', () => {
   it('the zstd decoder recovers after an error', () => {
     const data = sample(10_000);
     const good = zstdStreamed(data);
-    expectKafkaError(() => decompress(4, good.subarray(0, good.length - 3)), ErrorCode.CORRUPT_MESSAGE);
+    expectKafkaError(() => decompress(4, good.subarray(0, good.length - 3)), ErrorCode.INVALID_RECORD);
     expect(decompress(4, good).equals(data)).toBe(true);
   });
 });

@@ -7,17 +7,21 @@
  *   is checked before any native allocation wherever the format declares a size up front (snappy's
  *   preamble, zstd's frame header, lz4's block sizes), because the native decoders preallocate
  *   whatever the header claims and a failed multi-GB allocation aborts the process;
- * - any decoder failure becomes KafkaError(CORRUPT_MESSAGE), never a raw Error.
+ * - any decoder failure becomes a KafkaError, never a raw Error.
  *
  * Error codes, and where they differ from Apache Kafka (which reaches both cases through Java
  * exceptions that are not ApiExceptions, so its produce response says UNKNOWN_SERVER_ERROR and the
  * broker logs a server-side stack trace):
  * - codec id 5-7: UNSUPPORTED_COMPRESSION_TYPE. Kafka: IllegalArgumentException from
  *   CompressionType.forId -> UNKNOWN_SERVER_ERROR. The client's fault, so we name it precisely.
- * - undecodable compressed bytes: CORRUPT_MESSAGE. Kafka: KafkaException("Failed to decompress
+ * - undecodable compressed bytes: INVALID_RECORD. Kafka: KafkaException("Failed to decompress
  *   record stream") -> UNKNOWN_SERVER_ERROR, except a stream that ends early, which Kafka reports
- *   as INVALID_RECORD ("premature EOF"). We decompress whole buffers, so both are CORRUPT_MESSAGE.
- * Both are non-retriable for every client we know of, so a producer fails the batch either way.
+ *   as INVALID_RECORD ("premature EOF"); we cannot tell the two apart, decoding whole buffers.
+ *   Not CORRUPT_MESSAGE: that one is retriable (Java's CorruptRecordException, KafkaJS), so a
+ *   producer would resend the same undecodable bytes until its delivery timeout. The batch CRC
+ *   already passed, so the bytes arrived as the client wrote them.
+ * - output above the cap: MESSAGE_TOO_LARGE.
+ * All three are non-retriable for Java clients and KafkaJS, as Kafka's UNKNOWN_SERVER_ERROR is.
  *
  * Formats written (what Java clients write, so Kafka's own tools read our logs):
  * - gzip: one gzip member (zlib), level 6 by default.
@@ -104,7 +108,7 @@ export function checkCompressionType(id: number): CompressionType {
 }
 
 function corrupt(codec: string, detail: string): KafkaError {
-  return new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${codec}: cannot decompress record batch: ${detail}`);
+  return new KafkaError(ErrorCode.INVALID_RECORD, `${codec}: cannot decompress record batch: ${detail}`);
 }
 
 function tooLarge(codec: string, size: number, max: number): KafkaError {

@@ -190,10 +190,10 @@ describe('batch-level rules', () => {
     expectKafkaError(() => validateProduceRecordSet(buf), ErrorCode.INVALID_RECORD);
   });
 
-  it('garbage compressed payload with a valid CRC: CORRUPT_MESSAGE', () => {
+  it('garbage compressed payload with a valid CRC: INVALID_RECORD (non-retriable)', () => {
     for (const c of CODECS.slice(1)) {
       const buf = rawBatch(Buffer.from('not compressed, just some bytes here'), { count: 1, attributes: c });
-      expectKafkaError(() => validateProduceRecordSet(buf), ErrorCode.CORRUPT_MESSAGE);
+      expectKafkaError(() => validateProduceRecordSet(buf), ErrorCode.INVALID_RECORD);
     }
   });
 

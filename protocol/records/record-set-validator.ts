@@ -17,7 +17,8 @@
  *    INVALID_RECORD; a control batch -> INVALID_RECORD (clients may not write markers); a producer
  *    id without a base sequence -> INVALID_RECORD.
  * 5. Records, decompressing once if needed: malformed records -> INVALID_RECORD (record.ts),
- *    undecodable compressed data -> CORRUPT_MESSAGE. Then per record, collected for the whole batch
+ *    undecodable compressed data -> INVALID_RECORD, decompressed size above the cap ->
+ *    MESSAGE_TOO_LARGE (compression.ts). Then per record, collected for the whole batch
  *    and reported together with each record's index (Produce v8+ record_errors): a null key on a
  *    compacted topic -> INVALID_RECORD; a CreateTime timestamp outside the configured window, or a
  *    batch claiming LogAppendTime where the topic sets it -> INVALID_TIMESTAMP.
@@ -172,9 +173,6 @@ export function validateProduceRecordSet(buf: Buffer, opts: ProduceValidationOpt
   let sourceCompression = CompressionType.NONE;
   for (const pos of positions) {
     const batch = new RecordBatch(buf, pos);
-    if (batch.magic !== CURRENT_MAGIC) {
-      throw invalidRecord(`batch magic ${batch.magic} differs from the first batch's magic ${CURRENT_MAGIC}`);
-    }
     const codecId = batch.attributes & 0x07;
     if (codecId === CompressionType.ZSTD && opts.apiVersion !== undefined && opts.apiVersion < MIN_PRODUCE_VERSION_FOR_ZSTD) {
       throw new KafkaError(

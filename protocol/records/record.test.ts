@@ -329,9 +329,9 @@ describe('malformed records are INVALID_RECORD', () => {
     expectKafkaError(read(patchBatch(buf, { batchLength: 10 })), ErrorCode.CORRUPT_MESSAGE);
   });
 
-  it('garbage compressed payload is CORRUPT_MESSAGE; unknown codec UNSUPPORTED_COMPRESSION_TYPE', () => {
+  it('garbage compressed payload is INVALID_RECORD; unknown codec UNSUPPORTED_COMPRESSION_TYPE', () => {
     for (const c of [1, 2, 3, 4]) {
-      expectKafkaError(read(rawBatch(Buffer.from('definitely not compressed'), { count: 1, attributes: c })), ErrorCode.CORRUPT_MESSAGE);
+      expectKafkaError(read(rawBatch(Buffer.from('definitely not compressed'), { count: 1, attributes: c })), ErrorCode.INVALID_RECORD);
     }
     for (const c of [5, 6, 7]) {
       expectKafkaError(read(rawBatch(ok(0), { count: 1, attributes: c })), ErrorCode.UNSUPPORTED_COMPRESSION_TYPE);
