@@ -212,6 +212,11 @@ describe('RecordIterator', () => {
     expect(readRecords(checkBatch(empty, 0))).toEqual([]);
   });
 
+  it('a batch declaring 0 records reads as empty whatever follows its header, as in Kafka', () => {
+    const junk = rawBatch(rawRecord({ offsetDelta: 0, value: Buffer.from('x') }), { count: 0, lastOffsetDelta: 0 });
+    expect(readRecords(new RecordBatch(junk))).toEqual([]);
+  });
+
   it('reads a batch at an offset inside a larger buffer', () => {
     const a = buildRecordBatch([{ value: 'first' }]);
     const b = buildRecordBatch([{ value: 'second' }], { baseOffset: 1n, compression: CompressionType.SNAPPY });

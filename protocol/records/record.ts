@@ -164,7 +164,8 @@ export class RecordIterator {
   /** Advances to the next record; false after the last. Throws INVALID_RECORD on malformed data. */
   next(): boolean {
     if (this.index + 1 >= this.count) {
-      if (this.index + 1 === this.count && this.pos !== this.end) {
+      // An empty batch is empty whatever bytes follow its header (Kafka does not look either).
+      if (this.index + 1 === this.count && this.count > 0 && this.pos !== this.end) {
         this.index = this.count; // report once, then stay finished
         throw invalid(`${this.end - this.pos} bytes left after the ${this.count} records the batch declares`);
       }
