@@ -1,0 +1,55 @@
+/**
+ * The record-level questions storage asks of a stored batch, in one place:
+ *  - ListOffsets by timestamp: the first RECORD with timestamp >= target (not the batch's first offset);
+ *  - ListOffsets MAX_TIMESTAMP: the offset of the first record carrying the batch's max timestamp.
+ *
+ * LogAppendTime batches answer from the header (every record's timestamp is the batch's max);
+ * CreateTime batches are iterated with protocol/records/record.ts (decompressing once if needed).
+ * A batch whose records cannot be decoded falls back to the header (first offset at or after
+ * `minOffset`): a lookup must not fail because one stored batch is odd.
+ */
+import { KafkaError } from '../protocol/errors';
+import { RecordIterator, findFirstRecordAtOrAfter } from '../protocol/records/record';
+import { RecordBatch, TimestampType } from '../protocol/records/record-batch';
+
+export interface RecordTimestampAndOffset {
+  timestamp: bigint;
+  offset: bigint;
+}
+
+/**
+ * The first record in `batch` (one whole batch) with timestamp >= target and offset >= minOffset,
+ * or null if none.
+ */
+export function firstRecordAtOrAfter(batch: Buffer, targetTimestamp: bigint, minOffset: bigint): RecordTimestampAndOffset | null {
+  const b = new RecordBatch(batch, 0);
+  if (b.maxTimestamp < targetTimestamp || b.lastOffset < minOffset) return null;
+  if (b.timestampType === TimestampType.LOG_APPEND_TIME) {
+    return { timestamp: b.maxTimestamp, offset: b.baseOffset > minOffset ? b.baseOffset : minOffset };
+  }
+  try {
+    if (b.baseOffset >= minOffset) return findFirstRecordAtOrAfter(b, targetTimestamp);
+    const it = new RecordIterator(b);
+    while (it.next()) {
+      if (it.timestamp >= targetTimestamp && it.offset >= minOffset) return { timestamp: it.timestamp, offset: it.offset };
+    }
+    return null;
+  } catch (e) {
+    if (!(e instanceof KafkaError)) throw e;
+    return { timestamp: b.maxTimestamp, offset: b.baseOffset > minOffset ? b.baseOffset : minOffset };
+  }
+}
+
+/** The offset of the first record whose timestamp equals the batch's max timestamp. */
+export function offsetOfMaxTimestamp(batch: Buffer): bigint {
+  const b = new RecordBatch(batch, 0);
+  if (b.timestampType === TimestampType.LOG_APPEND_TIME) return b.baseOffset;
+  try {
+    const it = new RecordIterator(b);
+    const max = b.maxTimestamp;
+    while (it.next()) if (it.timestamp === max) return it.offset;
+  } catch (e) {
+    if (!(e instanceof KafkaError)) throw e;
+  }
+  return b.baseOffset;
+}

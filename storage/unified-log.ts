@@ -1,0 +1,757 @@
+/**
+ * One partition's log as the rest of the broker sees it (Kafka's UnifiedLog): the local segments
+ * (LocalLog) plus the offsets that describe them, LEO, high watermark, last stable offset and log
+ * start offset, and the rules for moving each.
+ *
+ * Owns: logStartOffset, highWatermark (set by the replication layer), the offline state, the
+ * latest leader epoch seen in the log. Producer state and the leader epoch cache join in later
+ * issues (seams marked below).
+ *
+ * Invariants: logStartOffset <= highWatermark <= LEO; lastStableOffset <= highWatermark; offsets
+ * are handed out once: the append order is validate everything -> assign offsets -> write the .log
+ * -> advance the LEO -> update indexes (-> txn index, producer state, later). If anything fails once
+ * bytes may have reached the file, the log (and its log directory, via onIoError) goes offline and
+ * every later call throws KAFKA_STORAGE_ERROR; recovery at the next start rebuilds what is behind.
+ *
+ * Concurrency: every method is synchronous and runs to completion (file I/O uses the *Sync calls,
+ * measured ~4x faster for appends, DESIGN 7), so no other call can observe or change this log
+ * between the steps of an append, a read or a truncation; there is no await inside any mutation.
+ * Background work (deferred file deletion, fsync after a roll, periodic flush) only ever touches
+ * state in a single synchronous callback.
+ */
+import * as path from 'node:path';
+import { ErrorCode, KafkaError } from '../protocol/errors';
+import { CompressionType, RecordBatch, TimestampType } from '../protocol/records/record-batch';
+import { TimestampAndOffset } from './file-records';
+import { StorageFs, isIoError, nodeFs } from './fs';
+import { LocalLog } from './local-log';
+import { LogConfig, deleteEnabled } from './log-config';
+import { LoadedLog, RecoveryReport, loadLog } from './log-loader';
+import { FetchDataInfo, LogOffsetMetadata, LogSegment } from './log-segment';
+import { AppendOrigin, validateForFollower, validateForLeader } from './log-validator';
+import { offsetOfMaxTimestamp } from './record-access';
+import {
+  KafkaStorageError,
+  Scheduler,
+  StorageLogger,
+  SystemTime,
+  Time,
+  TimerScheduler,
+  TopicPartition,
+  UnexpectedAppendOffsetError,
+  bigMax,
+  bigMin,
+  prefixedLogger,
+  silentLogger,
+  tpString,
+} from './support';
+
+/** ListOffsets special timestamps (ListOffsetsRequest in Kafka). */
+export const EARLIEST_TIMESTAMP = -2n;
+export const LATEST_TIMESTAMP = -1n;
+export const MAX_TIMESTAMP = -3n;
+export const EARLIEST_LOCAL_TIMESTAMP = -4n;
+export const LATEST_TIERED_TIMESTAMP = -5n;
+export const EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6n;
+
+export type FetchIsolation = 'LOG_END' | 'HIGH_WATERMARK' | 'TXN_COMMITTED';
+
+export interface LogAppendInfo {
+  firstOffset: bigint;
+  lastOffset: bigint;
+  /** Largest record timestamp appended (the append time for LogAppendTime topics). */
+  maxTimestamp: bigint;
+  offsetOfMaxTimestamp: bigint;
+  /** The broker time stamped on the batches for LogAppendTime topics, else -1. */
+  logAppendTime: bigint;
+  logStartOffset: bigint;
+  recordCount: number;
+  validBytes: number;
+  /** Partition leader epoch of the last batch (-1 when unset). */
+  lastLeaderEpoch: number;
+  sourceCompression: CompressionType;
+}
+
+export interface AppendAsLeaderOptions {
+  leaderEpoch: number;
+  /** Who is writing: clients get the full produce validation; coordinators header checks. Default client. */
+  origin?: Exclude<AppendOrigin, 'replication'>;
+  /** Produce request version (zstd needs v7+). */
+  requestVersion?: number;
+}
+
+export interface ReadOptions {
+  /** Which offset bounds the read (exclusive); default HIGH_WATERMARK (consumers). */
+  isolation?: FetchIsolation;
+  /** An explicit exclusive upper bound; when given it replaces `isolation`. */
+  maxOffset?: bigint;
+  /** Return the first batch whole even if it exceeds maxBytes (Kafka: true unless a previous partition already filled the response). */
+  minOneMessage?: boolean;
+}
+
+/** What `read` returns (the name the replication layer imports). */
+export type LogReadResult = FetchDataInfo;
+
+export interface UnifiedLogParams {
+  dir: string;
+  tp: TopicPartition;
+  config: LogConfig;
+  topicId?: string;
+  fs?: StorageFs;
+  time?: Time;
+  scheduler?: Scheduler;
+  logger?: StorageLogger;
+  recoveryPoint?: bigint;
+  logStartOffset?: bigint;
+  hadCleanShutdown?: boolean;
+  /** Called on an I/O failure; the log manager takes the whole log directory offline. */
+  onIoError?: (log: UnifiedLog, message: string, err: unknown) => void;
+}
+
+export class UnifiedLog {
+  readonly topicPartition: TopicPartition;
+  topicId: string | undefined;
+  readonly localLog: LocalLog;
+  private _logStartOffset: bigint;
+  private _highWatermark: bigint;
+  private _latestEpoch = -1;
+  private offlineError: KafkaStorageError | null = null;
+  private readonly time: Time;
+  private readonly logger: StorageLogger;
+  private readonly onIoError: (log: UnifiedLog, message: string, err: unknown) => void;
+  /** What recovery did when the log was loaded. */
+  readonly loadReport: RecoveryReport;
+
+  private constructor(p: UnifiedLogParams, loaded: LoadedLog, scheduler: Scheduler, logger: StorageLogger) {
+    this.topicPartition = p.tp;
+    this.topicId = p.topicId;
+    this.time = p.time ?? SystemTime;
+    this.logger = logger;
+    this.onIoError = p.onIoError ?? ((log) => log.markOffline('I/O error'));
+    this.loadReport = loaded.report;
+    this.localLog = new LocalLog({
+      fs: p.fs ?? nodeFs,
+      dir: p.dir,
+      tp: p.tp,
+      config: p.config,
+      segments: loaded.segments,
+      recoveryPoint: loaded.recoveryPoint,
+      logEndOffset: loaded.logEndOffset,
+      time: this.time,
+      scheduler,
+      logger,
+      onBackgroundError: (what, err) => this.handleIoFailure(`background ${what} failed`, err),
+    });
+    this._logStartOffset = loaded.logStartOffset;
+    this._highWatermark = loaded.logStartOffset;
+    this._latestEpoch = this.findLatestEpoch();
+  }
+
+  /**
+   * Opens (creating if needed) and recovers the log in `dir`. Recovery never throws on bad data
+   * (it truncates); I/O errors propagate.
+   */
+  static load(p: UnifiedLogParams): UnifiedLog {
+    const fs = p.fs ?? nodeFs;
+    const time = p.time ?? SystemTime;
+    const logger = prefixedLogger(p.logger ?? silentLogger, `[UnifiedLog partition=${tpString(p.tp)}, dir=${path.dirname(p.dir)}] `);
+    if (!fs.existsSync(p.dir)) fs.mkdirSync(p.dir, { recursive: true });
+    const loaded = loadLog({
+      fs,
+      dir: p.dir,
+      tp: p.tp,
+      config: p.config,
+      time,
+      logger,
+      recoveryPointCheckpoint: p.recoveryPoint ?? 0n,
+      logStartOffsetCheckpoint: p.logStartOffset ?? 0n,
+      hadCleanShutdown: p.hadCleanShutdown ?? false,
+    });
+    return new UnifiedLog(p, loaded, p.scheduler ?? new TimerScheduler(), logger);
+  }
+
+  // ---- offsets --------------------------------------------------------------------------------
+
+  get dir(): string {
+    return this.localLog.dir;
+  }
+
+  /** The log directory (data dir) this log lives in. */
+  get parentDir(): string {
+    return this.localLog.parentDir;
+  }
+
+  get config(): LogConfig {
+    return this.localLog.config;
+  }
+
+  get logStartOffset(): bigint {
+    return this._logStartOffset;
+  }
+
+  get logEndOffset(): bigint {
+    return this.localLog.logEndOffset;
+  }
+
+  get logEndOffsetMetadata(): LogOffsetMetadata {
+    return this.localLog.logEndOffsetMetadata;
+  }
+
+  get highWatermark(): bigint {
+    return this._highWatermark;
+  }
+
+  /**
+   * Transactions seam: with producer state, LSO = min(first unstable offset, HWM). Until then no
+   * transaction is ever open, so it is the high watermark.
+   */
+  get lastStableOffset(): bigint {
+    return this._highWatermark;
+  }
+
+  get recoveryPoint(): bigint {
+    return this.localLog.recoveryPoint;
+  }
+
+  get latestEpoch(): number {
+    return this._latestEpoch;
+  }
+
+  /** Bytes in all segments. */
+  get size(): number {
+    return this.localLog.segments.sizeInBytes();
+  }
+
+  get numberOfSegments(): number {
+    return this.localLog.segments.size;
+  }
+
+  logSegments(): LogSegment[] {
+    return this.localLog.segments.values();
+  }
+
+  get isOffline(): boolean {
+    return this.offlineError !== null;
+  }
+
+  /** Sets the high watermark (the replication layer decides it), clamped to [logStartOffset, LEO]. Returns the value set. */
+  updateHighWatermark(hw: bigint): bigint {
+    const v = bigMin(bigMax(hw, this._logStartOffset), this.logEndOffset);
+    this._highWatermark = v;
+    return v;
+  }
+
+  // ---- append ---------------------------------------------------------------------------------
+
+  /**
+   * Appends a record set as the leader: validate the whole set, assign offsets from the LEO, stamp
+   * the partition leader epoch (and LogAppendTime if the topic says so), roll if needed, write,
+   * advance the LEO, update indexes. Throws KafkaError with Kafka's code on invalid input (log
+   * untouched), KAFKA_STORAGE_ERROR on I/O failure (log offline).
+   */
+  appendAsLeader(records: Buffer, opts: AppendAsLeaderOptions): LogAppendInfo {
+    this.checkOnline();
+    const config = this.config;
+    const now = this.time.milliseconds();
+    const v = validateForLeader(records, config, { origin: opts.origin ?? 'client', now, requestVersion: opts.requestVersion });
+    const buf = v.records;
+    if (buf.length > config.segmentBytes) {
+      throw new KafkaError(
+        ErrorCode.RECORD_LIST_TOO_LARGE,
+        `message batch size is ${buf.length} bytes in append to partition ${tpString(this.topicPartition)}, which exceeds the maximum configured segment size of ${config.segmentBytes}`,
+      );
+    }
+    // Offsets, leader epoch and timestamps are patched in place: baseOffset and the epoch lie
+    // outside the CRC; a changed max timestamp (LogAppendTime, or a client's wrong header) updates it.
+    const logAppendTime = config.messageTimestampType === 'LogAppendTime' ? BigInt(now) : -1n;
+    const firstOffset = this.logEndOffset;
+    let next = firstOffset;
+    let maxTimestamp = -1n;
+    let offsetOfMax = -1n;
+    let shallowOfMax = -1n;
+    for (const b of v.batches) {
+      const rb = new RecordBatch(buf, b.position);
+      rb.baseOffset = next;
+      rb.partitionLeaderEpoch = opts.leaderEpoch;
+      const last = next + BigInt(b.lastOffsetDelta);
+      if (logAppendTime >= 0n) {
+        rb.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, logAppendTime);
+      } else if (rb.timestampType === TimestampType.CREATE_TIME && rb.maxTimestamp !== b.maxTimestamp) {
+        rb.setMaxTimestamp(TimestampType.CREATE_TIME, b.maxTimestamp);
+      }
+      const batchMax = logAppendTime >= 0n ? logAppendTime : b.maxTimestamp;
+      if (batchMax > maxTimestamp) {
+        maxTimestamp = batchMax;
+        offsetOfMax = logAppendTime >= 0n ? last : next + BigInt(Math.max(0, b.offsetDeltaOfMaxTimestamp));
+        shallowOfMax = last;
+      }
+      next = last + 1n;
+    }
+    const lastOffset = next - 1n;
+    const lastEpoch = opts.leaderEpoch;
+    this.appendValidated(buf, firstOffset, lastOffset, maxTimestamp, shallowOfMax, now);
+    this._latestEpoch = lastEpoch >= 0 ? lastEpoch : this._latestEpoch;
+    return {
+      firstOffset,
+      lastOffset,
+      maxTimestamp,
+      offsetOfMaxTimestamp: offsetOfMax,
+      logAppendTime,
+      logStartOffset: this._logStartOffset,
+      recordCount: v.recordCount,
+      validBytes: buf.length,
+      lastLeaderEpoch: lastEpoch,
+      sourceCompression: v.sourceCompression,
+    };
+  }
+
+  /**
+   * Appends replicated batches with the offsets they carry. The first offset must be at or above
+   * the LEO (UnexpectedAppendOffsetError otherwise: the fetcher truncates and retries); offsets
+   * must strictly increase (OffsetsOutOfOrderError).
+   */
+  appendAsFollower(records: Buffer): LogAppendInfo {
+    this.checkOnline();
+    const batches = validateForFollower(records);
+    if (batches.length === 0) {
+      return {
+        firstOffset: -1n,
+        lastOffset: -1n,
+        maxTimestamp: -1n,
+        offsetOfMaxTimestamp: -1n,
+        logAppendTime: -1n,
+        logStartOffset: this._logStartOffset,
+        recordCount: 0,
+        validBytes: 0,
+        lastLeaderEpoch: -1,
+        sourceCompression: CompressionType.NONE,
+      };
+    }
+    const first = batches[0];
+    const last = batches[batches.length - 1];
+    if (first.baseOffset < this.logEndOffset) {
+      throw new UnexpectedAppendOffsetError(
+        `unexpected offset in append to ${tpString(this.topicPartition)}: first offset ${first.baseOffset} is less than the next offset ${this.logEndOffset}`,
+        first.baseOffset,
+        last.lastOffset,
+      );
+    }
+    if (records.length > this.config.segmentBytes) {
+      throw new KafkaError(
+        ErrorCode.RECORD_LIST_TOO_LARGE,
+        `replicated batch size ${records.length} exceeds the segment size ${this.config.segmentBytes} of ${tpString(this.topicPartition)}`,
+      );
+    }
+    let maxTimestamp = -1n;
+    let shallowOfMax = -1n;
+    let count = 0;
+    for (const b of batches) {
+      if (b.maxTimestamp > maxTimestamp) {
+        maxTimestamp = b.maxTimestamp;
+        shallowOfMax = b.lastOffset;
+      }
+      count += b.recordCount;
+    }
+    this.appendValidated(records, first.baseOffset, last.lastOffset, maxTimestamp, shallowOfMax, this.time.milliseconds());
+    if (last.partitionLeaderEpoch >= 0) this._latestEpoch = last.partitionLeaderEpoch;
+    return {
+      firstOffset: first.baseOffset,
+      lastOffset: last.lastOffset,
+      maxTimestamp,
+      offsetOfMaxTimestamp: shallowOfMax,
+      logAppendTime: -1n,
+      logStartOffset: this._logStartOffset,
+      recordCount: count,
+      validBytes: records.length,
+      lastLeaderEpoch: last.partitionLeaderEpoch,
+      sourceCompression: CompressionType.NONE,
+    };
+  }
+
+  /** Roll if needed, then write -> LEO -> indexes. Any failure from here on takes the log offline. */
+  private appendValidated(buf: Buffer, firstOffset: bigint, lastOffset: bigint, maxTimestamp: bigint, shallowOfMax: bigint, now: number): void {
+    try {
+      this.maybeRoll(buf.length, Number(maxTimestamp), firstOffset, lastOffset, now);
+      this.localLog.append({
+        records: buf,
+        firstOffset,
+        lastOffset,
+        largestTimestamp: Number(maxTimestamp),
+        shallowOffsetOfMaxTimestamp: shallowOfMax,
+      });
+      // Seams, in this order, for the transactions issue: append completed transactions to the
+      // .txnindex, then mark them complete in producer state; if that throws the LSO stays put.
+    } catch (e) {
+      const leoMoved = this.logEndOffset > lastOffset;
+      throw this.handleIoFailure(
+        leoMoved
+          ? `index update failed after offsets up to ${lastOffset} were written; the log end offset stays at ${this.logEndOffset}`
+          : `append of offsets ${firstOffset}..${lastOffset} failed`,
+        e,
+      );
+    }
+    if (this.localLog.unflushedMessages >= BigInt(Math.min(this.config.flushMessages, Number.MAX_SAFE_INTEGER))) {
+      this.flush();
+    }
+  }
+
+  private maybeRoll(messagesSize: number, maxTimestamp: number, firstOffset: bigint, lastOffset: bigint, now: number): LogSegment {
+    const seg = this.localLog.activeSegment;
+    const config = this.config;
+    if (
+      seg.shouldRoll({
+        maxSegmentMs: config.segmentMs,
+        maxSegmentBytes: config.segmentBytes,
+        maxTimestampInMessages: maxTimestamp,
+        maxOffsetInMessages: lastOffset,
+        messagesSize,
+        now,
+      })
+    ) {
+      this.logger.debug(
+        `rolling new log segment (log_size = ${seg.size}/${config.segmentBytes}, offset_index_size = ${seg.offsetIndex.entries}/${seg.offsetIndex.maxEntries}, ` +
+          `time_index_size = ${seg.timeIndex.entries}/${seg.timeIndex.maxEntries})`,
+      );
+      return this.rollAt(firstOffset);
+    }
+    return seg;
+  }
+
+  /** Starts a new active segment at the LEO (or `expectedNextOffset` if higher); flushes the old one in the background. */
+  roll(expectedNextOffset?: bigint): LogSegment {
+    this.checkOnline();
+    return this.guard('roll', () => this.rollAt(expectedNextOffset));
+  }
+
+  private rollAt(expectedNextOffset?: bigint): LogSegment {
+    const seg = this.localLog.roll(expectedNextOffset);
+    // Seam: producer state snapshot at the new segment's base offset (transactions issue).
+    void this.localLog.flushInBackground(seg.baseOffset);
+    return seg;
+  }
+
+  // ---- read -----------------------------------------------------------------------------------
+
+  /**
+   * Whole batches starting with the one that holds `startOffset` (a fetch from inside a batch gets
+   * the whole batch; the client skips the earlier records), at most `maxBytes` (the first batch in
+   * full when minOneMessage), never reaching the upper bound. OFFSET_OUT_OF_RANGE below the log
+   * start offset or above the LEO.
+   */
+  read(startOffset: bigint, maxBytes: number, opts: ReadOptions = {}): FetchDataInfo {
+    this.checkOnline();
+    if (startOffset < this._logStartOffset) {
+      throw new KafkaError(
+        ErrorCode.OFFSET_OUT_OF_RANGE,
+        `received request for offset ${startOffset} for partition ${tpString(this.topicPartition)}, but we only have log segments starting from offset ${this._logStartOffset}`,
+      );
+    }
+    let bound: bigint;
+    if (opts.maxOffset !== undefined) bound = opts.maxOffset;
+    else if (opts.isolation === 'LOG_END') bound = this.logEndOffset;
+    else if (opts.isolation === 'TXN_COMMITTED') bound = this.lastStableOffset;
+    else bound = this._highWatermark;
+    return this.guard('read', () => this.localLog.read(startOffset, maxBytes, opts.minOneMessage ?? false, bound));
+  }
+
+  /** Bytes between two offsets without reading them (delayed fetch min.bytes checks). */
+  bytesBetween(from: bigint, to: bigint): number {
+    this.checkOnline();
+    return this.guard('bytesBetween', () => this.localLog.bytesBetween(from, to));
+  }
+
+  // ---- offsets by timestamp -------------------------------------------------------------------
+
+  /**
+   * ListOffsets: EARLIEST (-2) and EARLIEST_LOCAL (-4) -> log start offset; LATEST (-1) -> LEO;
+   * MAX_TIMESTAMP (-3) -> the record with the largest timestamp; a timestamp >= 0 -> the first
+   * RECORD whose timestamp is >= it (record-granular). Null when nothing matches. Callers bound
+   * the result by the high watermark / LSO for consumers, as Kafka's Partition does.
+   */
+  fetchOffsetByTimestamp(targetTimestamp: bigint): TimestampAndOffset | null {
+    this.checkOnline();
+    return this.guard('fetchOffsetByTimestamp', () => {
+      if (targetTimestamp === EARLIEST_TIMESTAMP || targetTimestamp === EARLIEST_LOCAL_TIMESTAMP) {
+        return { timestamp: -1n, offset: this._logStartOffset, leaderEpoch: this.epochForOffset(this._logStartOffset) };
+      }
+      if (targetTimestamp === LATEST_TIMESTAMP) {
+        return { timestamp: -1n, offset: this.logEndOffset, leaderEpoch: this._latestEpoch };
+      }
+      if (targetTimestamp === LATEST_TIERED_TIMESTAMP || targetTimestamp === EARLIEST_PENDING_UPLOAD_TIMESTAMP) {
+        return { timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+      }
+      if (targetTimestamp === MAX_TIMESTAMP) return this.maxTimestampOffset();
+      if (targetTimestamp < 0n) return null;
+      const target = Number(targetTimestamp);
+      for (const seg of this.localLog.segments.values()) {
+        if (seg.largestTimestamp() >= target) {
+          const r = seg.findOffsetByTimestamp(targetTimestamp, this._logStartOffset);
+          if (r) return r;
+        }
+      }
+      return null;
+    });
+  }
+
+  private maxTimestampOffset(): TimestampAndOffset | null {
+    let best: LogSegment | undefined;
+    for (const seg of this.localLog.segments.values()) {
+      if (!best || seg.maxTimestampSoFar > best.maxTimestampSoFar) best = seg;
+    }
+    if (!best) return null;
+    const m = best.readMaxTimestampAndOffsetSoFar();
+    if (m.timestamp < 0) return null;
+    const position = best.offsetIndex.lookup(m.offset).position;
+    let result: TimestampAndOffset | null = null;
+    const seg = best;
+    seg.log.scanBatches(position, (h) => {
+      if (Number(h.maxTimestamp) !== m.timestamp) return true;
+      const bytes = seg.log.read(h.position, h.sizeInBytes);
+      result = { timestamp: h.maxTimestamp, offset: offsetOfMaxTimestamp(bytes), leaderEpoch: h.partitionLeaderEpoch >= 0 ? h.partitionLeaderEpoch : -1 };
+      return false;
+    });
+    return result;
+  }
+
+  /** Epoch of the batch holding `offset` (leader epoch cache seam: it will answer this later). */
+  private epochForOffset(offset: bigint): number {
+    if (offset >= this.logEndOffset) return this._latestEpoch;
+    const seg = this.localLog.segments.floorSegment(offset);
+    const h = seg?.translateOffset(offset);
+    return h && h.partitionLeaderEpoch >= 0 ? h.partitionLeaderEpoch : -1;
+  }
+
+  private findLatestEpoch(): number {
+    const segs = this.localLog.segments.values();
+    for (let i = segs.length - 1; i >= 0; i--) {
+      if (segs[i].size === 0) continue;
+      const h = segs[i].lastBatch();
+      if (h) return h.partitionLeaderEpoch;
+    }
+    return -1;
+  }
+
+  // ---- log start offset, retention, truncation ------------------------------------------------
+
+  /**
+   * DeleteRecords: moves the log start offset to `offset` (-1 = the high watermark). Beyond the
+   * high watermark -> OFFSET_OUT_OF_RANGE; a topic without cleanup.policy=delete -> POLICY_VIOLATION.
+   * Returns the new low watermark (log start offset). The segments below it go at the next
+   * retention check.
+   */
+  deleteRecordsBefore(offset: bigint): bigint {
+    this.checkOnline();
+    if (!deleteEnabled(this.config)) {
+      throw new KafkaError(
+        ErrorCode.POLICY_VIOLATION,
+        `records of partition ${tpString(this.topicPartition)} can not be deleted due to the configured policy`,
+      );
+    }
+    const target = offset === -1n ? this._highWatermark : offset;
+    if (target < 0n) {
+      throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `the offset ${offset} for partition ${tpString(this.topicPartition)} is not valid`);
+    }
+    this.maybeIncrementLogStartOffset(target, 'ClientRecordDeletion');
+    return this._logStartOffset;
+  }
+
+  /** Raises the log start offset (never lowers it); OFFSET_OUT_OF_RANGE above the high watermark. */
+  maybeIncrementLogStartOffset(newLogStartOffset: bigint, reason: string): boolean {
+    this.checkOnline();
+    if (newLogStartOffset > this._highWatermark) {
+      throw new KafkaError(
+        ErrorCode.OFFSET_OUT_OF_RANGE,
+        `cannot increment the log start offset to ${newLogStartOffset} of partition ${tpString(this.topicPartition)} since it is larger than the high watermark ${this._highWatermark}`,
+      );
+    }
+    if (newLogStartOffset <= this._logStartOffset) return false;
+    this.updateLogStartOffset(newLogStartOffset);
+    this.logger.info(`incremented log start offset to ${newLogStartOffset} due to ${reason}`);
+    // Seams: leader epoch cache truncateFromStart, producer state onLogStartOffsetIncremented.
+    return true;
+  }
+
+  private updateLogStartOffset(offset: bigint): void {
+    this._logStartOffset = offset;
+    if (this._highWatermark < offset) this._highWatermark = offset;
+    if (this.localLog.recoveryPoint < offset) this.localLog.updateRecoveryPoint(offset);
+  }
+
+  /**
+   * Retention: segments wholly below the log start offset, then (with cleanup.policy=delete) the
+   * oldest segments while the log exceeds retention.bytes, then segments whose largest timestamp
+   * is older than retention.ms. Only segments entirely below the high watermark are eligible; if
+   * every segment goes, the log rolls first so an empty active segment remains. Returns the number
+   * of segments deleted.
+   */
+  deleteOldSegments(): number {
+    this.checkOnline();
+    return this.guard('deleteOldSegments', () => {
+      let n = this.deleteSegmentsWhile((seg, next) => next !== undefined && next.baseOffset <= this._logStartOffset, 'log start offset breach');
+      if (deleteEnabled(this.config)) {
+        n += this.deleteRetentionSizeBreached();
+        n += this.deleteRetentionMsBreached();
+      }
+      return n;
+    });
+  }
+
+  private deleteRetentionSizeBreached(): number {
+    const retentionSize = this.config.retentionBytes;
+    const size = this.size;
+    if (retentionSize < 0 || size < retentionSize) return 0;
+    let diff = size - retentionSize;
+    return this.deleteSegmentsWhile((seg) => {
+      if (diff - seg.size >= 0) {
+        diff -= seg.size;
+        return true;
+      }
+      return false;
+    }, `retention size ${retentionSize} breach (log size ${size})`);
+  }
+
+  private deleteRetentionMsBreached(): number {
+    const retentionMs = this.config.retentionMs;
+    if (retentionMs < 0) return 0;
+    const startMs = this.time.milliseconds();
+    return this.deleteSegmentsWhile((seg) => startMs - seg.largestTimestamp() > retentionMs, `retention time ${retentionMs}ms breach`);
+  }
+
+  private deleteSegmentsWhile(predicate: (seg: LogSegment, next: LogSegment | undefined) => boolean, reason: string): number {
+    const segs = this.localLog.segments.values();
+    const deletable: LogSegment[] = [];
+    for (let i = 0; i < segs.length; i++) {
+      const seg = segs[i];
+      const next = segs[i + 1];
+      const isLastAndEmpty = next === undefined && seg.size === 0;
+      const upperBound = next ? next.baseOffset : this.logEndOffset;
+      if (this._highWatermark >= upperBound && !isLastAndEmpty && predicate(seg, next)) deletable.push(seg);
+      else break;
+    }
+    if (deletable.length === 0) return 0;
+    let toDelete = deletable;
+    if (deletable.length === this.localLog.segments.size) {
+      // Never leave a log without segments: roll, then everything up to the old active segment goes.
+      const fresh = this.rollAt();
+      if (deletable[deletable.length - 1].baseOffset === fresh.baseOffset) toDelete = deletable.slice(0, -1);
+    }
+    if (toDelete.length > 0) {
+      const after = this.localLog.segments.higherSegment(toDelete[toDelete.length - 1].baseOffset);
+      if (after) this.maybeIncrementLogStartOffset(after.baseOffset, 'SegmentDeletion');
+      this.logger.info(`deleting ${toDelete.length} segment(s) [${toDelete.map((s) => s.baseOffset).join(',')}] due to ${reason}`);
+      this.localLog.removeAndDeleteSegments(toDelete, true);
+    }
+    return deletable.length;
+  }
+
+  /**
+   * Follower truncation: removes everything at or after `targetOffset`. Returns false if the log
+   * already ends at or before it.
+   */
+  truncateTo(targetOffset: bigint): boolean {
+    this.checkOnline();
+    if (targetOffset < 0n) throw new KafkaError(ErrorCode.INVALID_REQUEST, `cannot truncate to a negative offset (${targetOffset})`);
+    if (targetOffset >= this.logEndOffset) return false;
+    return this.guard('truncateTo', () => {
+      const first = this.localLog.segments.firstSegment as LogSegment;
+      if (first.baseOffset > targetOffset) {
+        this.truncateFullyAndStartAtInternal(targetOffset);
+        return true;
+      }
+      this.logger.info(`truncating to offset ${targetOffset}`);
+      this.localLog.truncateTo(targetOffset);
+      // Seams: leader epoch cache truncateFromEnd, producer state rebuild.
+      if (this._logStartOffset > this.logEndOffset) this._logStartOffset = this.logEndOffset;
+      if (this._highWatermark > this.logEndOffset) this._highWatermark = this.logEndOffset;
+      this._latestEpoch = this.findLatestEpoch();
+      return true;
+    });
+  }
+
+  /** Deletes the whole log and starts it again, empty, at `newOffset`. */
+  truncateFullyAndStartAt(newOffset: bigint): void {
+    this.checkOnline();
+    this.guard('truncateFullyAndStartAt', () => this.truncateFullyAndStartAtInternal(newOffset));
+  }
+
+  private truncateFullyAndStartAtInternal(newOffset: bigint): void {
+    this.logger.info(`truncating fully and starting at offset ${newOffset}`);
+    this.localLog.truncateFullyAndStartAt(newOffset);
+    this._logStartOffset = newOffset;
+    this._highWatermark = newOffset;
+    this._latestEpoch = -1;
+  }
+
+  // ---- flush, config, lifecycle ---------------------------------------------------------------
+
+  /** fsync everything up to the LEO; the recovery point becomes the LEO. */
+  flush(): void {
+    this.checkOnline();
+    const leo = this.logEndOffset;
+    this.guard('flush', () => this.localLog.flush(leo));
+  }
+
+  /** The log manager's flusher: flush in the background when the last flush is older than flush.ms. */
+  flushIfDue(now: number): void {
+    if (this.isOffline || this.localLog.isClosed) return;
+    if (now - this.localLog.lastFlushedTime >= this.config.flushMs && this.localLog.unflushedMessages > 0n) {
+      void this.localLog.flushInBackground(this.logEndOffset);
+    }
+  }
+
+  updateConfig(config: LogConfig): void {
+    this.localLog.config = config;
+  }
+
+  /** Takes the log offline: every later call throws KAFKA_STORAGE_ERROR; handles are dropped. */
+  markOffline(reason: string): void {
+    if (this.offlineError) return;
+    this.offlineError = new KafkaStorageError(`log ${tpString(this.topicPartition)} in ${this.parentDir} is offline: ${reason}`);
+    this.localLog.closeHandlers();
+  }
+
+  private checkOnline(): void {
+    if (this.offlineError) throw this.offlineError;
+  }
+
+  /** Reports an I/O failure (the log directory goes offline) and returns the error to throw. */
+  private handleIoFailure(message: string, err: unknown): KafkaStorageError {
+    const detail = err instanceof Error ? err.message : String(err);
+    this.logger.error(`${message}: ${detail}`, err);
+    const full = `${message}: ${detail}`;
+    try {
+      this.onIoError(this, full, err);
+    } finally {
+      this.markOffline(full);
+    }
+    return this.offlineError ?? new KafkaStorageError(full, err);
+  }
+
+  /** Runs `fn`; I/O errors take the log offline and become KAFKA_STORAGE_ERROR, KafkaErrors pass. */
+  private guard<T>(what: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof KafkaError || !isIoError(e)) throw e;
+      throw this.handleIoFailure(`error while ${what} for ${tpString(this.topicPartition)}`, e);
+    }
+  }
+
+  /** Closes files (after a flush by the caller for a clean shutdown). */
+  close(): void {
+    if (this.isOffline) {
+      this.localLog.closeHandlers();
+      return;
+    }
+    this.guard('close', () => this.localLog.close());
+  }
+
+  /** Drops handles without writing (offline directory). */
+  closeHandlers(): void {
+    this.localLog.closeHandlers();
+  }
+
+  toString(): string {
+    return `UnifiedLog(${tpString(this.topicPartition)}, start=${this._logStartOffset}, hw=${this._highWatermark}, leo=${this.logEndOffset})`;
+  }
+}
