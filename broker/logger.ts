@@ -19,20 +19,24 @@ function defaultLevel(): LogLevel {
 export class Logger {
   constructor(
     readonly name: string,
-    private level: LogLevel = defaultLevel(),
+    private currentLevel: LogLevel = defaultLevel(),
     private sink: LogSink = (line) => process.stderr.write(line + '\n'),
   ) {}
 
   child(name: string): Logger {
-    return new Logger(`${this.name}.${name}`, this.level, this.sink);
+    return new Logger(`${this.name}.${name}`, this.currentLevel, this.sink);
+  }
+
+  get level(): LogLevel {
+    return this.currentLevel;
   }
 
   setLevel(level: LogLevel): void {
-    this.level = level;
+    this.currentLevel = level;
   }
 
   enabled(level: LogLevel): boolean {
-    return ORDER[level] <= ORDER[this.level];
+    return ORDER[level] <= ORDER[this.currentLevel];
   }
 
   private log(level: LogLevel, msg: string, ctx?: Record<string, unknown>): void {

@@ -1,0 +1,47 @@
+/**
+ * What request handlers may use of a running broker. The KafkaServer (server.ts) implements it;
+ * handlers depend on this interface only, which keeps them testable and keeps the wiring in one
+ * place.
+ */
+import type { KafkaConfig } from './config/kafka-config';
+import type { EffectiveTopicConfig } from './config/log-config-from';
+import type { Logger } from './logger';
+import type { FetchSessionCache } from './fetch-session';
+import type { MetadataCache } from '../replication/metadata-cache';
+import type { Controller } from '../replication/controller/controller';
+import type { ReplicaManager } from '../replication/replica-manager';
+import type { LogManager } from '../storage/log-manager';
+
+export interface AdvertisedEndpoint {
+  listenerName: string;
+  host: string;
+  port: number;
+  securityProtocol: string;
+}
+
+export interface Broker {
+  readonly nodeId: number;
+  readonly clusterId: string;
+  readonly config: KafkaConfig;
+  readonly logger: Logger;
+  readonly metadata: MetadataCache;
+  readonly controller: Controller;
+  readonly replicaManager: ReplicaManager;
+  readonly logManager: LogManager;
+  readonly fetchSessions: FetchSessionCache;
+  /** apiKey -> highest version to advertise (emulating an older Kafka); empty = no caps. */
+  readonly versionCaps: ReadonlyMap<number, number>;
+  /** This broker's advertised endpoint for a listener name. */
+  advertisedEndpoint(listenerName: string): AdvertisedEndpoint | undefined;
+  /** The ranges krill advertises in ApiVersions. */
+  apiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];
+  /** Effective config of a topic: overrides from metadata over broker defaults. */
+  topicConfig(topic: string): EffectiveTopicConfig;
+  /** The effective config a topic with these overrides would have (CreateTopics v5+ reports it). */
+  topicConfigWith(overrides: ReadonlyMap<string, string>): EffectiveTopicConfig;
+  /**
+   * Creates topics that a Metadata/Produce request named but that do not exist, when
+   * auto.create.topics.enable allows it. Returns the error code per topic (NONE once created).
+   */
+  autoCreateTopics(names: string[]): Promise<Map<string, number>>;
+}

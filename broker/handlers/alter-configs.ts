@@ -1,0 +1,45 @@
+/**
+ * AlterConfigs (33), v0-2.
+ * Replaces a topic's whole set of config overrides (the legacy, non-incremental semantics), after
+ * validating every entry (INVALID_CONFIG); unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
+ * validate_only changes nothing.
+ * Not implemented: dynamic broker configs; a BROKER or BROKER_LOGGER resource gets INVALID_REQUEST
+ * saying so, rather than a pretend success.
+ */
+import { ErrorCode } from '../../protocol/errors';
+import type { AlterConfigsRequest, AlterConfigsResponse } from '../../protocol/generated/alter-configs';
+import { ConfigResourceType } from '../../replication/metadata-records';
+import { defineHandler } from './define-handler';
+
+export const alterConfigsHandler = defineHandler<AlterConfigsRequest, AlterConfigsResponse>({
+  apiKey: 33,
+  name: 'AlterConfigs',
+  minVersion: 0,
+  maxVersion: 2,
+  async handle(broker, _ctx, req) {
+    const topics = req.resources.filter((r) => r.resourceType === ConfigResourceType.TOPIC);
+    const results = await broker.controller.alterTopicConfigs(
+      topics.map((r) => ({
+        topic: r.resourceName,
+        incremental: false,
+        ops: r.configs.map((c) => ({ name: c.name, op: 0, value: c.value })),
+      })),
+      req.validateOnly,
+    );
+    let next = 0;
+    return {
+      responses: req.resources.map((r) => {
+        if (r.resourceType !== ConfigResourceType.TOPIC) {
+          return {
+            errorCode: ErrorCode.INVALID_REQUEST,
+            errorMessage: 'krill does not support altering broker configs dynamically yet',
+            resourceType: r.resourceType,
+            resourceName: r.resourceName,
+          };
+        }
+        const res = results[next++];
+        return { errorCode: res.errorCode, errorMessage: res.errorMessage, resourceType: r.resourceType, resourceName: r.resourceName };
+      }),
+    };
+  },
+});

@@ -1,0 +1,30 @@
+/**
+ * ApiVersions (18), v0-4.
+ * Lists every API krill implements with the version range it advertises (after any version caps).
+ * The response header is always v0 (the dispatcher handles that, and answers an unsupported
+ * ApiVersions version with a v0 body carrying UNSUPPORTED_VERSION, KIP-511).
+ * v3+: the client software name/version must match Kafka's pattern, else INVALID_REQUEST.
+ * Not implemented: feature flags (no supported/finalized features are reported).
+ */
+import { ErrorCode } from '../../protocol/errors';
+import type { ApiVersionsRequest, ApiVersionsResponse } from '../../protocol/generated/api-versions';
+import { defineHandler } from './define-handler';
+
+const SOFTWARE_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
+
+export const apiVersionsHandler = defineHandler<ApiVersionsRequest, ApiVersionsResponse>({
+  apiKey: 18,
+  name: 'ApiVersions',
+  minVersion: 0,
+  maxVersion: 4,
+  handle(broker, ctx, req) {
+    const apiKeys = broker.apiVersions();
+    if (
+      ctx.apiVersion >= 3 &&
+      (!SOFTWARE_PATTERN.test(req.clientSoftwareName) || !SOFTWARE_PATTERN.test(req.clientSoftwareVersion))
+    ) {
+      return { errorCode: ErrorCode.INVALID_REQUEST, apiKeys };
+    }
+    return { errorCode: ErrorCode.NONE, apiKeys, finalizedFeaturesEpoch: -1n };
+  },
+});

@@ -1,0 +1,27 @@
+/**
+ * How a request handler declares itself: its API key, the version range krill advertises for it
+ * (every version in the range works end to end), and the function that turns a decoded request
+ * into a response. ApiVersions is built from the registry of these declarations, so krill never
+ * advertises an API it does not implement.
+ *
+ * `handle` returns the response body (fields left out take their schema defaults) or `null` for
+ * "send no response" (acks=0 produce). A handler answers every topic/partition it was asked about
+ * and puts per-partition errors in the body; only a failure that leaves nothing sensible to say
+ * (Kafka closes the connection in the same cases) may throw.
+ */
+import type { Input } from '../../protocol/primitives/input';
+import type { RequestContext } from '../network/request-context';
+import type { Broker } from '../broker';
+
+export interface HandlerSpec<Req = any, Res = any> {
+  apiKey: number;
+  name: string;
+  minVersion: number;
+  maxVersion: number;
+  handle(broker: Broker, ctx: RequestContext, request: Req): Promise<Input<Res> | null> | Input<Res> | null;
+}
+
+export function defineHandler<Req, Res>(spec: HandlerSpec<Req, Res>): HandlerSpec<Req, Res> {
+  if (spec.minVersion > spec.maxVersion) throw new Error(`${spec.name}: empty version range`);
+  return spec;
+}

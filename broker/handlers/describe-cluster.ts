@@ -1,0 +1,39 @@
+/**
+ * DescribeCluster (60), v0-1.
+ * The live brokers at their advertised address for the request's listener, the cluster id, and a
+ * controller id that is one of those brokers (as KRaft brokers report). endpoint_type (v1) 1 =
+ * brokers; asking for controllers (2) from a broker gives MISMATCHED_ENDPOINT_TYPE, as in Kafka.
+ */
+import { ErrorCode } from '../../protocol/errors';
+import type { DescribeClusterRequest, DescribeClusterResponse } from '../../protocol/generated/describe-cluster';
+import { defineHandler } from './define-handler';
+import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_ALL_OPERATIONS } from './acl-operations';
+
+export const describeClusterHandler = defineHandler<DescribeClusterRequest, DescribeClusterResponse>({
+  apiKey: 60,
+  name: 'DescribeCluster',
+  minVersion: 0,
+  maxVersion: 1,
+  handle(broker, ctx, req) {
+    if (ctx.apiVersion >= 1 && req.endpointType !== 1) {
+      return {
+        errorCode: req.endpointType === 2 ? ErrorCode.MISMATCHED_ENDPOINT_TYPE : ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+        errorMessage: `The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type ${req.endpointType === 2 ? 'CONTROLLER' : 'UNKNOWN'}`,
+        endpointType: 1,
+        clusterId: broker.clusterId,
+      };
+    }
+    const brokers = broker.metadata.aliveBrokers().flatMap((b) => {
+      const ep = b.endpoints.find((e) => e.name === ctx.connection.listenerName);
+      return ep ? [{ brokerId: b.id, host: ep.host, port: ep.port, rack: b.rack }] : [];
+    });
+    return {
+      errorCode: ErrorCode.NONE,
+      endpointType: 1,
+      clusterId: broker.clusterId,
+      controllerId: brokers[0]?.brokerId ?? -1,
+      brokers,
+      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_ALL_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
+    };
+  },
+});

@@ -1,0 +1,98 @@
+/**
+ * DescribeConfigs (32), v0-4.
+ * Topic resources (2): every topic config, defaults included, each with its source
+ * (DYNAMIC_TOPIC_CONFIG for the topic's overrides, STATIC_BROKER_CONFIG / DEFAULT_CONFIG for
+ * inherited values) and, with include_synonyms (v1+), its synonym chain in Kafka's order; unknown
+ * topic: UNKNOWN_TOPIC_OR_PARTITION. Broker resources (4): this broker's configs (resource name =
+ * its node id) or the cluster defaults (resource name ""); another broker's id gets INVALID_REQUEST.
+ * Broker logger resources (8): krill's root logger level. configuration_keys null = all.
+ * include_documentation (v3+) and config_type (v3+) are filled in.
+ */
+import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
+import type { Input } from '../../protocol/primitives/input';
+import type {
+  DescribeConfigsRequest,
+  DescribeConfigsResponse,
+  DescribeConfigsResponseDescribeConfigsResult,
+} from '../../protocol/generated/describe-configs';
+import { ConfigSource, ConfigType } from '../config/config-types';
+import type { DescribeConfigEntry } from '../config/kafka-config';
+import { ConfigResourceType } from '../../replication/metadata-records';
+import { defineHandler } from './define-handler';
+
+export const describeConfigsHandler = defineHandler<DescribeConfigsRequest, DescribeConfigsResponse>({
+  apiKey: 32,
+  name: 'DescribeConfigs',
+  minVersion: 0,
+  maxVersion: 4,
+  handle(broker, ctx, req) {
+    const includeSynonyms = ctx.apiVersion >= 1 && req.includeSynonyms;
+    const includeDocumentation = ctx.apiVersion >= 3 && req.includeDocumentation;
+    const results = req.resources.map((res): Input<DescribeConfigsResponseDescribeConfigsResult> => {
+      const base = { resourceType: res.resourceType, resourceName: res.resourceName };
+      try {
+        const opts = { names: res.configurationKeys, includeSynonyms, includeDocumentation };
+        let entries: DescribeConfigEntry[];
+        switch (res.resourceType) {
+          case ConfigResourceType.TOPIC:
+            if (!broker.metadata.topic(res.resourceName)) {
+              throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`);
+            }
+            entries = broker.topicConfig(res.resourceName).describe(opts);
+            break;
+          case ConfigResourceType.BROKER:
+            if (res.resourceName === '') entries = broker.config.describeClusterDefaults(opts);
+            else if (res.resourceName === String(broker.nodeId)) entries = broker.config.describe(opts);
+            else {
+              throw new KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                `Unexpected broker id, expected ${broker.nodeId} or empty string, but received ${res.resourceName}`,
+              );
+            }
+            break;
+          case ConfigResourceType.BROKER_LOGGER:
+            if (res.resourceName !== String(broker.nodeId)) {
+              throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unexpected broker id ${res.resourceName}`);
+            }
+            entries = [
+              {
+                name: 'root',
+                value: broker.logger.level.toUpperCase(),
+                readOnly: false,
+                isDefault: false,
+                source: ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG,
+                isSensitive: false,
+                synonyms: [],
+                configType: ConfigType.STRING,
+                documentation: null,
+              },
+            ].filter((e) => !res.configurationKeys || res.configurationKeys.includes(e.name));
+            break;
+          default:
+            throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);
+        }
+        return {
+          ...base,
+          errorCode: ErrorCode.NONE,
+          errorMessage: null,
+          configs: entries.map((e) => ({
+            name: e.name,
+            value: e.isSensitive ? null : e.value,
+            readOnly: e.readOnly,
+            // is_default is a v0 field; later versions say it through config_source.
+            isDefault: ctx.apiVersion === 0 ? e.isDefault : false,
+            configSource: e.source,
+            isSensitive: e.isSensitive,
+            synonyms: e.synonyms.map((s) => ({ name: s.name, value: e.isSensitive ? null : s.value, source: s.source })),
+            configType: e.configType,
+            documentation: e.documentation,
+          })),
+        };
+      } catch (err) {
+        if (!(err instanceof KafkaError)) broker.logger.error('DescribeConfigs failed', { resource: base, err });
+        return { ...base, errorCode: toErrorCode(err), errorMessage: (err as Error).message, configs: [] };
+      }
+    });
+    return { results };
+  },
+});

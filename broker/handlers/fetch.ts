@@ -1,0 +1,132 @@
+/**
+ * Fetch (1), v4-17.
+ * Consumers read up to the high watermark (read_uncommitted) or the last stable offset
+ * (read_committed); a replica (replica_id >= 0, or replica_state v15+) reads up to the log end.
+ * Long polling: the response waits up to max_wait_ms for min_bytes, woken by appends (no busy
+ * waiting). max_bytes (capped by fetch.max.bytes) is shared across partitions in request order and
+ * partition_max_bytes bounds each; the first batch returned may exceed both (KIP-74) so consumers
+ * always progress. Only whole batches are returned; a fetch offset inside a batch returns the whole
+ * batch. A partition with nothing to return carries an empty (not null) record set.
+ * Sessions (v7+, KIP-227): epoch 0 opens a session, -1 fetches without one, others are incremental
+ * (only partitions with news are answered; FETCH_SESSION_ID_NOT_FOUND / INVALID_FETCH_SESSION_EPOCH
+ * at the top level). Topic ids (v13+): an unknown id gets UNKNOWN_TOPIC_ID.
+ * Per-partition errors: OFFSET_OUT_OF_RANGE, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER,
+ * FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (current_leader_epoch v9+), KAFKA_STORAGE_ERROR.
+ * Not implemented yet: aborted transactions (read_committed returns an empty list until
+ * transactions exist), follower fetch state (replication), preferred read replicas.
+ */
+import { ErrorCode } from '../../protocol/errors';
+import { ZERO_UUID } from '../../protocol/primitives/uuid';
+import type { Input } from '../../protocol/primitives/input';
+import type { FetchRequest, FetchResponse, FetchResponsePartitionData } from '../../protocol/generated/fetch';
+import type { FetchPartitionRequest, FetchPartitionResult } from '../../replication/replica-manager';
+import { FetchSessionCache, type PartitionFetchSpec, type SessionPartition } from '../fetch-session';
+import { defineHandler } from './define-handler';
+
+const EMPTY = Buffer.alloc(0);
+
+export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
+  apiKey: 1,
+  name: 'Fetch',
+  minVersion: 4,
+  maxVersion: 17,
+  async handle(broker, ctx, req) {
+    const v = ctx.apiVersion;
+    const md = broker.metadata;
+    const replicaId = v >= 15 ? req.replicaState.replicaId : req.replicaId;
+    const isFollower = replicaId >= 0;
+    const readCommitted = req.isolationLevel === 1;
+
+    // Resolve topic ids (v13+); partitions of unknown ids are answered with UNKNOWN_TOPIC_ID.
+    const specs: PartitionFetchSpec[] = [];
+    const unknownIds: { topicId: string; partition: number }[] = [];
+    for (const t of req.topics) {
+      let name = t.topic;
+      if (v >= 13) {
+        const topic = md.topicById(t.topicId);
+        if (!topic) {
+          for (const p of t.partitions) unknownIds.push({ topicId: t.topicId, partition: p.partition });
+          continue;
+        }
+        name = topic.name;
+      }
+      for (const p of t.partitions) {
+        specs.push({
+          topic: name,
+          topicId: v >= 13 ? t.topicId : (md.topic(name)?.topicId ?? ZERO_UUID),
+          partition: p.partition,
+          fetchOffset: p.fetchOffset,
+          partitionMaxBytes: p.partitionMaxBytes,
+          currentLeaderEpoch: v >= 9 ? p.currentLeaderEpoch : -1,
+          logStartOffset: p.logStartOffset,
+          lastFetchedEpoch: p.lastFetchedEpoch,
+        });
+      }
+    }
+    const forgotten: { topic: string; partition: number }[] = [];
+    if (v >= 7) {
+      for (const f of req.forgottenTopicsData) {
+        const name = v >= 13 ? md.topicById(f.topicId)?.name : f.topic;
+        if (name === undefined) continue;
+        for (const p of f.partitions) forgotten.push({ topic: name, partition: p });
+      }
+    }
+
+    const context =
+      v >= 7
+        ? broker.fetchSessions.newContext(req.sessionId, req.sessionEpoch, specs, forgotten, Date.now())
+        : ({ kind: 'full', session: null, partitions: specs } as const);
+    if (context.kind === 'error') return { errorCode: context.errorCode, sessionId: 0, responses: [] };
+
+    const toFetch = context.partitions;
+    const maxBytes = Math.min(req.maxBytes, broker.config.getInt('fetch.max.bytes'));
+    const results = await broker.replicaManager.fetchMessages({
+      replicaId,
+      maxWaitMs: req.maxWaitMs,
+      minBytes: req.minBytes,
+      maxBytes,
+      isolation: isFollower ? 'LOG_END' : readCommitted ? 'TXN_COMMITTED' : 'HIGH_WATERMARK',
+      partitions: toFetch.map(
+        (p): FetchPartitionRequest => ({
+          topic: p.topic,
+          partition: p.partition,
+          fetchOffset: p.fetchOffset,
+          partitionMaxBytes: p.partitionMaxBytes,
+          currentLeaderEpoch: p.currentLeaderEpoch,
+        }),
+      ),
+    });
+
+    // Group by topic in request (or session) order.
+    const byTopic = new Map<string, { topicId: string; partitions: Input<FetchResponsePartitionData>[] }>();
+    const incremental = context.kind === 'incremental';
+    results.forEach((r: FetchPartitionResult, i) => {
+      const spec = toFetch[i];
+      if (context.session) {
+        const sp: SessionPartition | undefined = broker.fetchSessions.sessionPartition(context.session, spec.topic, spec.partition);
+        if (sp && !FetchSessionCache.noteResponse(sp, r, incremental)) return;
+      }
+      let entry = byTopic.get(spec.topic);
+      if (!entry) byTopic.set(spec.topic, (entry = { topicId: spec.topicId, partitions: [] }));
+      entry.partitions.push({
+        partitionIndex: r.partition,
+        errorCode: r.errorCode,
+        highWatermark: r.highWatermark,
+        lastStableOffset: r.lastStableOffset,
+        logStartOffset: r.logStartOffset,
+        abortedTransactions: readCommitted ? [] : null,
+        preferredReadReplica: -1,
+        records: r.records.length === 0 ? EMPTY : r.records.length === 1 ? r.records[0] : Buffer.concat(r.records),
+      });
+    });
+    const responses = [...byTopic].map(([topic, e]) => ({ topic, topicId: e.topicId, partitions: e.partitions }));
+    for (const u of unknownIds) {
+      responses.push({
+        topic: '',
+        topicId: u.topicId,
+        partitions: [{ partitionIndex: u.partition, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: EMPTY }],
+      });
+    }
+    return { errorCode: ErrorCode.NONE, sessionId: context.session?.id ?? 0, responses };
+  },
+});

@@ -1,0 +1,47 @@
+/**
+ * IncrementalAlterConfigs (44), v0-1.
+ * SET / DELETE / APPEND / SUBTRACT on a topic's config overrides (APPEND/SUBTRACT on list configs
+ * such as cleanup.policy), validated as a whole (INVALID_CONFIG); unknown topic:
+ * UNKNOWN_TOPIC_OR_PARTITION. validate_only changes nothing.
+ * Not implemented: dynamic broker configs; BROKER / BROKER_LOGGER resources get INVALID_REQUEST.
+ */
+import { ErrorCode } from '../../protocol/errors';
+import type {
+  IncrementalAlterConfigsRequest,
+  IncrementalAlterConfigsResponse,
+} from '../../protocol/generated/incremental-alter-configs';
+import { ConfigResourceType } from '../../replication/metadata-records';
+import { defineHandler } from './define-handler';
+
+export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>({
+  apiKey: 44,
+  name: 'IncrementalAlterConfigs',
+  minVersion: 0,
+  maxVersion: 1,
+  async handle(broker, _ctx, req) {
+    const topics = req.resources.filter((r) => r.resourceType === ConfigResourceType.TOPIC);
+    const results = await broker.controller.alterTopicConfigs(
+      topics.map((r) => ({
+        topic: r.resourceName,
+        incremental: true,
+        ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })),
+      })),
+      req.validateOnly,
+    );
+    let next = 0;
+    return {
+      responses: req.resources.map((r) => {
+        if (r.resourceType !== ConfigResourceType.TOPIC) {
+          return {
+            errorCode: ErrorCode.INVALID_REQUEST,
+            errorMessage: 'krill does not support altering broker configs dynamically yet',
+            resourceType: r.resourceType,
+            resourceName: r.resourceName,
+          };
+        }
+        const res = results[next++];
+        return { errorCode: res.errorCode, errorMessage: res.errorMessage, resourceType: r.resourceType, resourceName: r.resourceName };
+      }),
+    };
+  },
+});

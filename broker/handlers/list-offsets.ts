@@ -1,0 +1,68 @@
+/**
+ * ListOffsets (2), v0-10.
+ * Per partition: earliest (-2) = log start offset; latest (-1) = high watermark, or the last stable
+ * offset under read_committed (v2+); max timestamp (-3, v7+) = the record with the largest
+ * timestamp; earliest-local (-4, v8+) = log start offset (no tiered storage); latest-tiered (-5, v9+)
+ * and earliest-pending-upload (-6, v10) = -1 (nothing is tiered); a timestamp >= 0 = the first
+ * record whose timestamp is >= it, never past the fetchable end (else offset -1, timestamp -1).
+ * v0 answers in old_style_offsets. current_leader_epoch (v4+) is checked (FENCED_LEADER_EPOCH /
+ * UNKNOWN_LEADER_EPOCH); a partition listed twice gets INVALID_REQUEST.
+ */
+import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
+import type { ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/generated/list-offsets';
+import { defineHandler } from './define-handler';
+
+const LATEST = -1n;
+const EARLIEST = -2n;
+
+export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsResponse>({
+  apiKey: 2,
+  name: 'ListOffsets',
+  minVersion: 0,
+  maxVersion: 10,
+  handle(broker, ctx, req) {
+    const v = ctx.apiVersion;
+    const readCommitted = v >= 2 && req.isolationLevel === 1;
+    const isFollower = req.replicaId >= 0;
+    const seen = new Map<string, number>();
+    for (const t of req.topics) for (const p of t.partitions) seen.set(`${t.name}\0${p.partitionIndex}`, (seen.get(`${t.name}\0${p.partitionIndex}`) ?? 0) + 1);
+    return {
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => {
+          const base = { partitionIndex: p.partitionIndex, timestamp: -1n, offset: -1n, leaderEpoch: -1, oldStyleOffsets: [] as bigint[] };
+          try {
+            if (seen.get(`${t.name}\0${p.partitionIndex}`)! > 1) {
+              throw new KafkaError(ErrorCode.INVALID_REQUEST, 'partition listed more than once');
+            }
+            const part = broker.replicaManager.leaderPartitionOrThrow(t.name, p.partitionIndex);
+            if (v >= 4) part.checkLeaderEpoch(p.currentLeaderEpoch);
+            const log = part.log;
+            const fetchableEnd = isFollower ? log.logEndOffset : readCommitted ? log.lastStableOffset : log.highWatermark;
+            let found: { timestamp: bigint; offset: bigint; leaderEpoch: number } | null;
+            if (p.timestamp === LATEST) found = { timestamp: -1n, offset: fetchableEnd, leaderEpoch: part.leaderEpoch };
+            else if (p.timestamp === EARLIEST) found = log.fetchOffsetByTimestamp(EARLIEST);
+            else {
+              found = log.fetchOffsetByTimestamp(p.timestamp);
+              if (found && found.offset >= 0n && found.offset >= fetchableEnd) found = null;
+            }
+            if (v === 0) {
+              return { ...base, errorCode: ErrorCode.NONE, oldStyleOffsets: found && found.offset >= 0n ? [found.offset] : [] };
+            }
+            return {
+              ...base,
+              errorCode: ErrorCode.NONE,
+              timestamp: found ? found.timestamp : -1n,
+              offset: found ? found.offset : -1n,
+              // leader_epoch exists from v4 and may not be written to older versions.
+              leaderEpoch: v >= 4 && found ? found.leaderEpoch : -1,
+            };
+          } catch (err) {
+            if (!(err instanceof KafkaError)) broker.logger.error('ListOffsets failed', { topic: t.name, partition: p.partitionIndex, err });
+            return { ...base, errorCode: toErrorCode(err) };
+          }
+        }),
+      })),
+    };
+  },
+});

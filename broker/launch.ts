@@ -1,0 +1,60 @@
+/**
+ * The one startup path shared by the CLI and the embedding API: turns krill's short options
+ * (host, port, data dir, version caps) into Kafka config properties, starts a KafkaServer and
+ * describes where it listens.
+ */
+import type { ConfigInput } from './config/kafka-config';
+import { KafkaServer } from './server';
+import type { LogLevel, Logger } from './logger';
+import { ALL_APIS } from '../protocol/generated';
+
+export interface LaunchOptions {
+  /** server.properties file. */
+  configFile?: string;
+  /** Kafka config properties, applied over the file. */
+  config?: Readonly<Record<string, ConfigInput>>;
+  /** `key=value` overrides, applied last. */
+  overrides?: readonly string[];
+  /** Shorthands for listeners=PLAINTEXT://host:port (only when given, or when nothing else sets listeners). */
+  host?: string;
+  port?: number;
+  /** Shorthand for log.dirs. */
+  dataDir?: string;
+  /** Highest version to advertise per API, by name ("Produce") or key ("0"). */
+  maxApiVersions?: Readonly<Record<string, number>>;
+  logLevel?: LogLevel;
+  logger?: Logger;
+}
+
+export function parseVersionCaps(caps: Readonly<Record<string, number>> | undefined): Map<number, number> {
+  const out = new Map<number, number>();
+  if (!caps) return out;
+  for (const [k, v] of Object.entries(caps)) {
+    const api = /^\d+$/.test(k) ? ALL_APIS.find((a) => a.apiKey === Number(k)) : ALL_APIS.find((a) => a.name.toLowerCase() === k.toLowerCase());
+    if (!api) throw new Error(`unknown API '${k}' in a version cap`);
+    if (!Number.isInteger(v) || v < 0) throw new Error(`invalid version cap ${k}=${v}`);
+    out.set(api.apiKey, v);
+  }
+  return out;
+}
+
+export async function launch(opts: LaunchOptions): Promise<KafkaServer> {
+  const props: Record<string, ConfigInput> = { ...(opts.config ?? {}) };
+  const listenersSet = props.listeners !== undefined || (opts.overrides ?? []).some((o) => o.startsWith('listeners='));
+  if (opts.host !== undefined || opts.port !== undefined || (!listenersSet && !opts.configFile)) {
+    props.listeners = `PLAINTEXT://${opts.host ?? '127.0.0.1'}:${opts.port ?? 9092}`;
+  }
+  if (opts.dataDir !== undefined) props['log.dirs'] = opts.dataDir;
+  return KafkaServer.start({
+    file: opts.configFile,
+    props,
+    overrides: opts.overrides,
+    versionCaps: parseVersionCaps(opts.maxApiVersions),
+    logLevel: opts.logLevel,
+    logger: opts.logger,
+  });
+}
+
+export function listenerUrls(server: KafkaServer): string[] {
+  return server.advertisedEndpoints.map((e) => `${e.listenerName}://${e.host}:${e.port}`);
+}

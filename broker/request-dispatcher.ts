@@ -1,0 +1,158 @@
+/**
+ * Turns a request frame into a response frame: header -> version gate -> fault-injection controls
+ * -> decode -> handler -> encode. Owns the mapping from API key to handler.
+ *
+ * Kafka's rules kept here: an ApiVersions request of a version krill does not support is answered
+ * with a v0 body carrying UNSUPPORTED_VERSION and krill's own ranges (KIP-511), always with
+ * response header v0; any other unknown API key or unsupported version, and any request whose
+ * header or body cannot be decoded, closes the connection (Kafka does the same), with the reason
+ * logged. An exception from a handler is logged with the request's context and also closes the
+ * connection: the broker's state is never left half-updated by it, because handlers only throw
+ * before they change anything or after per-partition work has already been accounted for.
+ */
+import { Reader, DecodeError } from '../protocol/primitives/reader';
+import { Writer } from '../protocol/primitives/writer';
+import { ErrorCode } from '../protocol/errors';
+import { readRequestHeader, writeResponseHeader } from '../protocol/header';
+import { apiByKey, responseHeaderVersion } from '../protocol/generated';
+import { writeApiVersionsResponse } from '../protocol/generated/api-versions';
+import type { ConnectionInfo, FrameProcessor, ProcessResult } from './network/connection';
+import type { RequestContext } from './network/request-context';
+import type { HandlerSpec } from './handlers/define-handler';
+import type { Broker } from './broker';
+import type { Logger } from './logger';
+
+const API_VERSIONS_KEY = 18;
+
+/** A fault-injection hook: may answer, delay, drop or close instead of (or before) the handler. */
+export interface RequestInterceptor {
+  intercept(ctx: RequestContext, request: unknown): Promise<InterceptDecision | undefined> | InterceptDecision | undefined;
+}
+
+export type InterceptDecision =
+  | { action: 'close'; reason?: string }
+  | { action: 'drop' } // swallow the request: no response, connection stays (the client times out)
+  | { action: 'respond'; response: unknown }
+  | { action: 'pass' };
+
+export class RequestDispatcher implements FrameProcessor {
+  private readonly handlers = new Map<number, HandlerSpec>();
+  readonly interceptors: RequestInterceptor[] = [];
+
+  constructor(
+    private readonly broker: Broker,
+    handlers: readonly HandlerSpec[],
+    private readonly log: Logger,
+  ) {
+    for (const h of handlers) {
+      if (this.handlers.has(h.apiKey)) throw new Error(`two handlers for API key ${h.apiKey}`);
+      this.handlers.set(h.apiKey, h);
+    }
+  }
+
+  /** The ranges advertised in ApiVersions, after any version caps. */
+  advertisedVersions(): { apiKey: number; minVersion: number; maxVersion: number }[] {
+    const caps = this.broker.versionCaps;
+    const out: { apiKey: number; minVersion: number; maxVersion: number }[] = [];
+    for (const h of [...this.handlers.values()].sort((a, b) => a.apiKey - b.apiKey)) {
+      const cap = caps.get(h.apiKey);
+      const max = cap === undefined ? h.maxVersion : Math.min(cap, h.maxVersion);
+      if (max < h.minVersion) continue;
+      out.push({ apiKey: h.apiKey, minVersion: h.minVersion, maxVersion: max });
+    }
+    return out;
+  }
+
+  private supported(apiKey: number, version: number): HandlerSpec | undefined {
+    const h = this.handlers.get(apiKey);
+    if (!h || version < h.minVersion || version > h.maxVersion) return undefined;
+    const cap = this.broker.versionCaps.get(apiKey);
+    if (cap !== undefined && version > cap) return undefined;
+    return h;
+  }
+
+  async process(frame: Buffer, conn: ConnectionInfo): Promise<ProcessResult> {
+    const receivedAtMs = Date.now();
+    const r = new Reader(frame);
+    let header;
+    try {
+      header = readRequestHeader(r);
+    } catch (err) {
+      return { kind: 'close', reason: `cannot decode request header: ${(err as Error).message}` };
+    }
+    const { apiKey, apiVersion, correlationId, clientId } = header;
+    const ctx: RequestContext = {
+      apiKey,
+      apiVersion,
+      correlationId,
+      clientId,
+      connection: conn,
+      receivedAtMs,
+      requestBytes: frame.length,
+    };
+    const handler = this.supported(apiKey, apiVersion);
+    if (!handler) {
+      if (apiKey === API_VERSIONS_KEY) return this.unsupportedApiVersions(correlationId);
+      const known = this.handlers.has(apiKey);
+      return {
+        kind: 'close',
+        reason: known
+          ? `unsupported version ${apiVersion} of API ${apiKey} (${this.handlers.get(apiKey)!.name})`
+          : `unknown or disabled API key ${apiKey} (version ${apiVersion})`,
+      };
+    }
+    const api = apiByKey(apiKey)!;
+    let request: unknown;
+    try {
+      request = api.readRequest(r, apiVersion);
+    } catch (err) {
+      const why = err instanceof DecodeError ? err.message : String(err);
+      return { kind: 'close', reason: `cannot decode ${handler.name} v${apiVersion} request: ${why}` };
+    }
+
+    let response: unknown;
+    try {
+      const decision = await this.runInterceptors(ctx, request);
+      if (decision?.action === 'close') return { kind: 'close', reason: decision.reason ?? 'closed by fault injection' };
+      if (decision?.action === 'drop') return { kind: 'noResponse' };
+      response = decision?.action === 'respond' ? decision.response : await handler.handle(this.broker, ctx, request);
+    } catch (err) {
+      this.log.error(`${handler.name} handler failed`, { apiVersion, correlationId, clientId, conn: conn.id, err });
+      return { kind: 'close', reason: `internal error in ${handler.name}` };
+    }
+    if (response === null) return { kind: 'noResponse' };
+
+    const w = new Writer();
+    const size = w.reserveInt32();
+    writeResponseHeader(w, responseHeaderVersion(apiKey, apiVersion), correlationId);
+    try {
+      api.writeResponse(w, apiVersion, response as never);
+    } catch (err) {
+      this.log.error(`cannot encode ${handler.name} v${apiVersion} response`, { correlationId, err });
+      return { kind: 'close', reason: `internal error encoding ${handler.name}` };
+    }
+    w.patchInt32(size, w.length - 4);
+    return { kind: 'respond', chunks: w.finish() };
+  }
+
+  private async runInterceptors(ctx: RequestContext, request: unknown): Promise<InterceptDecision | undefined> {
+    for (const i of this.interceptors) {
+      const d = await i.intercept(ctx, request);
+      if (d && d.action !== 'pass') return d;
+    }
+    return undefined;
+  }
+
+  /** KIP-511: a v0 body with UNSUPPORTED_VERSION and our ranges, response header v0. */
+  private unsupportedApiVersions(correlationId: number): ProcessResult {
+    const w = new Writer();
+    const size = w.reserveInt32();
+    writeResponseHeader(w, 0, correlationId);
+    writeApiVersionsResponse(w, 0, {
+      errorCode: ErrorCode.UNSUPPORTED_VERSION,
+      apiKeys: this.advertisedVersions(),
+    });
+    w.patchInt32(size, w.length - 4);
+    return { kind: 'respond', chunks: w.finish() };
+  }
+}

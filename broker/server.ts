@@ -1,0 +1,292 @@
+/**
+ * KafkaServer: one krill node (a combined KRaft broker + controller, as `process.roles=broker,controller`).
+ * Owns startup and shutdown order and the wiring between the layers; everything else lives in the
+ * components it creates. The CLI and the embedding API both go through `KafkaServer.start`.
+ *
+ * Startup: config -> log dirs and cluster id (meta.properties) -> metadata log replay (controller)
+ * -> partition logs loaded and recovered (LogManager) -> partitions created from the replayed
+ * metadata, stray logs removed -> listeners bound -> broker registered with its advertised
+ * endpoints -> ready. Shutdown reverses it: stop accepting, answer parked requests, close the
+ * metadata log, then flush every log, write the checkpoints and the clean-shutdown marker.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { randomUuid } from '../protocol/primitives/uuid';
+import { ErrorCode } from '../protocol/errors';
+import { crc32cImplementation } from '../protocol/records/crc32c';
+import { KafkaConfig, type KafkaConfigInit } from './config/kafka-config';
+import { logConfigFrom, type EffectiveTopicConfig } from './config/log-config-from';
+import { resolveAdvertisedEndpoints, type Endpoint } from './config/listeners';
+import { Logger, type LogLevel } from './logger';
+import { FetchSessionCache } from './fetch-session';
+import { RequestDispatcher } from './request-dispatcher';
+import { HANDLERS } from './handlers';
+import { SocketServer } from './network/socket-server';
+import type { AdvertisedEndpoint, Broker } from './broker';
+import { MetadataCache, type MetadataDelta } from '../replication/metadata-cache';
+import { Controller } from '../replication/controller/controller';
+import { METADATA_TOPIC, MetadataLogStore } from '../replication/controller/metadata-log-store';
+import { ReplicaManager } from '../replication/replica-manager';
+import { LogManager } from '../storage/log-manager';
+import { readMetaProperties } from '../storage/meta-properties';
+import { nodeFs } from '../storage/fs';
+import type { StorageLogger } from '../storage/support';
+
+const SECURITY_PROTOCOL_IDS: Record<string, number> = { PLAINTEXT: 0, SSL: 1, SASL_PLAINTEXT: 2, SASL_SSL: 3 };
+
+export interface KafkaServerOptions extends KafkaConfigInit {
+  /** apiKey -> highest version to advertise. */
+  versionCaps?: ReadonlyMap<number, number>;
+  logLevel?: LogLevel;
+  logger?: Logger;
+}
+
+function storageLogger(log: Logger): StorageLogger {
+  return {
+    debug: (m) => log.debug(m),
+    info: (m) => log.info(m),
+    warn: (m) => log.warn(m),
+    error: (m, err) => log.error(m, err === undefined ? undefined : { err }),
+  };
+}
+
+export class KafkaServer implements Broker {
+  readonly nodeId: number;
+  readonly clusterId: string;
+  readonly logger: Logger;
+  readonly metadata: MetadataCache;
+  readonly controller: Controller;
+  readonly replicaManager: ReplicaManager;
+  readonly logManager: LogManager;
+  readonly fetchSessions: FetchSessionCache;
+  readonly versionCaps: ReadonlyMap<number, number>;
+  private readonly dispatcher: RequestDispatcher;
+  private readonly socketServer: SocketServer;
+  private advertised: AdvertisedEndpoint[] = [];
+  private readonly topicConfigs = new Map<string, EffectiveTopicConfig>();
+  private defaultTopicConfig: EffectiveTopicConfig;
+  private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
+
+  private constructor(
+    readonly config: KafkaConfig,
+    opts: KafkaServerOptions,
+    clusterId: string,
+    metadataLog: MetadataLogStore,
+  ) {
+    this.nodeId = config.nodeId;
+    this.clusterId = clusterId;
+    this.logger = opts.logger ?? new Logger(`krill[${this.nodeId}]`, opts.logLevel);
+    this.versionCaps = opts.versionCaps ?? new Map();
+    this.metadata = new MetadataCache(clusterId);
+    this.defaultTopicConfig = logConfigFrom(config);
+    this.controller = new Controller({
+      nodeId: this.nodeId,
+      clusterId,
+      log: metadataLog,
+      logger: this.logger.child('controller'),
+      defaultNumPartitions: () => config.getInt('num.partitions'),
+      defaultReplicationFactor: () => config.getInt('default.replication.factor'),
+      validateTopicConfig: (name, value) => {
+        logConfigFrom(config, { [name]: value });
+      },
+    });
+    this.logManager = new LogManager({
+      logDirs: config.logDirs(),
+      nodeId: this.nodeId,
+      clusterId,
+      defaultConfig: this.defaultTopicConfig.logConfig,
+      topicConfig: (topic) => (this.controller.image.topic(topic) ? this.topicConfig(topic).logConfig : undefined),
+      logger: storageLogger(this.logger.child('storage')),
+      retentionCheckIntervalMs: config.getLong('log.retention.check.interval.ms'),
+      flushCheckIntervalMs: config.getLong('log.flush.scheduler.interval.ms'),
+      flushRecoveryOffsetCheckpointIntervalMs: config.getInt('log.flush.offset.checkpoint.interval.ms'),
+      flushStartOffsetCheckpointIntervalMs: config.getInt('log.flush.start.offset.checkpoint.interval.ms'),
+      highWatermarkCheckpointIntervalMs: config.getLong('replica.high.watermark.checkpoint.interval.ms'),
+      recoveryThreadsPerDataDir: config.getInt('num.recovery.threads.per.data.dir'),
+    });
+    this.replicaManager = new ReplicaManager({
+      brokerId: this.nodeId,
+      logManager: this.logManager,
+      metadata: this.metadata,
+      logger: this.logger.child('replica-manager'),
+      logConfig: (topic) => this.topicConfig(topic).logConfig,
+      minInsyncReplicas: (topic) => this.topicConfig(topic).logConfig.minInSyncReplicas,
+    });
+    this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'));
+    this.dispatcher = new RequestDispatcher(this, HANDLERS, this.logger.child('request'));
+    this.socketServer = new SocketServer(
+      this.dispatcher,
+      {
+        maxRequestBytes: config.getInt('socket.request.max.bytes'),
+        idleTimeoutMs: config.getLong('connections.max.idle.ms'),
+      },
+      this.logger.child('network'),
+    );
+  }
+
+  static async start(opts: KafkaServerOptions = {}): Promise<KafkaServer> {
+    const config = KafkaConfig.load(opts);
+    const logDirs = config.logDirs();
+    for (const d of logDirs) fs.mkdirSync(d, { recursive: true });
+    const metadataDir = config.metadataLogDir();
+    fs.mkdirSync(metadataDir, { recursive: true });
+    let clusterId: string | undefined;
+    for (const d of [metadataDir, ...logDirs]) {
+      try {
+        clusterId ??= readMetaProperties(nodeFs, d)?.clusterId;
+      } catch {
+        // An unreadable meta.properties is reported by the log manager for that directory.
+      }
+    }
+    clusterId ??= randomUuid();
+    const logger = opts.logger ?? new Logger(`krill[${config.nodeId}]`, opts.logLevel);
+    for (const k of config.unknownKeys()) logger.warn(`unknown configuration '${k}' was supplied; it is kept but not used`);
+    const metadataLog = new MetadataLogStore(metadataDir, storageLogger(logger.child('metadata-log')));
+    const server = new KafkaServer(config, { ...opts, logger }, clusterId, metadataLog);
+    try {
+      await server.startup();
+    } catch (err) {
+      await server.shutdown().catch(() => undefined);
+      throw err;
+    }
+    return server;
+  }
+
+  private async startup(): Promise<void> {
+    const t0 = Date.now();
+    this.logger.info(`starting krill node ${this.nodeId} (cluster ${this.clusterId}); CRC32C: ${crc32cImplementation}`);
+    if (crc32cImplementation !== 'native') {
+      this.logger.warn('fast-crc32c is using its JavaScript fallback: record batch checks will be ~20x slower');
+    }
+    // Replay the metadata log into this broker's view; partitions are created after the logs load.
+    let replaying = true;
+    this.controller.subscribe((records, lastOffset) => {
+      const delta = this.metadata.apply(records, lastOffset);
+      if (!replaying) this.onMetadataDelta(delta);
+    });
+    await this.logManager.startup();
+    replaying = false;
+    this.createPartitionsFromMetadata();
+
+    const listeners = this.config.dataPlaneListeners();
+    const bound = await this.socketServer.listen(
+      listeners.map((l) => ({ name: l.listenerName, host: l.host ?? '', port: l.port })),
+    );
+    const boundPort = (name: string): number | undefined => bound.find((b) => b.name === name)?.boundPort;
+    const advertised: Endpoint[] = resolveAdvertisedEndpoints(this.config.advertisedListeners(), boundPort, os.hostname());
+    this.advertised = advertised.map((e) => ({
+      listenerName: e.listenerName,
+      host: e.host ?? os.hostname(),
+      port: e.port,
+      securityProtocol: e.securityProtocol,
+    }));
+    await this.controller.registerBroker({
+      brokerId: this.nodeId,
+      incarnationId: randomUuid(),
+      endpoints: this.advertised.map((e) => ({
+        name: e.listenerName,
+        host: e.host,
+        port: e.port,
+        securityProtocol: SECURITY_PROTOCOL_IDS[e.securityProtocol] ?? 0,
+      })),
+      rack: this.config.getString('broker.rack'),
+      logDirs: [],
+    });
+    this.state = 'running';
+    this.logger.info(`started in ${Date.now() - t0} ms`, {
+      listeners: this.advertised.map((e) => `${e.listenerName}://${e.host}:${e.port}`),
+      logDirs: this.config.logDirs(),
+    });
+  }
+
+  /** After the metadata replay: a partition for every replica this node hosts, and stray logs removed. */
+  private createPartitionsFromMetadata(): void {
+    const changedPartitions = [];
+    for (const t of this.metadata.topics()) changedPartitions.push(...t.partitions.values());
+    const known = new Set(changedPartitions.map((p) => `${p.topic}-${p.partition}`));
+    for (const log of this.logManager.allLogs()) {
+      const { topic, partition } = log.topicPartition;
+      if (topic === METADATA_TOPIC) continue; // owned by the metadata log store, not a partition
+      const state = this.metadata.partition(topic, partition);
+      if (!known.has(`${topic}-${partition}`) || (log.topicId && state && log.topicId !== state.topicId)) {
+        this.logger.warn(`removing stray log ${topic}-${partition}: not in the cluster metadata`);
+        this.logManager.deleteLog(topic, partition);
+      }
+    }
+    this.replicaManager.applyDelta({
+      changedPartitions,
+      removedTopics: [],
+      changedTopicConfigs: new Set(),
+      changedBrokers: new Set(),
+    });
+  }
+
+  private onMetadataDelta(delta: MetadataDelta): void {
+    for (const t of delta.changedTopicConfigs) this.topicConfigs.delete(t);
+    for (const t of delta.removedTopics) {
+      this.topicConfigs.delete(t.name);
+      this.fetchSessions.forgetTopic(t.name);
+    }
+    this.replicaManager.applyDelta(delta);
+  }
+
+  topicConfig(topic: string): EffectiveTopicConfig {
+    let c = this.topicConfigs.get(topic);
+    if (!c) {
+      c = logConfigFrom(this.config, this.metadata.topicConfig(topic));
+      this.topicConfigs.set(topic, c);
+    }
+    return c;
+  }
+
+  topicConfigWith(overrides: ReadonlyMap<string, string>): EffectiveTopicConfig {
+    return logConfigFrom(this.config, overrides);
+  }
+
+  advertisedEndpoint(listenerName: string): AdvertisedEndpoint | undefined {
+    return this.advertised.find((e) => e.listenerName === listenerName);
+  }
+
+  get advertisedEndpoints(): readonly AdvertisedEndpoint[] {
+    return this.advertised;
+  }
+
+  apiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[] {
+    return this.dispatcher.advertisedVersions();
+  }
+
+  get dispatcherInterceptors() {
+    return this.dispatcher.interceptors;
+  }
+
+  async autoCreateTopics(names: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (names.length === 0) return out;
+    const results = await this.controller.createTopics(
+      names.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: [] })),
+      false,
+    );
+    for (const r of results) {
+      // Another request may have created it in the meantime: that is success for the caller.
+      out.set(r.name, r.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS ? ErrorCode.NONE : r.errorCode);
+      if (r.errorCode === ErrorCode.NONE) this.logger.info(`auto-created topic ${r.name}`, { partitions: r.numPartitions });
+    }
+    return out;
+  }
+
+  get isRunning(): boolean {
+    return this.state === 'running';
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.state === 'stopping' || this.state === 'stopped') return;
+    this.state = 'stopping';
+    this.logger.info('shutting down');
+    await this.socketServer.close();
+    this.replicaManager.shutdown();
+    await this.controller.close();
+    await this.logManager.close();
+    this.state = 'stopped';
+    this.logger.info('shut down cleanly');
+  }
+}

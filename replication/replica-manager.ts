@@ -1,0 +1,372 @@
+/**
+ * The broker's partitions and the two data paths through them: appendRecords (Produce, and later
+ * the coordinators' internal writes) and fetchMessages (consumer and follower Fetch). Owns the
+ * produce and fetch purgatories: an acks=-1 produce waits until the high watermark passes its
+ * last offset, a fetch waits until min_bytes are available, each with its own timeout, and each
+ * is woken by the append or HWM change that can complete it (no polling).
+ *
+ * Partitions are created and dropped only by applying controller metadata (`applyDelta`), so the
+ * set of local logs always matches the committed metadata.
+ */
+import { ErrorCode, KafkaError, errorName, toErrorCode } from '../protocol/errors';
+import type { Logger } from '../broker/logger';
+import type { LogManager } from '../storage/log-manager';
+import type { LogConfig } from '../storage/log-config';
+import type { MetadataCache, MetadataDelta } from './metadata-cache';
+import { Partition, type FetchIsolation } from './partition';
+import { DelayedOperation, DelayedOperationPurgatory } from './delayed/purgatory';
+import { isInternalTopic } from './controller/topic-name';
+
+export interface ProducePartitionRequest {
+  topic: string;
+  partition: number;
+  records: Buffer;
+}
+
+export interface ProducePartitionResult {
+  topic: string;
+  partition: number;
+  errorCode: number;
+  errorMessage: string | null;
+  baseOffset: bigint;
+  logAppendTimeMs: bigint;
+  logStartOffset: bigint;
+  recordErrors: { batchIndex: number; batchIndexErrorMessage: string | null }[];
+}
+
+export interface AppendOptions {
+  timeoutMs: number;
+  requiredAcks: number;
+  entries: ProducePartitionRequest[];
+  /** Coordinators may write internal topics; clients may not. */
+  internalTopicsAllowed: boolean;
+  /** Produce request version, when the append comes from a client. */
+  requestVersion?: number;
+}
+
+export interface FetchPartitionRequest {
+  topic: string;
+  partition: number;
+  fetchOffset: bigint;
+  partitionMaxBytes: number;
+  currentLeaderEpoch: number;
+}
+
+export interface FetchParams {
+  replicaId: number;
+  maxWaitMs: number;
+  minBytes: number;
+  maxBytes: number;
+  isolation: FetchIsolation;
+  partitions: FetchPartitionRequest[];
+}
+
+export interface FetchPartitionResult {
+  topic: string;
+  partition: number;
+  errorCode: number;
+  highWatermark: bigint;
+  lastStableOffset: bigint;
+  logStartOffset: bigint;
+  records: Buffer[];
+  recordsSize: number;
+}
+
+export interface ReplicaManagerOptions {
+  brokerId: number;
+  logManager: LogManager;
+  metadata: MetadataCache;
+  logger: Logger;
+  /** The effective config of a topic (broker defaults + topic overrides). */
+  logConfig: (topic: string) => LogConfig;
+  minInsyncReplicas: (topic: string) => number;
+}
+
+const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
+
+export class ReplicaManager {
+  private readonly partitions = new Map<string, Partition>();
+  private readonly producePurgatory = new DelayedOperationPurgatory<DelayedProduce>('Produce');
+  private readonly fetchPurgatory = new DelayedOperationPurgatory<DelayedFetch>('Fetch');
+  private readonly log: Logger;
+  private closed = false;
+
+  constructor(private readonly opts: ReplicaManagerOptions) {
+    this.log = opts.logger;
+  }
+
+  getPartition(topic: string, partition: number): Partition | undefined {
+    return this.partitions.get(partitionKey(topic, partition));
+  }
+
+  /**
+   * The partition if this broker leads it; otherwise the error a client gets:
+   * UNKNOWN_TOPIC_OR_PARTITION if the metadata has no such partition, NOT_LEADER_OR_FOLLOWER if
+   * another broker (or none) leads it.
+   */
+  leaderPartitionOrThrow(topic: string, partition: number): Partition {
+    const p = this.partitions.get(partitionKey(topic, partition));
+    if (!p) {
+      if (this.opts.metadata.partition(topic, partition)) {
+        throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.opts.brokerId} does not host ${topic}-${partition}`);
+      }
+      throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown partition ${topic}-${partition}`);
+    }
+    if (!p.isLeader) {
+      throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.opts.brokerId} is not the leader of ${p.key}`);
+    }
+    return p;
+  }
+
+  /** Creates, updates and removes local partitions to match committed metadata. */
+  applyDelta(delta: MetadataDelta): void {
+    for (const removed of delta.removedTopics) {
+      for (const partition of removed.partitions) {
+        const key = partitionKey(removed.name, partition);
+        const p = this.partitions.get(key);
+        if (!p) continue;
+        this.partitions.delete(key);
+        try {
+          this.opts.logManager.deleteLog(removed.name, partition);
+        } catch (err) {
+          this.log.error('failed to delete the log of a removed topic', { topic: removed.name, partition, err });
+        }
+        this.fetchPurgatory.checkAndComplete(key);
+        this.producePurgatory.checkAndComplete(key);
+      }
+    }
+    for (const state of delta.changedPartitions) {
+      const key = partitionKey(state.topic, state.partition);
+      if (!state.replicas.includes(this.opts.brokerId)) {
+        // No longer (or never) a replica here.
+        if (this.partitions.has(key)) {
+          this.partitions.delete(key);
+          this.opts.logManager.deleteLog(state.topic, state.partition);
+        }
+        continue;
+      }
+      let p = this.partitions.get(key);
+      if (!p) {
+        const log = this.opts.logManager.getOrCreateLog(state.topic, state.partition, state.topicId, this.opts.logConfig(state.topic));
+        p = new Partition(state.topic, state.partition, state.topicId, this.opts.brokerId, log);
+        this.partitions.set(key, p);
+      }
+      p.applyState(state);
+      this.producePurgatory.checkAndComplete(key);
+      this.fetchPurgatory.checkAndComplete(key);
+    }
+    for (const topic of delta.changedTopicConfigs) {
+      const t = this.opts.metadata.topic(topic);
+      if (!t) continue;
+      const cfg = this.opts.logConfig(topic);
+      for (const partition of t.partitions.keys()) {
+        this.partitions.get(partitionKey(topic, partition))?.log.updateConfig(cfg);
+      }
+    }
+  }
+
+  async appendRecords(opts: AppendOptions): Promise<ProducePartitionResult[]> {
+    const results: ProducePartitionResult[] = opts.entries.map((e) => ({
+      topic: e.topic,
+      partition: e.partition,
+      errorCode: ErrorCode.NONE,
+      errorMessage: null,
+      baseOffset: -1n,
+      logAppendTimeMs: -1n,
+      logStartOffset: -1n,
+      recordErrors: [],
+    }));
+    if (opts.requiredAcks !== -1 && opts.requiredAcks !== 0 && opts.requiredAcks !== 1) {
+      for (const r of results) r.errorCode = ErrorCode.INVALID_REQUIRED_ACKS;
+      return results;
+    }
+    const waiting: { result: ProducePartitionResult; partition: Partition; requiredOffset: bigint }[] = [];
+    opts.entries.forEach((entry, i) => {
+      const result = results[i];
+      try {
+        if (isInternalTopic(entry.topic) && !opts.internalTopicsAllowed) {
+          throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${entry.topic}`);
+        }
+        const p = this.leaderPartitionOrThrow(entry.topic, entry.partition);
+        const info = p.appendRecordsToLeader(entry.records, opts.requiredAcks, this.opts.minInsyncReplicas(entry.topic), {
+          origin: opts.internalTopicsAllowed ? 'coordinator' : 'client',
+          requestVersion: opts.requestVersion,
+        });
+        result.baseOffset = info.firstOffset;
+        result.logAppendTimeMs = info.logAppendTime;
+        result.logStartOffset = info.logStartOffset;
+        if (opts.requiredAcks === -1) waiting.push({ result, partition: p, requiredOffset: info.lastOffset + 1n });
+        this.fetchPurgatory.checkAndComplete(p.key);
+      } catch (err) {
+        result.errorCode = toErrorCode(err);
+        result.errorMessage = err instanceof KafkaError ? err.message : null;
+        if (err instanceof KafkaError && err.recordErrors) result.recordErrors = err.recordErrors;
+        if (!(err instanceof KafkaError)) {
+          this.log.error('append failed', { topic: entry.topic, partition: entry.partition, err });
+        } else if (err.code === ErrorCode.KAFKA_STORAGE_ERROR) {
+          this.log.error('append failed with a storage error', { topic: entry.topic, partition: entry.partition, err: err.message });
+        }
+      }
+    });
+    if (waiting.length === 0 || this.closed) return results;
+    await new Promise<void>((resolve) => {
+      const op = new DelayedProduce(opts.timeoutMs, waiting, (topic) => this.opts.minInsyncReplicas(topic), resolve);
+      this.producePurgatory.tryCompleteElseWatch(op, waiting.map((w) => w.partition.key));
+    });
+    return results;
+  }
+
+  /** Called when a partition's HWM may have moved (follower fetch, ISR change). */
+  onHighWatermarkChanged(p: Partition): void {
+    this.producePurgatory.checkAndComplete(p.key);
+    this.fetchPurgatory.checkAndComplete(p.key);
+  }
+
+  async fetchMessages(params: FetchParams): Promise<FetchPartitionResult[]> {
+    const first = this.readFromLocalLog(params);
+    const bytes = first.reduce((n, r) => n + r.recordsSize, 0);
+    const anyError = first.some((r) => r.errorCode !== ErrorCode.NONE);
+    if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || params.partitions.length === 0 || this.closed) {
+      return first;
+    }
+    return new Promise<FetchPartitionResult[]>((resolve) => {
+      const op = new DelayedFetch(params, this, resolve);
+      this.fetchPurgatory.tryCompleteElseWatch(
+        op,
+        params.partitions.map((p) => partitionKey(p.topic, p.partition)),
+      );
+    });
+  }
+
+  /**
+   * Reads every requested partition once. The response budget (max_bytes) is shared in request
+   * order; the first partition that returns data may exceed it by one batch (KIP-74), so a
+   * consumer always makes progress past a batch larger than its limits.
+   */
+  readFromLocalLog(params: FetchParams): FetchPartitionResult[] {
+    let budget = params.maxBytes;
+    let gotData = false;
+    return params.partitions.map((req) => {
+      const res: FetchPartitionResult = {
+        topic: req.topic,
+        partition: req.partition,
+        errorCode: ErrorCode.NONE,
+        highWatermark: -1n,
+        lastStableOffset: -1n,
+        logStartOffset: -1n,
+        records: [],
+        recordsSize: 0,
+      };
+      try {
+        const p = this.leaderPartitionOrThrow(req.topic, req.partition);
+        const maxBytes = Math.max(0, Math.min(req.partitionMaxBytes, budget));
+        const r = p.read(req.fetchOffset, maxBytes, params.isolation, !gotData, req.currentLeaderEpoch);
+        res.highWatermark = r.highWatermark;
+        res.lastStableOffset = r.lastStableOffset;
+        res.logStartOffset = r.logStartOffset;
+        res.records = r.read.records;
+        res.recordsSize = r.read.sizeInBytes;
+        if (res.recordsSize > 0) gotData = true;
+        budget = Math.max(0, budget - res.recordsSize);
+      } catch (err) {
+        res.errorCode = toErrorCode(err);
+        if (!(err instanceof KafkaError)) {
+          this.log.error('fetch read failed', { topic: req.topic, partition: req.partition, err });
+        } else if (err.code === ErrorCode.OFFSET_OUT_OF_RANGE || err.code === ErrorCode.KAFKA_STORAGE_ERROR) {
+          const p = this.partitions.get(partitionKey(req.topic, req.partition));
+          if (p) {
+            res.highWatermark = p.log.highWatermark;
+            res.lastStableOffset = p.log.lastStableOffset;
+            res.logStartOffset = p.log.logStartOffset;
+          }
+          this.log.debug(`fetch ${errorName(err.code)}`, { topic: req.topic, partition: req.partition, offset: req.fetchOffset });
+        }
+      }
+      return res;
+    });
+  }
+
+  /** Bytes a delayed fetch could now return, without reading them. */
+  availableBytes(params: FetchParams): { bytes: number; error: boolean } {
+    let bytes = 0;
+    for (const req of params.partitions) {
+      const p = this.partitions.get(partitionKey(req.topic, req.partition));
+      if (!p || !p.isLeader) return { bytes, error: true };
+      const end =
+        params.isolation === 'LOG_END'
+          ? p.log.logEndOffset
+          : params.isolation === 'HIGH_WATERMARK'
+            ? p.log.highWatermark
+            : p.log.lastStableOffset;
+      if (req.fetchOffset > end || req.fetchOffset < p.log.logStartOffset) return { bytes, error: true };
+      if (req.fetchOffset < end) bytes += p.log.bytesBetween(req.fetchOffset, end);
+    }
+    return { bytes, error: false };
+  }
+
+  allPartitions(): IterableIterator<Partition> {
+    return this.partitions.values();
+  }
+
+  /** Answers every waiting request with what it has (broker shutdown). */
+  shutdown(): void {
+    this.closed = true;
+    this.producePurgatory.completeAll();
+    this.fetchPurgatory.completeAll();
+  }
+}
+
+class DelayedProduce extends DelayedOperation {
+  constructor(
+    timeoutMs: number,
+    private readonly waiting: { result: ProducePartitionResult; partition: Partition; requiredOffset: bigint }[],
+    private readonly minIsr: (topic: string) => number,
+    private readonly done: () => void,
+  ) {
+    super(timeoutMs);
+  }
+
+  private pending(): boolean {
+    for (const w of this.waiting) {
+      if (w.result.errorCode !== ErrorCode.NONE || (w as { settled?: boolean }).settled) continue;
+      const state = w.partition.checkEnoughReplicasReachOffset(w.requiredOffset, this.minIsr(w.partition.topic));
+      if (!state.done) return true;
+      (w as { settled?: boolean }).settled = true;
+      w.result.errorCode = state.errorCode;
+    }
+    return false;
+  }
+
+  tryComplete(): boolean {
+    return this.pending() ? false : this.forceComplete();
+  }
+
+  protected onComplete(): void {
+    for (const w of this.waiting) {
+      if (w.result.errorCode === ErrorCode.NONE && !(w as { settled?: boolean }).settled) {
+        w.result.errorCode = ErrorCode.REQUEST_TIMED_OUT;
+      }
+    }
+    this.done();
+  }
+}
+
+class DelayedFetch extends DelayedOperation {
+  constructor(
+    private readonly params: FetchParams,
+    private readonly rm: ReplicaManager,
+    private readonly done: (r: FetchPartitionResult[]) => void,
+  ) {
+    super(params.maxWaitMs);
+  }
+
+  tryComplete(): boolean {
+    const { bytes, error } = this.rm.availableBytes(this.params);
+    if (error || bytes >= this.params.minBytes) return this.forceComplete();
+    return false;
+  }
+
+  protected onComplete(): void {
+    this.done(this.rm.readFromLocalLog(this.params));
+  }
+}
