@@ -1,0 +1,629 @@
+/**
+ * All partition logs of this broker across its log directories (Kafka's LogManager).
+ *
+ * Owns: the map topic-partition -> UnifiedLog, the state of each log directory (online/offline),
+ * its checkpoint files (recovery-point-offset-checkpoint, log-start-offset-checkpoint,
+ * replication-offset-checkpoint), its clean-shutdown marker and meta.properties, and the
+ * background tasks: retention (log.retention.check.interval.ms), the flush.ms flusher, periodic
+ * checkpoints and removal of deleted logs.
+ *
+ * Invariants: a topic-partition has at most one log, in one directory; a directory that failed an
+ * I/O call is offline for the rest of the process's life and every log in it raises
+ * KAFKA_STORAGE_ERROR (never a process crash); the clean-shutdown marker exists only while the
+ * broker is stopped after flushing every log and writing every checkpoint. It is removed at
+ * startup before any log is loaded, so a crash during loading still means recovery next time.
+ *
+ * Everything here is synchronous except `startup` (which yields between partitions so a large
+ * recovery does not starve the event loop) and `close` (async for future background flushes).
+ */
+import * as path from 'node:path';
+import { ErrorCode, KafkaError } from '../protocol/errors';
+import { CorruptCheckpointError, CheckpointEntry, OffsetCheckpointFile } from './checkpoint/offset-checkpoint-file';
+import { StorageFs, isIoError, nodeFs, writeFileAtomic } from './fs';
+import { DEFAULT_LOG_CONFIG, LONG_MAX, LogConfig } from './log-config';
+import {
+  CLEAN_SHUTDOWN_FILE,
+  FUTURE_DIR_SUFFIX,
+  LOG_START_OFFSET_CHECKPOINT_FILE,
+  RECOVERY_POINT_CHECKPOINT_FILE,
+  REPLICATION_OFFSET_CHECKPOINT_FILE,
+  STRAY_DIR_SUFFIX,
+  deleteDirName,
+  isDeleteDirName,
+  parseTopicPartitionName,
+  partitionDirName,
+} from './log-file-utils';
+import { MetaProperties, MetaPropertiesError, ensureMetaProperties } from './meta-properties';
+import { readPartitionMetadata, writePartitionMetadata } from './partition-metadata';
+import {
+  KafkaStorageError,
+  ScheduledTask,
+  Scheduler,
+  StorageLogger,
+  SystemTime,
+  Time,
+  TimerScheduler,
+  TopicPartition,
+  consoleLogger,
+  tpKey,
+  tpString,
+} from './support';
+import { UnifiedLog } from './unified-log';
+
+export interface LogManagerOptions {
+  /** log.dirs (log.dir when unset). */
+  logDirs: string[];
+  /** Broker-level defaults for logs with no topic-specific config. */
+  defaultConfig?: LogConfig;
+  /** Effective config of a topic (broker defaults + overrides) for logs found at startup. */
+  topicConfig?: (topic: string) => LogConfig | undefined;
+  /** With both set, every directory's meta.properties is created or checked against them. */
+  nodeId?: number;
+  clusterId?: string;
+  fs?: StorageFs;
+  time?: Time;
+  scheduler?: Scheduler;
+  logger?: StorageLogger;
+  /** log.retention.check.interval.ms (default 300000). */
+  retentionCheckIntervalMs?: number;
+  /** log.flush.scheduler.interval.ms (default Long.MAX_VALUE: no flusher). */
+  flushCheckIntervalMs?: number;
+  /** log.flush.offset.checkpoint.interval.ms (default 60000). */
+  flushRecoveryOffsetCheckpointIntervalMs?: number;
+  /** log.flush.start.offset.checkpoint.interval.ms (default 60000). */
+  flushStartOffsetCheckpointIntervalMs?: number;
+  /** replica.high.watermark.checkpoint.interval.ms (default 5000). */
+  highWatermarkCheckpointIntervalMs?: number;
+  /** log.initial.task.delay.ms (default 30000). */
+  initialTaskDelayMs?: number;
+  /** num.recovery.threads.per.data.dir (default 1). */
+  recoveryThreadsPerDataDir?: number;
+}
+
+export interface LogDirState {
+  path: string;
+  online: boolean;
+  offlineReason?: string;
+  /** Whether the last shutdown left the clean-shutdown marker. */
+  hadCleanShutdown: boolean;
+  meta?: MetaProperties;
+}
+
+export type LogDirFailureListener = (dir: string, reason: string) => void;
+
+const CLEAN_SHUTDOWN_CONTENT = JSON.stringify({ version: 0, brokerEpoch: -1 });
+
+export class LogManager {
+  private readonly fs: StorageFs;
+  private readonly time: Time;
+  private readonly scheduler: Scheduler;
+  private readonly ownScheduler: TimerScheduler | null;
+  private readonly logger: StorageLogger;
+  private readonly dirs = new Map<string, LogDirState>();
+  private readonly logs = new Map<string, UnifiedLog>();
+  /** Partitions that could not be loaded (not an I/O error: the directory stays online). */
+  private readonly failedPartitions = new Map<string, string>();
+  private readonly tasks: ScheduledTask[] = [];
+  private readonly pendingDirDeletes = new Map<string, ScheduledTask>();
+  private readonly listeners: LogDirFailureListener[] = [];
+  private defaultConfig: LogConfig;
+  private state: 'new' | 'loaded' | 'started' | 'closed' = 'new';
+
+  constructor(private readonly opts: LogManagerOptions) {
+    if (opts.logDirs.length === 0) throw new Error('at least one log directory is required');
+    this.fs = opts.fs ?? nodeFs;
+    this.time = opts.time ?? SystemTime;
+    this.logger = opts.logger ?? consoleLogger;
+    if (opts.scheduler) {
+      this.scheduler = opts.scheduler;
+      this.ownScheduler = null;
+    } else {
+      this.ownScheduler = new TimerScheduler((name, err) => this.logger.error(`background task ${name} failed`, err));
+      this.scheduler = this.ownScheduler;
+    }
+    this.defaultConfig = opts.defaultConfig ?? { ...DEFAULT_LOG_CONFIG, cleanupPolicy: [...DEFAULT_LOG_CONFIG.cleanupPolicy] };
+    for (const d of opts.logDirs) {
+      const p = path.resolve(d);
+      if (this.dirs.has(p)) throw new Error(`duplicate log directory ${d}`);
+      this.dirs.set(p, { path: p, online: true, hadCleanShutdown: false });
+    }
+  }
+
+  // ---- startup --------------------------------------------------------------------------------
+
+  /** Loads (and recovers) every log, then starts the background tasks. */
+  async startup(): Promise<void> {
+    await this.loadLogs();
+    this.startTasks();
+  }
+
+  /**
+   * Loads every partition directory of every log directory. A directory that cannot be read goes
+   * offline; a partition that cannot be loaded for another reason is reported and skipped; a
+   * meta.properties of another cluster or node throws (the broker must not start on it).
+   */
+  async loadLogs(): Promise<void> {
+    if (this.state !== 'new') throw new Error('logs already loaded');
+    this.state = 'loaded';
+    await Promise.all([...this.dirs.values()].map((d) => this.loadDir(d)));
+  }
+
+  private async loadDir(d: LogDirState): Promise<void> {
+    let names: string[];
+    let recoveryPoints: Map<string, CheckpointEntry>;
+    let startOffsets: Map<string, CheckpointEntry>;
+    let hwms: Map<string, CheckpointEntry>;
+    try {
+      if (!this.fs.existsSync(d.path)) this.fs.mkdirSync(d.path, { recursive: true });
+      if (this.opts.nodeId !== undefined && this.opts.clusterId !== undefined) {
+        d.meta = ensureMetaProperties(this.fs, d.path, this.opts.nodeId, this.opts.clusterId);
+      }
+      const marker = path.join(d.path, CLEAN_SHUTDOWN_FILE);
+      d.hadCleanShutdown = this.fs.existsSync(marker);
+      if (d.hadCleanShutdown) {
+        this.fs.unlinkSync(marker);
+        this.fs.fsyncDirSync(d.path);
+      } else {
+        this.logger.info(`log directory ${d.path}: no clean shutdown marker, logs will be recovered from their recovery points`);
+      }
+      recoveryPoints = this.readCheckpoint(d.path, RECOVERY_POINT_CHECKPOINT_FILE, 'every log in it will be recovered in full');
+      startOffsets = this.readCheckpoint(d.path, LOG_START_OFFSET_CHECKPOINT_FILE, 'log start offsets fall back to the first segment');
+      hwms = this.readCheckpoint(d.path, REPLICATION_OFFSET_CHECKPOINT_FILE, 'high watermarks start at the log start offset');
+      names = this.fs.readdirSync(d.path).sort();
+    } catch (e) {
+      if (e instanceof MetaPropertiesError) throw e;
+      this.handleLogDirFailure(d.path, `cannot load log directory: ${errMessage(e)}`);
+      return;
+    }
+    for (const name of names) {
+      if (!d.online) return;
+      const full = path.join(d.path, name);
+      try {
+        const st = this.fs.statSync(full);
+        if (!st || !st.isDirectory()) continue;
+        if (isDeleteDirName(name)) {
+          this.scheduleDirDelete(full);
+          continue;
+        }
+        if (name.endsWith(FUTURE_DIR_SUFFIX) || name.endsWith(STRAY_DIR_SUFFIX)) {
+          this.logger.info(`skipping ${full} (future/stray replicas are not supported yet)`);
+          continue;
+        }
+        const tp = parseTopicPartitionName(name);
+        if (!tp) continue;
+        const key = tpKey(tp);
+        if (this.logs.has(key)) {
+          const reason = `duplicate log directories for ${key}: ${this.logs.get(key)?.dir} and ${full}`;
+          this.logger.error(reason);
+          this.failedPartitions.set(key, reason);
+          continue;
+        }
+        const log = this.loadPartition(d, tp, full, recoveryPoints.get(key)?.offset, startOffsets.get(key)?.offset);
+        if (!log) continue;
+        const hw = hwms.get(key);
+        if (hw) log.updateHighWatermark(hw.offset);
+        this.logs.set(key, log);
+      } catch (e) {
+        if (!isIoError(e)) throw e;
+        this.handleLogDirFailure(d.path, `error loading ${full}: ${errMessage(e)}`);
+        return;
+      }
+      // Recovery is synchronous I/O; yield between partitions so timers and sockets keep running.
+      await new Promise<void>((r) => setImmediate(r));
+    }
+  }
+
+  private loadPartition(d: LogDirState, tp: TopicPartition, dir: string, recoveryPoint?: bigint, logStartOffset?: bigint): UnifiedLog | undefined {
+    let topicId: string | undefined;
+    try {
+      topicId = readPartitionMetadata(this.fs, dir);
+    } catch (e) {
+      if (isIoError(e)) throw e;
+      const reason = `cannot load ${tpString(tp)}: ${errMessage(e)}`;
+      this.logger.error(reason);
+      this.failedPartitions.set(tpKey(tp), reason);
+      return undefined;
+    }
+    try {
+      return UnifiedLog.load({
+        dir,
+        tp,
+        topicId,
+        config: this.configFor(tp.topic),
+        fs: this.fs,
+        time: this.time,
+        scheduler: this.scheduler,
+        logger: this.logger,
+        recoveryPoint: recoveryPoint ?? 0n,
+        logStartOffset: logStartOffset ?? 0n,
+        hadCleanShutdown: d.hadCleanShutdown,
+        onIoError: (log, message) => this.handleLogDirFailure(log.parentDir, message),
+      });
+    } catch (e) {
+      if (isIoError(e)) throw e;
+      // Recovery does not throw on bad data; anything else is a bug, which must cost this one
+      // partition and not the broker.
+      const reason = `cannot load ${tpString(tp)}: ${errMessage(e)}`;
+      this.logger.error(reason, e);
+      this.failedPartitions.set(tpKey(tp), reason);
+      return undefined;
+    }
+  }
+
+  private readCheckpoint(dir: string, name: string, fallback: string): Map<string, CheckpointEntry> {
+    const file = new OffsetCheckpointFile(this.fs, path.join(dir, name));
+    try {
+      return file.read();
+    } catch (e) {
+      if (!(e instanceof CorruptCheckpointError)) throw e;
+      this.logger.warn(`${e.message}; ${fallback}`);
+      return new Map();
+    }
+  }
+
+  private configFor(topic: string): LogConfig {
+    return this.opts.topicConfig?.(topic) ?? this.defaultConfig;
+  }
+
+  private startTasks(): void {
+    if (this.state !== 'loaded') return;
+    this.state = 'started';
+    const initial = this.opts.initialTaskDelayMs ?? 30_000;
+    const every = (name: string, period: number | undefined, dflt: number, fn: () => void) => {
+      const p = period ?? dflt;
+      if (!Number.isFinite(p) || p >= LONG_MAX || p <= 0) return;
+      this.tasks.push(this.scheduler.schedulePeriodic(name, Math.min(initial, p), p, fn));
+    };
+    every('kafka-log-retention', this.opts.retentionCheckIntervalMs, 300_000, () => this.cleanupLogs());
+    every('kafka-log-flusher', this.opts.flushCheckIntervalMs, LONG_MAX, () => this.flushDirtyLogs());
+    every('kafka-recovery-point-checkpoint', this.opts.flushRecoveryOffsetCheckpointIntervalMs, 60_000, () =>
+      this.checkpointLogRecoveryOffsets(),
+    );
+    every('kafka-log-start-offset-checkpoint', this.opts.flushStartOffsetCheckpointIntervalMs, 60_000, () =>
+      this.checkpointLogStartOffsets(),
+    );
+    every('highwatermark-checkpoint', this.opts.highWatermarkCheckpointIntervalMs, 5_000, () => this.checkpointHighWatermarks());
+  }
+
+  // ---- logs -----------------------------------------------------------------------------------
+
+  getLog(topic: string, partition: number): UnifiedLog | undefined {
+    return this.logs.get(`${topic}-${partition}`);
+  }
+
+  allLogs(): UnifiedLog[] {
+    return [...this.logs.values()];
+  }
+
+  /** Why a partition is unavailable without an offline directory (undefined if it is not). */
+  partitionFailure(topic: string, partition: number): string | undefined {
+    return this.failedPartitions.get(`${topic}-${partition}`);
+  }
+
+  /**
+   * The log of topic-partition, created in the online directory holding the fewest logs if it does
+   * not exist. With a topic id: a log (or leftover directory) recorded under a different id is
+   * INCONSISTENT_TOPIC_ID; a log without one gets it recorded. `config` replaces the log's config.
+   */
+  getOrCreateLog(topic: string, partition: number, topicId?: string, config?: LogConfig): UnifiedLog {
+    this.checkNotClosed();
+    const tp = { topic, partition };
+    const key = tpKey(tp);
+    const existing = this.logs.get(key);
+    if (existing) {
+      if (existing.isOffline) throw new KafkaStorageError(`log ${key} is in an offline log directory (${existing.parentDir})`);
+      this.reconcileTopicId(existing, topicId);
+      if (config) existing.updateConfig(config);
+      return existing;
+    }
+    const failure = this.failedPartitions.get(key);
+    if (failure) throw new KafkaStorageError(`partition ${key} is unavailable: ${failure}`);
+    const d = this.nextLogDir();
+    const dir = path.join(d.path, partitionDirName(tp));
+    try {
+      if (this.fs.existsSync(dir)) {
+        const recorded = readPartitionMetadata(this.fs, dir);
+        if (topicId && recorded && recorded !== topicId) {
+          throw new KafkaError(
+            ErrorCode.INCONSISTENT_TOPIC_ID,
+            `the directory ${dir} belongs to topic id ${recorded}, not ${topicId}`,
+          );
+        }
+      } else {
+        this.fs.mkdirSync(dir, { recursive: true });
+        this.fs.fsyncDirSync(d.path);
+      }
+      if (topicId) writePartitionMetadata(this.fs, dir, topicId);
+      const log = UnifiedLog.load({
+        dir,
+        tp,
+        topicId,
+        config: config ?? this.configFor(topic),
+        fs: this.fs,
+        time: this.time,
+        scheduler: this.scheduler,
+        logger: this.logger,
+        recoveryPoint: 0n,
+        logStartOffset: 0n,
+        hadCleanShutdown: false,
+        onIoError: (l, message) => this.handleLogDirFailure(l.parentDir, message),
+      });
+      this.logs.set(key, log);
+      this.logger.info(`created log for partition ${key} in ${d.path}${topicId ? ` with topic id ${topicId}` : ''}`);
+      return log;
+    } catch (e) {
+      if (e instanceof KafkaError) throw e;
+      if (isIoError(e)) {
+        const msg = `error while creating log for ${key} in dir ${d.path}: ${errMessage(e)}`;
+        this.handleLogDirFailure(d.path, msg);
+        throw new KafkaStorageError(msg, e);
+      }
+      throw e;
+    }
+  }
+
+  private reconcileTopicId(log: UnifiedLog, topicId: string | undefined): void {
+    if (!topicId) return;
+    if (log.topicId && log.topicId !== topicId) {
+      throw new KafkaError(
+        ErrorCode.INCONSISTENT_TOPIC_ID,
+        `the log for ${tpString(log.topicPartition)} has topic id ${log.topicId}, not ${topicId}`,
+      );
+    }
+    if (!log.topicId) {
+      try {
+        writePartitionMetadata(this.fs, log.dir, topicId);
+      } catch (e) {
+        if (!isIoError(e)) throw e;
+        const msg = `error writing partition.metadata for ${tpString(log.topicPartition)}: ${errMessage(e)}`;
+        this.handleLogDirFailure(log.parentDir, msg);
+        throw new KafkaStorageError(msg, e);
+      }
+      log.topicId = topicId;
+    }
+  }
+
+  private nextLogDir(): LogDirState {
+    const counts = new Map<string, number>();
+    for (const l of this.logs.values()) counts.set(l.parentDir, (counts.get(l.parentDir) ?? 0) + 1);
+    let best: LogDirState | undefined;
+    for (const d of this.dirs.values()) {
+      if (!d.online) continue;
+      if (!best || (counts.get(d.path) ?? 0) < (counts.get(best.path) ?? 0)) best = d;
+    }
+    if (!best) throw new KafkaStorageError('no online log directory to create a log in');
+    return best;
+  }
+
+  /**
+   * Removes a partition's log: closes it, renames its directory to `<topic>-<partition>.<uuid>-delete`
+   * and removes that after file.delete.delay.ms (a crash in between leaves the -delete directory,
+   * which the next startup removes). Returns the removed log, if there was one.
+   */
+  deleteLog(topic: string, partition: number): UnifiedLog | undefined {
+    const key = `${topic}-${partition}`;
+    this.failedPartitions.delete(key);
+    const log = this.logs.get(key);
+    if (!log) return undefined;
+    this.logs.delete(key);
+    if (log.isOffline) {
+      log.closeHandlers();
+      return log;
+    }
+    const parent = log.parentDir;
+    try {
+      log.close();
+      log.localLog.renameDir(deleteDirName(log.topicPartition));
+      this.fs.fsyncDirSync(parent);
+      this.logger.info(`log for partition ${key} is renamed to ${log.dir} and is scheduled for deletion`);
+      this.scheduleDirDelete(log.dir);
+    } catch (e) {
+      if (!isIoError(e) && !(e instanceof KafkaStorageError)) throw e;
+      this.handleLogDirFailure(parent, `error while deleting ${key}: ${errMessage(e)}`);
+    }
+    return log;
+  }
+
+  private scheduleDirDelete(dir: string): void {
+    const run = () => {
+      this.pendingDirDeletes.delete(dir);
+      try {
+        this.fs.rmSync(dir, { recursive: true, force: true });
+        this.logger.info(`deleted log directory ${dir}`);
+      } catch (e) {
+        this.handleLogDirFailure(path.dirname(dir), `error deleting ${dir}: ${errMessage(e)}`);
+      }
+    };
+    const delay = this.defaultConfig.fileDeleteDelayMs;
+    this.pendingDirDeletes.set(dir, this.scheduler.scheduleOnce(`delete-log-${path.basename(dir)}`, delay, run));
+  }
+
+  /** Applies a topic's new effective config to its logs. */
+  updateTopicConfig(topic: string, config: LogConfig): void {
+    for (const l of this.logs.values()) if (l.topicPartition.topic === topic) l.updateConfig(config);
+  }
+
+  updateDefaultConfig(config: LogConfig): void {
+    this.defaultConfig = config;
+  }
+
+  // ---- directories ----------------------------------------------------------------------------
+
+  get logDirs(): LogDirState[] {
+    return [...this.dirs.values()].map((d) => ({ ...d }));
+  }
+
+  get liveLogDirs(): string[] {
+    return [...this.dirs.values()].filter((d) => d.online).map((d) => d.path);
+  }
+
+  get offlineLogDirs(): string[] {
+    return [...this.dirs.values()].filter((d) => !d.online).map((d) => d.path);
+  }
+
+  /** Called with (dir, reason) when a log directory goes offline (the broker tells the controller). */
+  onLogDirFailure(listener: LogDirFailureListener): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Takes a directory offline: every log in it raises KAFKA_STORAGE_ERROR from now on and its
+   * handles are released. Idempotent.
+   */
+  handleLogDirFailure(dir: string, reason: string): void {
+    const d = this.dirs.get(path.resolve(dir));
+    if (!d || !d.online) return;
+    d.online = false;
+    d.offlineReason = reason;
+    this.logger.error(`log directory ${d.path} is offline: ${reason}`);
+    for (const l of this.logs.values()) if (l.parentDir === d.path) l.markOffline(`log directory ${d.path} failed: ${reason}`);
+    for (const l of this.listeners) {
+      try {
+        l(d.path, reason);
+      } catch (e) {
+        this.logger.error('log dir failure listener threw', e);
+      }
+    }
+  }
+
+  private logsIn(dir: string): UnifiedLog[] {
+    return [...this.logs.values()].filter((l) => l.parentDir === dir && !l.isOffline);
+  }
+
+  // ---- checkpoints ----------------------------------------------------------------------------
+
+  private writeCheckpoint(dir: string, name: string, entries: CheckpointEntry[]): void {
+    try {
+      new OffsetCheckpointFile(this.fs, path.join(dir, name)).write(entries);
+    } catch (e) {
+      if (!isIoError(e)) throw e;
+      this.handleLogDirFailure(dir, `error writing ${name}: ${errMessage(e)}`);
+    }
+  }
+
+  /** recovery-point-offset-checkpoint of every online directory. */
+  checkpointLogRecoveryOffsets(): void {
+    for (const d of this.dirs.values()) {
+      if (!d.online) continue;
+      this.writeCheckpoint(
+        d.path,
+        RECOVERY_POINT_CHECKPOINT_FILE,
+        this.logsIn(d.path).map((l) => ({ tp: l.topicPartition, offset: l.recoveryPoint })),
+      );
+    }
+  }
+
+  /** log-start-offset-checkpoint of every online directory. */
+  checkpointLogStartOffsets(): void {
+    for (const d of this.dirs.values()) {
+      if (!d.online) continue;
+      this.writeCheckpoint(
+        d.path,
+        LOG_START_OFFSET_CHECKPOINT_FILE,
+        this.logsIn(d.path).map((l) => ({ tp: l.topicPartition, offset: l.logStartOffset })),
+      );
+    }
+  }
+
+  /** replication-offset-checkpoint: the high watermarks the replication layer set on each log. */
+  checkpointHighWatermarks(): void {
+    for (const d of this.dirs.values()) {
+      if (!d.online) continue;
+      this.writeCheckpoint(
+        d.path,
+        REPLICATION_OFFSET_CHECKPOINT_FILE,
+        this.logsIn(d.path).map((l) => ({ tp: l.topicPartition, offset: l.highWatermark })),
+      );
+    }
+  }
+
+  // ---- background work ------------------------------------------------------------------------
+
+  /** One retention pass over every online log; returns the number of segments deleted. */
+  cleanupLogs(): number {
+    let n = 0;
+    for (const l of this.logs.values()) {
+      if (l.isOffline) continue;
+      try {
+        n += l.deleteOldSegments();
+      } catch (e) {
+        if (!(e instanceof KafkaStorageError)) this.logger.error(`retention of ${tpString(l.topicPartition)} failed`, e);
+      }
+    }
+    return n;
+  }
+
+  /** The flush.ms flusher: background flush of logs whose last flush is older than their flush.ms. */
+  flushDirtyLogs(): void {
+    const now = this.time.milliseconds();
+    for (const l of this.logs.values()) l.flushIfDue(now);
+  }
+
+  // ---- shutdown -------------------------------------------------------------------------------
+
+  private checkNotClosed(): void {
+    if (this.state === 'closed') throw new KafkaStorageError('the log manager is shut down');
+  }
+
+  /**
+   * Clean shutdown: stop background tasks, flush and close every log, write every checkpoint, and
+   * only then write the clean-shutdown marker, in each directory that stayed online throughout.
+   */
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    for (const t of this.tasks) t.cancel();
+    this.tasks.length = 0;
+    for (const t of this.pendingDirDeletes.values()) t.cancel();
+    this.pendingDirDeletes.clear();
+    for (const d of this.dirs.values()) {
+      for (const l of [...this.logs.values()].filter((x) => x.parentDir === d.path)) {
+        if (!d.online || l.isOffline) {
+          l.closeHandlers();
+          continue;
+        }
+        try {
+          l.flush();
+        } catch (e) {
+          if (!(e instanceof KafkaStorageError)) this.logger.error(`flush of ${tpString(l.topicPartition)} at shutdown failed`, e);
+        }
+      }
+      if (!d.online) continue;
+      this.writeCheckpoint(
+        d.path,
+        RECOVERY_POINT_CHECKPOINT_FILE,
+        this.logsIn(d.path).map((l) => ({ tp: l.topicPartition, offset: l.recoveryPoint })),
+      );
+      this.writeCheckpoint(
+        d.path,
+        LOG_START_OFFSET_CHECKPOINT_FILE,
+        this.logsIn(d.path).map((l) => ({ tp: l.topicPartition, offset: l.logStartOffset })),
+      );
+      this.writeCheckpoint(
+        d.path,
+        REPLICATION_OFFSET_CHECKPOINT_FILE,
+        this.logsIn(d.path).map((l) => ({ tp: l.topicPartition, offset: l.highWatermark })),
+      );
+      for (const l of this.logsIn(d.path)) {
+        try {
+          l.close();
+        } catch (e) {
+          if (!(e instanceof KafkaStorageError)) this.logger.error(`close of ${tpString(l.topicPartition)} failed`, e);
+        }
+      }
+      if (!d.online) continue;
+      try {
+        writeFileAtomic(this.fs, path.join(d.path, CLEAN_SHUTDOWN_FILE), CLEAN_SHUTDOWN_CONTENT);
+      } catch (e) {
+        if (!isIoError(e)) throw e;
+        this.handleLogDirFailure(d.path, `error writing the clean shutdown marker: ${errMessage(e)}`);
+      }
+    }
+    this.logs.clear();
+    this.ownScheduler?.shutdown();
+  }
+}
+
+function errMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
