@@ -16,6 +16,7 @@ import { ErrorCode } from '../protocol/errors';
 import { crc32cImplementation } from '../protocol/records/crc32c';
 import { KafkaConfig, type KafkaConfigInit } from './config/kafka-config';
 import { logConfigFrom, type EffectiveTopicConfig } from './config/log-config-from';
+import { topicConfigDef } from './config/topic-config-def';
 import { resolveAdvertisedEndpoints, type Endpoint } from './config/listeners';
 import { Logger, type LogLevel } from './logger';
 import { FetchSessionCache } from './fetch-session';
@@ -60,7 +61,7 @@ export class KafkaServer implements Broker {
   readonly logManager: LogManager;
   readonly fetchSessions: FetchSessionCache;
   readonly versionCaps: ReadonlyMap<number, number>;
-  private readonly dispatcher: RequestDispatcher;
+  readonly dispatcher: RequestDispatcher;
   private readonly socketServer: SocketServer;
   private advertised: AdvertisedEndpoint[] = [];
   private readonly topicConfigs = new Map<string, EffectiveTopicConfig>();
@@ -88,6 +89,10 @@ export class KafkaServer implements Broker {
       defaultReplicationFactor: () => config.getInt('default.replication.factor'),
       validateTopicConfig: (name, value) => {
         logConfigFrom(config, { [name]: value });
+      },
+      topicConfigDefault: (name) => {
+        const d = topicConfigDef(name)?.default;
+        return typeof d === 'string' ? d : null;
       },
     });
     this.logManager = new LogManager({

@@ -30,6 +30,8 @@ export interface ControllerOptions {
   defaultReplicationFactor: () => number;
   /** Throws KafkaError(INVALID_CONFIG) for an unknown topic config key or a bad value. */
   validateTopicConfig: (name: string, value: string | null) => void;
+  /** A topic config's own default (not the broker's), which APPEND/SUBTRACT start from when unset. */
+  topicConfigDefault?: (name: string) => string | null;
 }
 
 export interface CreateTopicSpec {
@@ -400,7 +402,9 @@ export class Controller {
                 break;
               case 2:
               case 3: {
-                const items = (next.get(op.name) ?? '').split(',').filter((x) => x !== '');
+                // Like Kafka, a list config without an override starts from its default value.
+                const current = next.get(op.name) ?? this.opts.topicConfigDefault?.(op.name) ?? '';
+                const items = current.split(',').filter((x) => x !== '');
                 const given = (op.value ?? '').split(',').filter((x) => x !== '');
                 const merged = op.op === 2 ? [...items, ...given.filter((g) => !items.includes(g))] : items.filter((i) => !given.includes(i));
                 if (merged.length === 0) next.delete(op.name);
