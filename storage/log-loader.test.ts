@@ -349,3 +349,25 @@ describe('temporary files', () => {
     expect(segmentFiles(dir).some((f) => f.endsWith('.swap'))).toBe(false);
   });
 });
+
+test('recovery leaves no index write handles open and no index bytes resident for cold segments', async () => {
+  const dir = newDir();
+  const fs = new FaultyFs();
+  const time = new MockTime();
+  const make = () =>
+    UnifiedLog.load({ dir, tp: TP, config: logConfig({ segmentBytes: 2000, indexIntervalBytes: 200 }), fs, time, scheduler: new MockScheduler(time) });
+  const log = make();
+  for (let i = 0; i < 40; i++) log.appendAsLeader(testBatch({ count: 4, valueSize: 60 }), { leaderEpoch: 1 });
+  log.close();
+  // The fsyncs started at each roll finish on the thread pool; their files close after them.
+  await new Promise((r) => setTimeout(r, 100));
+  expect(fs.openFdCount).toBe(0);
+  const again = make();
+  const segs = again.logSegments();
+  expect(segs.length).toBeGreaterThan(3);
+  expect(segs.slice(0, -1).every((s) => !s.offsetIndex.isLoaded && !s.timeIndex.isLoaded)).toBe(true);
+  // One .log handle per segment (opened to re-read it), none for indexes.
+  expect(fs.openFdCount).toBe(segs.length);
+  again.close();
+  expect(fs.openFdCount).toBe(0);
+});

@@ -257,6 +257,9 @@ function recoverOneSegment(seg: LogSegment, prevLastOffsetIn: bigint | null, ctx
   if (maxTs >= 0) seg.timeIndex.maybeAppendForRebuild(maxTs, offsetOfMaxTs, true);
   seg.offsetIndex.persist();
   seg.timeIndex.persist();
+  // Release the write handles: only the active segment's are needed, and it reopens them lazily.
+  seg.offsetIndex.closeHandler();
+  seg.timeIndex.closeHandler();
   seg.setMaxTimestampAndOffsetSoFar({ timestamp: maxTs, offset: offsetOfMaxTs });
   const nextOffset = lastOffset !== null ? lastOffset + 1n : seg.baseOffset;
   if (invalidReason === undefined && truncatedBytes > 0) {
@@ -320,6 +323,10 @@ export function loadLog(p: LoadParams): LoadedLog {
     segments.add(newSegment(p, p.logStartOffsetCheckpoint));
     logEndOffset = p.logStartOffsetCheckpoint;
   }
+
+  // Cold segments keep no index bytes in memory; they load again on first use.
+  const loadedSegs = segments.values();
+  for (let i = 0; i < loadedSegs.length - 1; i++) loadedSegs[i].unloadIndexes();
 
   const first = segments.firstSegment as LogSegment;
   let logStartOffset = p.logStartOffsetCheckpoint > first.baseOffset ? p.logStartOffsetCheckpoint : first.baseOffset;

@@ -274,3 +274,27 @@ test('flush.messages flushes on the append path', async () => {
   expect(log.recoveryPoint).toBe(10n);
   await b.lm.close();
 });
+
+test('a partition that cannot be loaded is unavailable, and its directory gets no clean-shutdown marker', async () => {
+  const d = tempDir();
+  const b1 = await start([d]);
+  produce(b1.lm.getOrCreateLog('t', 0, randomUuid()), 2);
+  produce(b1.lm.getOrCreateLog('t', 1, randomUuid()), 2);
+  await b1.lm.close();
+  nodefs.writeFileSync(path.join(d, 't-1', 'partition.metadata'), 'garbage');
+  const b2 = await start([d]);
+  expect(b2.lm.getLog('t', 0)?.logEndOffset).toBe(10n);
+  expect(b2.lm.getLog('t', 1)).toBeUndefined();
+  expect(b2.lm.partitionFailure('t', 1)).toMatch(/malformed partition metadata/);
+  expect(code(() => b2.lm.getOrCreateLog('t', 1))).toBe(ErrorCode.KAFKA_STORAGE_ERROR);
+  await b2.lm.close();
+  expect(nodefs.existsSync(path.join(d, '.kafka_cleanshutdown'))).toBe(false);
+});
+
+test('closing a manager that never loaded writes neither checkpoints nor the marker', async () => {
+  const d = tempDir();
+  const lm = new LogManager({ logDirs: [d], fs: new FaultyFs(), logger: new CapturingLogger() });
+  expect(() => lm.getOrCreateLog('t', 0)).toThrow(/not loaded/);
+  await lm.close();
+  expect(nodefs.readdirSync(d)).toEqual([]);
+});

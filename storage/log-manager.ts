@@ -86,6 +86,10 @@ export interface LogDirState {
   offlineReason?: string;
   /** Whether the last shutdown left the clean-shutdown marker. */
   hadCleanShutdown: boolean;
+  /** Every partition directory in it was looked at (checkpoints and the marker may be written). */
+  loaded: boolean;
+  /** Some partition could not be loaded: no clean-shutdown marker may vouch for this directory. */
+  hasFailedPartitions: boolean;
   meta?: MetaProperties;
 }
 
@@ -108,6 +112,7 @@ export class LogManager {
   private readonly listeners: LogDirFailureListener[] = [];
   private defaultConfig: LogConfig;
   private state: 'new' | 'loaded' | 'started' | 'closed' = 'new';
+  private loading = false;
 
   constructor(private readonly opts: LogManagerOptions) {
     if (opts.logDirs.length === 0) throw new Error('at least one log directory is required');
@@ -125,7 +130,7 @@ export class LogManager {
     for (const d of opts.logDirs) {
       const p = path.resolve(d);
       if (this.dirs.has(p)) throw new Error(`duplicate log directory ${d}`);
-      this.dirs.set(p, { path: p, online: true, hadCleanShutdown: false });
+      this.dirs.set(p, { path: p, online: true, hadCleanShutdown: false, loaded: false, hasFailedPartitions: false });
     }
   }
 
@@ -144,8 +149,13 @@ export class LogManager {
    */
   async loadLogs(): Promise<void> {
     if (this.state !== 'new') throw new Error('logs already loaded');
+    this.loading = true;
+    try {
+      await Promise.all([...this.dirs.values()].map((d) => this.loadDir(d)));
+    } finally {
+      this.loading = false;
+    }
     this.state = 'loaded';
-    await Promise.all([...this.dirs.values()].map((d) => this.loadDir(d)));
   }
 
   private async loadDir(d: LogDirState): Promise<void> {
@@ -196,6 +206,7 @@ export class LogManager {
           const reason = `duplicate log directories for ${key}: ${this.logs.get(key)?.dir} and ${full}`;
           this.logger.error(reason);
           this.failedPartitions.set(key, reason);
+          d.hasFailedPartitions = true;
           continue;
         }
         const log = this.loadPartition(d, tp, full, recoveryPoints.get(key)?.offset, startOffsets.get(key)?.offset);
@@ -211,6 +222,7 @@ export class LogManager {
       // Recovery is synchronous I/O; yield between partitions so timers and sockets keep running.
       await new Promise<void>((r) => setImmediate(r));
     }
+    d.loaded = true;
   }
 
   private loadPartition(d: LogDirState, tp: TopicPartition, dir: string, recoveryPoint?: bigint, logStartOffset?: bigint): UnifiedLog | undefined {
@@ -222,6 +234,7 @@ export class LogManager {
       const reason = `cannot load ${tpString(tp)}: ${errMessage(e)}`;
       this.logger.error(reason);
       this.failedPartitions.set(tpKey(tp), reason);
+      d.hasFailedPartitions = true;
       return undefined;
     }
     try {
@@ -246,6 +259,7 @@ export class LogManager {
       const reason = `cannot load ${tpString(tp)}: ${errMessage(e)}`;
       this.logger.error(reason, e);
       this.failedPartitions.set(tpKey(tp), reason);
+      d.hasFailedPartitions = true;
       return undefined;
     }
   }
@@ -504,7 +518,7 @@ export class LogManager {
   /** recovery-point-offset-checkpoint of every online directory. */
   checkpointLogRecoveryOffsets(): void {
     for (const d of this.dirs.values()) {
-      if (!d.online) continue;
+      if (!d.online || !d.loaded) continue;
       this.writeCheckpoint(
         d.path,
         RECOVERY_POINT_CHECKPOINT_FILE,
@@ -516,7 +530,7 @@ export class LogManager {
   /** log-start-offset-checkpoint of every online directory. */
   checkpointLogStartOffsets(): void {
     for (const d of this.dirs.values()) {
-      if (!d.online) continue;
+      if (!d.online || !d.loaded) continue;
       this.writeCheckpoint(
         d.path,
         LOG_START_OFFSET_CHECKPOINT_FILE,
@@ -528,7 +542,7 @@ export class LogManager {
   /** replication-offset-checkpoint: the high watermarks the replication layer set on each log. */
   checkpointHighWatermarks(): void {
     for (const d of this.dirs.values()) {
-      if (!d.online) continue;
+      if (!d.online || !d.loaded) continue;
       this.writeCheckpoint(
         d.path,
         REPLICATION_OFFSET_CHECKPOINT_FILE,
@@ -563,6 +577,8 @@ export class LogManager {
 
   private checkNotClosed(): void {
     if (this.state === 'closed') throw new KafkaStorageError('the log manager is shut down');
+    // Creating a log while directories are still being scanned could create a second copy of one.
+    if (this.state === 'new') throw new Error('the log manager has not loaded its logs yet (call startup() or loadLogs())');
   }
 
   /**
@@ -571,6 +587,7 @@ export class LogManager {
    */
   async close(): Promise<void> {
     if (this.state === 'closed') return;
+    if (this.loading) throw new Error('cannot close the log manager while it is loading logs');
     this.state = 'closed';
     for (const t of this.tasks) t.cancel();
     this.tasks.length = 0;
@@ -588,7 +605,9 @@ export class LogManager {
           if (!(e instanceof KafkaStorageError)) this.logger.error(`flush of ${tpString(l.topicPartition)} at shutdown failed`, e);
         }
       }
-      if (!d.online) continue;
+      // A directory never fully loaded holds logs nobody has recovered: no checkpoint or marker
+      // may claim anything about them.
+      if (!d.online || !d.loaded) continue;
       this.writeCheckpoint(
         d.path,
         RECOVERY_POINT_CHECKPOINT_FILE,
@@ -611,7 +630,7 @@ export class LogManager {
           if (!(e instanceof KafkaStorageError)) this.logger.error(`close of ${tpString(l.topicPartition)} failed`, e);
         }
       }
-      if (!d.online) continue;
+      if (!d.online || d.hasFailedPartitions) continue;
       try {
         writeFileAtomic(this.fs, path.join(d.path, CLEAN_SHUTDOWN_FILE), CLEAN_SHUTDOWN_CONTENT);
       } catch (e) {

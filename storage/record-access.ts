@@ -12,6 +12,8 @@ import { KafkaError } from '../protocol/errors';
 import { RecordIterator, findFirstRecordAtOrAfter } from '../protocol/records/record';
 import { RecordBatch, TimestampType } from '../protocol/records/record-batch';
 
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 export interface RecordTimestampAndOffset {
   timestamp: bigint;
   offset: bigint;
@@ -45,9 +47,12 @@ export function offsetOfMaxTimestamp(batch: Buffer): bigint {
   const b = new RecordBatch(batch, 0);
   if (b.timestampType === TimestampType.LOG_APPEND_TIME) return b.baseOffset;
   try {
+    // Compare plain-number deltas; a BigInt per record would dominate the cost.
+    const delta = b.maxTimestamp - b.baseTimestamp;
+    if (delta < -MAX_SAFE || delta > MAX_SAFE) return b.baseOffset;
+    const target = Number(delta);
     const it = new RecordIterator(b);
-    const max = b.maxTimestamp;
-    while (it.next()) if (it.timestamp === max) return it.offset;
+    while (it.next()) if (it.timestampDelta === target) return it.offset;
   } catch (e) {
     if (!(e instanceof KafkaError)) throw e;
   }
