@@ -298,3 +298,15 @@ test('closing a manager that never loaded writes neither checkpoints nor the mar
   await lm.close();
   expect(nodefs.readdirSync(d)).toEqual([]);
 });
+
+test('appending to a deleted log is KAFKA_STORAGE_ERROR but does not fail its directory', async () => {
+  const d = tempDir();
+  const b = await start([d]);
+  const log = b.lm.getOrCreateLog('t', 0, randomUuid());
+  produce(log, 1);
+  b.lm.deleteLog('t', 0);
+  expect(code(() => produce(log, 1))).toBe(ErrorCode.KAFKA_STORAGE_ERROR);
+  expect(b.lm.offlineLogDirs).toEqual([]);
+  expect(b.lm.getOrCreateLog('t', 0, randomUuid()).logEndOffset).toBe(0n);
+  await b.lm.close();
+});

@@ -116,6 +116,7 @@ export class UnifiedLog {
   private _highWatermark: bigint;
   private _latestEpoch = -1;
   private offlineError: KafkaStorageError | null = null;
+  private closed = false;
   private readonly time: Time;
   private readonly logger: StorageLogger;
   private readonly onIoError: (log: UnifiedLog, message: string, err: unknown) => void;
@@ -693,7 +694,7 @@ export class UnifiedLog {
 
   /** The log manager's flusher: flush in the background when the last flush is older than flush.ms. */
   flushIfDue(now: number): void {
-    if (this.isOffline || this.localLog.isClosed) return;
+    if (this.isOffline || this.closed) return;
     if (now - this.localLog.lastFlushedTime >= this.config.flushMs && this.localLog.unflushedMessages > 0n) {
       void this.localLog.flushInBackground(this.logEndOffset);
     }
@@ -712,6 +713,9 @@ export class UnifiedLog {
 
   private checkOnline(): void {
     if (this.offlineError) throw this.offlineError;
+    // A closed log (deleted, or the broker shutting down) refuses work without failing its
+    // directory: nothing went wrong with the disk (Kafka's checkIfMemoryMappedBufferClosed).
+    if (this.closed) throw new KafkaStorageError(`log ${tpString(this.topicPartition)} is closed`);
   }
 
   /** Reports an I/O failure (the log directory goes offline) and returns the error to throw. */
@@ -739,6 +743,8 @@ export class UnifiedLog {
 
   /** Closes files (after a flush by the caller for a clean shutdown). */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     if (this.isOffline) {
       this.localLog.closeHandlers();
       return;
@@ -748,7 +754,12 @@ export class UnifiedLog {
 
   /** Drops handles without writing (offline directory). */
   closeHandlers(): void {
+    this.closed = true;
     this.localLog.closeHandlers();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   toString(): string {
