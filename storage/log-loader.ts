@@ -25,10 +25,8 @@ import { LogConfig } from './log-config';
 import {
   CLEANED_FILE_SUFFIX,
   DELETED_FILE_SUFFIX,
-  INDEX_FILE_SUFFIX,
   LOG_FILE_SUFFIX,
   SWAP_FILE_SUFFIX,
-  TIME_INDEX_FILE_SUFFIX,
   isIndexFile,
   isLogFile,
   logFile,
@@ -483,6 +481,3 @@ function unlinkQuietly(fs: StorageFs, file: string): void {
     if (!(isIoError(e) && e.code === 'ENOENT')) throw e;
   }
 }
-
-// Re-exported for dump-log and tests.
-export { INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX };

@@ -588,7 +588,7 @@ export class UnifiedLog {
   deleteOldSegments(): number {
     this.checkOnline();
     return this.guard('deleteOldSegments', () => {
-      let n = this.deleteSegmentsWhile((seg, next) => next !== undefined && next.baseOffset <= this._logStartOffset, 'log start offset breach');
+      let n = this.deleteSegmentsWhile((_seg, next) => next !== undefined && next.baseOffset <= this._logStartOffset, 'log start offset breach');
       if (deleteEnabled(this.config)) {
         n += this.deleteRetentionSizeBreached();
         n += this.deleteRetentionMsBreached();
