@@ -1,0 +1,332 @@
+/**
+ * The null sink: a Kafka endpoint that does as little as a broker possibly can, so that driving it
+ * with a client measures that client's own ceiling on this machine. The bench runs it as its own
+ * process (like krill) and compares krill's throughput against it.
+ *
+ *   node dist/bench/null-broker.js [--port N] [--host H]
+ *   -> prints "null-broker ready: PLAINTEXT://H:PORT" once listening; exits on SIGTERM/SIGINT or
+ *      when its stdin closes (the bench that spawned it is gone).
+ *
+ * APIs, with the generated codecs: ApiVersions 0-3, Metadata 0-12 (every topic asked for exists,
+ * one partition unless CreateTopics said otherwise, led by this node), CreateTopics 0-7 (records the
+ * partition count), Produce 3-11 (acks without storing: only the record count of each batch is read
+ * from its header to hand out offsets; acks=0 gets no response), Fetch 4-11 (serves copies of the
+ * first batch produced to the partition, base offsets patched, up to the high watermark: valid
+ * batches of the same shape the client wrote, built from memory; no long poll, a fetch at the high
+ * watermark is answered empty at once), ListOffsets 1-7 (earliest 0, latest = high watermark).
+ * Not a broker: no storage, no validation, no sessions, no CRC check; batches are assumed to carry
+ * the same record count (the bench always sends 1,000 per batch).
+ */
+import * as net from 'node:net';
+import { randomUuid } from '../protocol/primitives/uuid';
+import { APIS, apiByKey, responseHeaderVersion } from '../protocol/generated';
+import type { FetchRequest, FetchResponsePartitionData } from '../protocol/generated/fetch';
+import type { MetadataRequest, MetadataResponseTopic } from '../protocol/generated/metadata';
+import type { ProduceRequest, ProduceResponseTopicProduceResponse } from '../protocol/generated/produce';
+import type { ListOffsetsRequest } from '../protocol/generated/list-offsets';
+import type { CreateTopicsRequest } from '../protocol/generated/create-topics';
+import type { Input } from '../protocol/primitives/input';
+import { readRequestHeader, writeResponseHeader } from '../protocol/header';
+import { Reader } from '../protocol/primitives/reader';
+import { Writer } from '../protocol/primitives/writer';
+import { FrameSplitter, writeChunks } from './framing';
+
+const NODE_ID = 1;
+const EMPTY = Buffer.alloc(0);
+
+/** Advertised ranges: what KafkaJS 2.2.4 sends, and a bit above. */
+const SUPPORTED: ReadonlyMap<number, readonly [number, number]> = new Map([
+  [APIS.Produce.apiKey, [3, 11]],
+  [APIS.Fetch.apiKey, [4, 11]],
+  [APIS.ListOffsets.apiKey, [1, 7]],
+  [APIS.Metadata.apiKey, [0, 12]],
+  [APIS.ApiVersions.apiKey, [0, 3]],
+  [APIS.CreateTopics.apiKey, [0, 7]],
+]);
+
+interface PartitionState {
+  /** Next offset to hand out (the high watermark: everything "acknowledged" is "committed"). */
+  hwm: number;
+  /** Copy of the first batch produced here; fetches serve copies of it. */
+  template: Buffer | null;
+  templateRecords: number;
+}
+
+interface TopicState {
+  id: string;
+  partitions: PartitionState[];
+}
+
+export class NullBroker {
+  private readonly topics = new Map<string, TopicState>();
+  private server: net.Server | null = null;
+  private readonly sockets = new Set<net.Socket>();
+  host = '127.0.0.1';
+  port = 0;
+
+  async listen(host: string, port: number): Promise<void> {
+    const server = net.createServer((s) => this.onConnection(s));
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+    const addr = server.address() as net.AddressInfo;
+    this.host = host;
+    this.port = addr.port;
+  }
+
+  close(): void {
+    this.server?.close();
+    for (const s of this.sockets) s.destroy();
+  }
+
+  private topic(name: string, partitions = 1): TopicState {
+    let t = this.topics.get(name);
+    if (!t) {
+      t = { id: randomUuid(), partitions: [] };
+      for (let i = 0; i < partitions; i++) t.partitions.push({ hwm: 0, template: null, templateRecords: 0 });
+      this.topics.set(name, t);
+    }
+    return t;
+  }
+
+  private onConnection(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.setNoDelay(true);
+    const splitter = new FrameSplitter();
+    socket.on('data', (chunk) => {
+      try {
+        for (const frame of splitter.push(chunk)) {
+          const out = this.handle(frame);
+          if (out && !writeChunks(socket, out)) {
+            socket.pause();
+            socket.once('drain', () => socket.resume());
+          }
+        }
+      } catch (err) {
+        process.stderr.write(`null-broker: closing connection: ${(err as Error).message}\n`);
+        socket.destroy();
+      }
+    });
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => this.sockets.delete(socket));
+  }
+
+  /** One request frame -> response chunks (size prefix included), or null for no response. */
+  private handle(frame: Buffer): Buffer[] | null {
+    const r = new Reader(frame);
+    const h = readRequestHeader(r);
+    const api = apiByKey(h.apiKey);
+    const range = SUPPORTED.get(h.apiKey);
+    if (!api || !range) throw new Error(`unsupported API key ${h.apiKey}`);
+    let version = h.apiVersion;
+    let body: unknown;
+    if (version < range[0] || version > range[1]) {
+      if (h.apiKey !== APIS.ApiVersions.apiKey) throw new Error(`unsupported ${api.name} v${version}`);
+      version = 0;
+      body = { errorCode: 35, apiKeys: this.apiKeys() };
+    } else {
+      const req = api.readRequest(r, version);
+      switch (h.apiKey) {
+        case APIS.ApiVersions.apiKey:
+          body = { errorCode: 0, apiKeys: this.apiKeys() };
+          break;
+        case APIS.Metadata.apiKey:
+          body = this.metadata(req as MetadataRequest);
+          break;
+        case APIS.CreateTopics.apiKey:
+          body = this.createTopics(req as CreateTopicsRequest);
+          break;
+        case APIS.Produce.apiKey: {
+          const p = req as ProduceRequest;
+          const res = this.produce(p);
+          if (p.acks === 0) return null;
+          body = { responses: res };
+          break;
+        }
+        case APIS.Fetch.apiKey:
+          body = this.fetch(req as FetchRequest);
+          break;
+        case APIS.ListOffsets.apiKey:
+          body = this.listOffsets(req as ListOffsetsRequest);
+          break;
+      }
+    }
+    const w = new Writer(512);
+    const size = w.reserveInt32();
+    writeResponseHeader(w, responseHeaderVersion(h.apiKey, version), h.correlationId);
+    api.writeResponse(w, version, body as never);
+    w.patchInt32(size, w.length - 4);
+    return w.finish();
+  }
+
+  private apiKeys(): { apiKey: number; minVersion: number; maxVersion: number }[] {
+    return [...SUPPORTED].map(([apiKey, [minVersion, maxVersion]]) => ({ apiKey, minVersion, maxVersion }));
+  }
+
+  private metadata(req: MetadataRequest): unknown {
+    const names = req.topics === null ? [...this.topics.keys()] : req.topics.map((t) => t.name ?? '');
+    const topics: Input<MetadataResponseTopic>[] = names.map((name) => {
+      const t = this.topic(name);
+      return {
+        errorCode: 0,
+        name,
+        topicId: t.id,
+        isInternal: false,
+        partitions: t.partitions.map((_, i) => ({
+          errorCode: 0,
+          partitionIndex: i,
+          leaderId: NODE_ID,
+          leaderEpoch: 0,
+          replicaNodes: [NODE_ID],
+          isrNodes: [NODE_ID],
+          offlineReplicas: [],
+        })),
+      };
+    });
+    return {
+      brokers: [{ nodeId: NODE_ID, host: this.host, port: this.port, rack: null }],
+      clusterId: 'null-sink',
+      controllerId: NODE_ID,
+      topics,
+    };
+  }
+
+  private createTopics(req: CreateTopicsRequest): unknown {
+    return {
+      topics: req.topics.map((t) => {
+        const exists = this.topics.has(t.name);
+        const n = t.numPartitions > 0 ? t.numPartitions : 1;
+        const st = this.topic(t.name, n);
+        return {
+          name: t.name,
+          topicId: st.id,
+          errorCode: exists ? 36 : 0, // TOPIC_ALREADY_EXISTS
+          errorMessage: null,
+          numPartitions: st.partitions.length,
+          replicationFactor: 1,
+          configs: [],
+        };
+      }),
+    };
+  }
+
+  private produce(req: ProduceRequest): Input<ProduceResponseTopicProduceResponse>[] {
+    return req.topicData.map((td) => {
+      const t = this.topic(td.name);
+      return {
+        name: td.name,
+        partitionResponses: td.partitionData.map((pd) => {
+          const p = t.partitions[pd.index];
+          if (!p || !pd.records) return { index: pd.index, errorCode: 3, baseOffset: -1n }; // UNKNOWN_TOPIC_OR_PARTITION
+          const base = p.hwm;
+          const recs = pd.records;
+          // Walk the batch headers only: batchLength at 8, record count at 57.
+          for (let pos = 0; pos + 61 <= recs.length; ) {
+            const len = recs.readInt32BE(pos + 8) + 12;
+            const count = recs.readInt32BE(pos + 57);
+            if (p.template === null) {
+              p.template = Buffer.from(recs.subarray(pos, pos + len));
+              p.templateRecords = count;
+            }
+            p.hwm += count;
+            pos += len;
+          }
+          return { index: pd.index, errorCode: 0, baseOffset: BigInt(base), logAppendTimeMs: -1n, logStartOffset: 0n };
+        }),
+      };
+    });
+  }
+
+  private fetch(req: FetchRequest): unknown {
+    let budget = req.maxBytes;
+    return {
+      errorCode: 0,
+      sessionId: 0,
+      responses: req.topics.map((ft) => {
+        const t = this.topics.get(ft.topic);
+        return {
+          topic: ft.topic,
+          partitions: ft.partitions.map((fp): Input<FetchResponsePartitionData> => {
+            const p = t?.partitions[fp.partition];
+            if (!p) return { partitionIndex: fp.partition, errorCode: 3, records: EMPTY };
+            let records = EMPTY;
+            const offset = Number(fp.fetchOffset);
+            if (p.template !== null && offset < p.hwm) {
+              const tpl = p.template;
+              const per = p.templateRecords;
+              const limit = Math.min(fp.partitionMaxBytes, budget);
+              const first = Math.floor(offset / per) * per;
+              let n = 1;
+              while ((n + 1) * tpl.length <= limit && first + n * per < p.hwm) n++;
+              records = Buffer.allocUnsafe(n * tpl.length);
+              for (let i = 0; i < n; i++) {
+                tpl.copy(records, i * tpl.length);
+                records.writeBigInt64BE(BigInt(first + i * per), i * tpl.length);
+              }
+              budget = Math.max(0, budget - records.length);
+            }
+            return {
+              partitionIndex: fp.partition,
+              errorCode: 0,
+              highWatermark: BigInt(p.hwm),
+              lastStableOffset: BigInt(p.hwm),
+              logStartOffset: 0n,
+              abortedTransactions: [],
+              preferredReadReplica: -1,
+              records,
+            };
+          }),
+        };
+      }),
+    };
+  }
+
+  private listOffsets(req: ListOffsetsRequest): unknown {
+    return {
+      topics: req.topics.map((lt) => {
+        const t = this.topics.get(lt.name);
+        return {
+          name: lt.name,
+          partitions: lt.partitions.map((lp) => {
+            const p = t?.partitions[lp.partitionIndex];
+            if (!p) return { partitionIndex: lp.partitionIndex, errorCode: 3 };
+            const offset = lp.timestamp === -2n ? 0 : p.hwm;
+            return { partitionIndex: lp.partitionIndex, errorCode: 0, timestamp: -1n, offset: BigInt(offset), leaderEpoch: 0 };
+          }),
+        };
+      }),
+    };
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  let host = '127.0.0.1';
+  let port = 0;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--port') port = Number(argv[++i]);
+    else if (argv[i] === '--host') host = argv[++i];
+    else throw new Error(`unknown argument ${argv[i]}`);
+  }
+  const broker = new NullBroker();
+  await broker.listen(host, port);
+  const stop = (): void => {
+    broker.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  // The bench keeps our stdin open; when it goes away (even killed), so do we.
+  process.stdin.on('end', stop);
+  process.stdin.on('error', stop);
+  process.stdin.resume();
+  process.stdout.write(`null-broker ready: PLAINTEXT://${broker.host}:${broker.port}\n`);
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((err) => {
+    process.stderr.write(`null-broker: ${(err as Error).stack ?? err}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,377 @@
+/**
+ * krill's benchmark (`npm run bench`, or `node dist/bench/run.js [options]` after a build).
+ *
+ * Runs krill (the CLI, `bin/krill.js`, fresh temp data dir) and the null sink (bench/null-broker,
+ * which acknowledges without storing and serves fetches from memory) as separate processes, drives
+ * both with the same client in the same run, and reports each throughput as a ratio krill / null
+ * sink (the client's own ceiling on this machine), with the broker process's CPU seconds
+ * (/proc/<pid>/stat) and peak RSS (VmHWM, reset per workload through /proc/<pid>/clear_refs), plus
+ * time-to-ready, time-to-first-Metadata and idle RSS from cold starts.
+ *
+ * Options:
+ *   --quick          small counts, one run: a smoke test (well under 30 s)
+ *   --json           print the results as JSON on stdout (progress still goes to stderr)
+ *   --runs N         repetitions of each measurement (default 3; the median is reported)
+ *   --in-flight N    KafkaJS send() calls outstanding during produce (default 4)
+ *   --profile DIR    run the krill process under `node --cpu-prof` (profile written to DIR) and
+ *                    print its hottest functions; throughput numbers are then slowed by profiling
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  cpuSeconds,
+  KRILL_BIN,
+  KRILL_READY,
+  makeTempDir,
+  memoryMB,
+  NULL_BROKER_JS,
+  NULL_READY,
+  removeTempDir,
+  resetPeakRss,
+  spawnBroker,
+  type BrokerProcess,
+} from './proc';
+import { summarizeProfile, type ProfileSummary } from './profile-summary';
+import { nodeBaselineMs, startupSample, type StartupSample } from './startup';
+import { BATCH_MESSAGES, fetchKafkaJs, fetchRaw, highWatermark, KafkaJsTarget, produceKafkaJs, type ClientResult } from './workloads';
+
+type TargetName = 'krill' | 'null';
+const TARGETS: readonly TargetName[] = ['krill', 'null'];
+
+interface Options {
+  quick: boolean;
+  json: boolean;
+  runs: number;
+  inFlight: number;
+  profileDir: string | null;
+}
+
+function parseOptions(argv: string[]): Options {
+  const o: Options = { quick: false, json: false, runs: 3, inFlight: 4, profileDir: null };
+  let runsGiven = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const num = (): number => {
+      const v = Number(argv[++i]);
+      if (!Number.isInteger(v) || v < 1) throw new Error(`${a} needs a positive integer`);
+      return v;
+    };
+    if (a === '--quick') o.quick = true;
+    else if (a === '--json') o.json = true;
+    else if (a === '--runs') {
+      o.runs = num();
+      runsGiven = true;
+    } else if (a === '--in-flight') o.inFlight = num();
+    else if (a === '--profile') {
+      const d = argv[++i];
+      if (!d) throw new Error('--profile needs a directory');
+      o.profileDir = path.resolve(d);
+    } else throw new Error(`unknown option ${a}\nusage: run.js [--quick] [--json] [--runs N] [--in-flight N] [--profile DIR]`);
+  }
+  if (o.quick && !runsGiven) o.runs = 1;
+  return o;
+}
+
+/** Message sizes and the number of 1,000-message batches produced per run (about a second each in a full run). */
+function plan(o: Options): { size: number; batches: number }[] {
+  return o.quick
+    ? [
+        { size: 100, batches: 20 },
+        { size: 1024, batches: 10 },
+      ]
+    : [
+        { size: 100, batches: 200 },
+        { size: 1024, batches: 60 },
+      ];
+}
+
+interface Sample extends ClientResult {
+  run: number;
+  msgsPerSec: number;
+  mbPerSec: number;
+  brokerCpu: number;
+  brokerPeakRssMB: number;
+  brokerRssAfterMB: number;
+}
+
+interface Summary {
+  msgsPerSec: number;
+  mbPerSec: number;
+  seconds: number;
+  brokerCpu: number;
+  brokerPeakRssMB: number;
+  clientCpu: number;
+}
+
+interface WorkloadResult {
+  name: string;
+  kind: 'produce' | 'fetch-kafkajs' | 'fetch-raw';
+  size: number;
+  acks: number | null;
+  messages: number;
+  samples: Record<TargetName, Sample[]>;
+  median: Record<TargetName, Summary>;
+  /** median krill msgs/s over median null-sink msgs/s. */
+  ratio: number;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
+
+function summarize(xs: Sample[]): Summary {
+  return {
+    msgsPerSec: Math.round(median(xs.map((x) => x.msgsPerSec))),
+    mbPerSec: round(median(xs.map((x) => x.mbPerSec))),
+    seconds: round(median(xs.map((x) => x.seconds)), 3),
+    brokerCpu: round(median(xs.map((x) => x.brokerCpu)), 2),
+    brokerPeakRssMB: round(median(xs.map((x) => x.brokerPeakRssMB))),
+    clientCpu: round(median(xs.map((x) => x.clientCpu)), 2),
+  };
+}
+
+function log(msg: string): void {
+  process.stderr.write(`${msg}\n`);
+}
+
+/** Runs one client workload against a broker process, with the broker's CPU and peak RSS around it. */
+async function measure(bp: BrokerProcess, run: number, fn: () => Promise<ClientResult>): Promise<Sample> {
+  resetPeakRss(bp.pid);
+  const cpu0 = cpuSeconds(bp.pid);
+  const r = await fn();
+  const cpu1 = cpuSeconds(bp.pid);
+  const mem = memoryMB(bp.pid);
+  return {
+    ...r,
+    run,
+    msgsPerSec: r.messages / r.seconds,
+    mbPerSec: r.payloadBytes / r.seconds / 1e6,
+    brokerCpu: round(cpu1 - cpu0, 2),
+    brokerPeakRssMB: round(mem.peak),
+    brokerRssAfterMB: round(mem.rss),
+  };
+}
+
+interface StartupReport {
+  samples: number;
+  nodeBaselineMs: number;
+  krill: { readyMs: number; metadataMs: number; idleRssMB: number };
+  null: { readyMs: number; metadataMs: number; idleRssMB: number };
+}
+
+async function measureStartup(n: number): Promise<StartupReport> {
+  const base: number[] = [];
+  const k: StartupSample[] = [];
+  const z: StartupSample[] = [];
+  for (let i = 0; i < n; i++) {
+    base.push(nodeBaselineMs());
+    k.push(await startupSample('krill', 300));
+    z.push(await startupSample('null', 300));
+  }
+  const med = (xs: StartupSample[]): StartupReport['krill'] => ({
+    readyMs: round(median(xs.map((x) => x.readyMs))),
+    metadataMs: round(median(xs.map((x) => x.metadataMs))),
+    idleRssMB: round(median(xs.map((x) => x.idleRssMB))),
+  });
+  return { samples: n, nodeBaselineMs: round(median(base)), krill: med(k), null: med(z) };
+}
+
+interface Report {
+  options: Options;
+  machine: { cpus: number; node: string; platform: string };
+  client: string;
+  startup: StartupReport;
+  workloads: WorkloadResult[];
+  krillIdleAfterWorkloadsRssMB: number;
+  profile: ProfileSummary | null;
+  notes: string[];
+  durationSeconds: number;
+}
+
+async function main(): Promise<void> {
+  const t0 = Date.now();
+  const o = parseOptions(process.argv.slice(2));
+  const os = await import('node:os');
+  log(`krill bench: ${o.quick ? 'quick' : 'full'} run, ${o.runs} run(s) per measurement, ${o.inFlight} sends in flight`);
+
+  log('start-up: cold starts of krill and the null sink ...');
+  const startup = await measureStartup(o.quick ? 2 : 5);
+  log(`  krill ready ${startup.krill.readyMs} ms, Metadata answered ${startup.krill.metadataMs} ms, idle RSS ${startup.krill.idleRssMB} MB (node -e 0: ${startup.nodeBaselineMs} ms)`);
+
+  const dataDir = makeTempDir('krill-bench-data-');
+  if (o.profileDir) fs.mkdirSync(o.profileDir, { recursive: true });
+  const procs = {} as Record<TargetName, BrokerProcess>;
+  const clients = {} as Record<TargetName, KafkaJsTarget>;
+  const workloads: WorkloadResult[] = [];
+  let profile: ProfileSummary | null = null;
+  let krillIdleAfter = NaN;
+  try {
+    procs.krill = await spawnBroker({
+      name: 'krill',
+      args: [...(o.profileDir ? ['--cpu-prof', '--cpu-prof-dir', o.profileDir] : []), KRILL_BIN, '--port', '0', '--data-dir', dataDir],
+      readyPattern: KRILL_READY,
+    });
+    procs.null = await spawnBroker({ name: 'null sink', args: [NULL_BROKER_JS, '--port', '0'], readyPattern: NULL_READY });
+    for (const t of TARGETS) clients[t] = new KafkaJsTarget(`${procs[t].host}:${procs[t].port}`);
+
+    // Warm-up: JIT both brokers and the client on every path before anything is timed.
+    log('warm-up ...');
+    for (const t of TARGETS) {
+      for (const { size } of plan(o)) {
+        const topic = `warmup-${size}`;
+        const batches = o.quick ? 3 : 10;
+        await clients[t].createTopic(topic);
+        await produceKafkaJs(clients[t], topic, size, batches, 1, o.inFlight);
+        await produceKafkaJs(clients[t], topic, size, batches, -1, o.inFlight);
+        await fetchKafkaJs(clients[t], topic, 2 * batches * BATCH_MESSAGES);
+        await fetchRaw(procs[t].host, procs[t].port, topic, 2 * batches * BATCH_MESSAGES, size);
+      }
+    }
+
+    const results = new Map<string, WorkloadResult>();
+    const record = (name: string, kind: WorkloadResult['kind'], size: number, acks: number | null, t: TargetName, s: Sample): void => {
+      let w = results.get(name);
+      if (!w) {
+        w = { name, kind, size, acks, messages: s.messages, samples: { krill: [], null: [] }, median: {} as WorkloadResult['median'], ratio: NaN };
+        results.set(name, w);
+        workloads.push(w);
+      }
+      w.samples[t].push(s);
+      log(`  run ${s.run} ${name.padEnd(24)} ${t.padEnd(5)} ${Math.round(s.msgsPerSec).toString().padStart(8)} msg/s ${s.mbPerSec.toFixed(1).padStart(7)} MB/s  broker CPU ${s.brokerCpu.toFixed(2)} s, peak RSS ${s.brokerPeakRssMB} MB`);
+    };
+
+    for (let run = 1; run <= o.runs; run++) {
+      // Alternate which target goes first, so drift (thermal, page cache, GC) does not favour one.
+      const order: TargetName[] = run % 2 === 1 ? ['null', 'krill'] : ['krill', 'null'];
+      for (const { size, batches } of plan(o)) {
+        const label = size >= 1024 ? `${size / 1024}KiB` : `${size}B`;
+        for (const t of order) {
+          const bp = procs[t];
+          const c = clients[t];
+          const n = batches * BATCH_MESSAGES;
+          for (const acks of [1, -1]) {
+            const topic = `bench-${label}-acks${acks}-r${run}`;
+            await c.createTopic(topic);
+            const s = await measure(bp, run, () => produceKafkaJs(c, topic, size, batches, acks, o.inFlight));
+            const hwm = await highWatermark(bp.host, bp.port, topic);
+            if (hwm !== n) throw new Error(`${t}: ${topic} has high watermark ${hwm} after producing ${n} messages`);
+            record(`produce ${label} acks=${acks}`, 'produce', size, acks, t, s);
+          }
+          const topic = `bench-${label}-acks1-r${run}`;
+          record(`fetch ${label} kafkajs`, 'fetch-kafkajs', size, null, t, await measure(bp, run, () => fetchKafkaJs(c, topic, n)));
+          record(`fetch ${label} raw`, 'fetch-raw', size, null, t, await measure(bp, run, () => fetchRaw(bp.host, bp.port, topic, n, size)));
+        }
+      }
+    }
+    for (const w of workloads) {
+      w.median = { krill: summarize(w.samples.krill), null: summarize(w.samples.null) };
+      w.ratio = round(w.median.krill.msgsPerSec / w.median.null.msgsPerSec, 2);
+    }
+    for (const t of TARGETS) await clients[t].close();
+    await new Promise((r) => setTimeout(r, 300));
+    krillIdleAfter = round(memoryMB(procs.krill.pid).rss);
+  } catch (err) {
+    if (procs.krill) log(`krill stderr (tail):\n${procs.krill.stderrTail().slice(-4000)}`);
+    throw err;
+  } finally {
+    for (const t of TARGETS) await clients[t]?.close().catch(() => undefined);
+    for (const t of TARGETS) await procs[t]?.stop();
+    removeTempDir(dataDir);
+  }
+
+  if (o.profileDir) {
+    const files = fs
+      .readdirSync(o.profileDir)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => path.join(o.profileDir!, f))
+      .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+    if (files.length) profile = summarizeProfile(files[0]);
+    else log(`no .cpuprofile in ${o.profileDir} (krill did not exit cleanly?)`);
+  }
+
+  const notes = [
+    'Client: KafkaJS 2.2.4 in the bench process (one core); each broker is its own process (the other core).',
+    'A librdkafka-class load generator is not available here (node-rdkafka is not installed), so every ceiling is KafkaJS\'s own.',
+    `Produce: batches of ${BATCH_MESSAGES} messages to one partition, ${o.inFlight} send() calls in flight on KafkaJS's connection, no compression, no keys.`,
+    'fetch kafkajs: KafkaJS Broker.fetch (Fetch v11, what its consumer sends: 10 MB max, 1 MB per partition, one in flight) decoding every record.',
+    'fetch raw: the same requests from the bench\'s wire client, reading batch headers only, so the broker is the bottleneck.',
+    'MB/s counts message values only. ratio = median krill msgs/s / median null-sink msgs/s.',
+  ];
+  if (o.profileDir) notes.push('krill ran under --cpu-prof: its throughput is understated.');
+  const report: Report = {
+    options: o,
+    machine: { cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
+    client: 'kafkajs@2.2.4',
+    startup,
+    workloads,
+    krillIdleAfterWorkloadsRssMB: krillIdleAfter,
+    profile,
+    notes,
+    durationSeconds: round((Date.now() - t0) / 1000),
+  };
+  const text = o.json ? `${JSON.stringify(report, null, 2)}\n` : renderText(report);
+  // Exit explicitly once the output is flushed: a KafkaJS timer left behind must not keep us alive.
+  process.stdout.write(text, () => process.exit(0));
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n');
+}
+
+function renderText(r: Report): string {
+  const out: string[] = [];
+  out.push('');
+  out.push(`krill bench (${r.options.quick ? 'quick' : 'full'}; median of ${r.options.runs} run(s); ${r.machine.cpus} CPUs, node ${r.machine.node}; ${r.durationSeconds} s)`);
+  out.push('');
+  const rows: string[][] = [['workload', 'msgs', 'krill msg/s', 'MB/s', 'null msg/s', 'MB/s', 'ratio', 'krill CPU s', 'null CPU s', 'client CPU s', 'krill peak RSS MB']];
+  for (const w of r.workloads) {
+    const k = w.median.krill;
+    const z = w.median.null;
+    rows.push([
+      w.name,
+      String(w.messages),
+      String(k.msgsPerSec),
+      k.mbPerSec.toFixed(1),
+      String(z.msgsPerSec),
+      z.mbPerSec.toFixed(1),
+      w.ratio.toFixed(2) + (w.kind !== 'fetch-raw' && w.ratio < 0.9 ? ' *' : ''),
+      k.brokerCpu.toFixed(2),
+      z.brokerCpu.toFixed(2),
+      k.clientCpu.toFixed(2),
+      k.brokerPeakRssMB.toFixed(0),
+    ]);
+  }
+  out.push(table(rows));
+  out.push('  * below the 0.9 target (produce and KafkaJS fetch; the raw fetch row is informative)');
+  out.push('');
+  const s = r.startup;
+  const ok = (b: boolean): string => (b ? 'ok' : 'MISSED');
+  out.push(`start-up (median of ${s.samples} cold starts; node -e 0 takes ${s.nodeBaselineMs} ms here):`);
+  out.push(table([
+    ['', 'ready line ms', 'Metadata answered ms', 'idle RSS MB'],
+    ['krill', String(s.krill.readyMs), String(s.krill.metadataMs), String(s.krill.idleRssMB)],
+    ['null sink', String(s.null.readyMs), String(s.null.metadataMs), String(s.null.idleRssMB)],
+  ]));
+  out.push(`targets: ready < 150 ms: ${ok(s.krill.metadataMs < 150)}; idle < 60 MB: ${ok(s.krill.idleRssMB < 60)}; krill RSS after the workloads: ${r.krillIdleAfterWorkloadsRssMB} MB`);
+  out.push('');
+  if (r.profile) {
+    out.push(`krill CPU profile ${r.profile.file}: ${r.profile.busyMs} ms busy of ${r.profile.totalMs} ms`);
+    out.push(table([['area', 'self ms', '% busy'], ...r.profile.areas.slice(0, 10).map((a) => [a.name, String(a.selfMs), a.pct.toFixed(1)])]));
+    out.push('');
+    out.push(table([['function', 'location', 'self ms', '% busy'], ...r.profile.functions.map((f) => [f.name, f.location, String(f.selfMs), f.pct.toFixed(1)])]));
+    out.push('');
+  }
+  for (const n of r.notes) out.push(`- ${n}`);
+  out.push('');
+  return out.join('\n');
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? err}\n`);
+  process.exit(1); // the exit hook in proc.ts kills any broker still running and removes temp dirs
+});

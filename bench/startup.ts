@@ -1,0 +1,86 @@
+/**
+ * Start-up measurements: time from spawning the process to its ready line, and to the first
+ * answered Metadata request (probed independently of the ready line: the broker is given a port
+ * picked beforehand and the probe keeps connecting from the moment of spawn), and the idle RSS once
+ * it serves.
+ */
+import { spawnSync } from 'node:child_process';
+import * as net from 'node:net';
+import { memoryMB, spawnBroker, makeTempDir, removeTempDir, KRILL_BIN, KRILL_READY, NULL_BROKER_JS, NULL_READY } from './proc';
+import { WireClient } from './wire-client';
+
+export interface StartupSample {
+  readyMs: number;
+  metadataMs: number;
+  idleRssMB: number;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Connects (retrying every ms until `deadline`) and sends Metadata v1 for no topics; resolves at the answer. */
+async function probeMetadata(port: number, spawnedAt: bigint, deadline: number): Promise<number> {
+  for (;;) {
+    let client: WireClient;
+    try {
+      client = await WireClient.connect('127.0.0.1', port);
+    } catch {
+      if (Date.now() > deadline) throw new Error('metadata probe: broker never accepted a connection');
+      await sleep(1);
+      continue;
+    }
+    try {
+      const res = await client.request('Metadata', 1, { topics: [] });
+      if (res.brokers.length === 0) throw new Error('metadata probe: no brokers in the answer');
+      return Number(process.hrtime.bigint() - spawnedAt) / 1e6;
+    } catch (err) {
+      // A connection accepted before the broker serves may be closed on us: retry.
+      if (Date.now() > deadline) throw err;
+      await sleep(1);
+    } finally {
+      client.close();
+    }
+  }
+}
+
+/** One cold start of krill (fresh data dir) or the null sink. */
+export async function startupSample(kind: 'krill' | 'null', settleMs: number): Promise<StartupSample> {
+  const port = await freePort();
+  const dir = kind === 'krill' ? makeTempDir('krill-bench-start-') : null;
+  let probe: Promise<number> | null = null;
+  const bp = await spawnBroker({
+    name: kind,
+    args: kind === 'krill' ? [KRILL_BIN, '--port', String(port), '--data-dir', dir!] : [NULL_BROKER_JS, '--port', String(port)],
+    readyPattern: kind === 'krill' ? KRILL_READY : NULL_READY,
+    onSpawn: (_child, spawnedAt) => {
+      probe = probeMetadata(port, spawnedAt, Date.now() + 10000);
+      probe.catch(() => undefined);
+    },
+  });
+  try {
+    const metadataMs = await probe!;
+    await sleep(settleMs);
+    const idleRssMB = memoryMB(bp.pid).rss;
+    return { readyMs: bp.readyMs, metadataMs, idleRssMB };
+  } finally {
+    await bp.stop();
+    if (dir) removeTempDir(dir);
+  }
+}
+
+/** Spawn-to-exit of `node -e 0`: the floor any Node process starts from on this machine. */
+export function nodeBaselineMs(): number {
+  const t0 = process.hrtime.bigint();
+  spawnSync(process.execPath, ['-e', '0']);
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
