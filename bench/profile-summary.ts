@@ -28,6 +28,8 @@ export interface HotSpot {
 
 export interface ProfileSummary {
   file: string;
+  /** Whether only samples inside the measured workloads' time windows were counted. */
+  windowed: boolean;
   totalMs: number;
   busyMs: number;
   functions: HotSpot[];
@@ -56,12 +58,21 @@ function shortLocation(url: string, line: number): string {
   return `${p}:${line + 1}`;
 }
 
-export function summarizeProfile(file: string, top = 15): ProfileSummary {
+/**
+ * `windows` (optional): [start, end] pairs in microseconds of the monotonic clock (process.hrtime
+ * in any process on the machine: V8 stamps profiles with the same clock); only samples taken inside
+ * them are counted, so start-up, topic creation and shutdown stay out of a workload's profile.
+ */
+export function summarizeProfile(file: string, top = 15, windows: readonly (readonly [number, number])[] = []): ProfileSummary {
   const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map<number, ProfileNode>();
   for (const n of prof.nodes) byId.set(n.id, n);
   const selfUs = new Map<number, number>();
+  const inWindow = (t: number): boolean => windows.length === 0 || windows.some(([a, b]) => t >= a && t <= b);
+  let t = prof.startTime;
   for (let i = 0; i < prof.samples.length; i++) {
+    t += prof.timeDeltas[i] ?? 0;
+    if (!inWindow(t)) continue;
     const dt = prof.timeDeltas[i + 1] ?? 0; // a sample's duration is the delta to the next one
     selfUs.set(prof.samples[i], (selfUs.get(prof.samples[i]) ?? 0) + dt);
   }
@@ -90,7 +101,7 @@ export function summarizeProfile(file: string, top = 15): ProfileSummary {
       .filter((x) => x.name !== '(idle)')
       .map((x) => ({ ...x, selfMs: Math.round(x.selfMs), pct: busyMs > 0 ? Math.round((1000 * x.selfMs) / busyMs) / 10 : 0 }))
       .sort((a, b) => b.selfMs - a.selfMs);
-  return { file, totalMs: Math.round(total / 1000), busyMs: Math.round(busyMs), functions: finish(fns.values()).slice(0, top), areas: finish(areas.values()) };
+  return { file, windowed: windows.length > 0, totalMs: Math.round(total / 1000), busyMs: Math.round(busyMs), functions: finish(fns.values()).slice(0, top), areas: finish(areas.values()) };
 }
 
 if (require.main === module) {

@@ -15,6 +15,8 @@
  *   --in-flight N    KafkaJS send() calls outstanding during produce (default 4)
  *   --profile DIR    run the krill process under `node --cpu-prof` (profile written to DIR) and
  *                    print its hottest functions; throughput numbers are then slowed by profiling
+ *   --only REGEX     only the workloads whose name matches (e.g. 'produce 1KiB', 'fetch .* raw');
+ *                    'startup' selects the start-up measurements
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -44,10 +46,11 @@ interface Options {
   runs: number;
   inFlight: number;
   profileDir: string | null;
+  only: RegExp | null;
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { quick: false, json: false, runs: 3, inFlight: 4, profileDir: null };
+  const o: Options = { quick: false, json: false, runs: 3, inFlight: 4, profileDir: null, only: null };
   let runsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -66,22 +69,29 @@ function parseOptions(argv: string[]): Options {
       const d = argv[++i];
       if (!d) throw new Error('--profile needs a directory');
       o.profileDir = path.resolve(d);
-    } else throw new Error(`unknown option ${a}\nusage: run.js [--quick] [--json] [--runs N] [--in-flight N] [--profile DIR]`);
+    } else if (a === '--only') {
+      const re = argv[++i];
+      if (!re) throw new Error('--only needs a regular expression');
+      o.only = new RegExp(re);
+    } else throw new Error(`unknown option ${a}\nusage: run.js [--quick] [--json] [--runs N] [--in-flight N] [--profile DIR] [--only REGEX]`);
   }
   if (o.quick && !runsGiven) o.runs = 1;
   return o;
 }
 
-/** Message sizes and the number of 1,000-message batches produced per run (about a second each in a full run). */
-function plan(o: Options): { size: number; batches: number }[] {
+/**
+ * Message sizes, the number of 1,000-message batches produced per run (a couple of seconds each in a
+ * full run), and how many times the raw fetch reads the topic back.
+ */
+function plan(o: Options): { size: number; batches: number; rawPasses: number }[] {
   return o.quick
     ? [
-        { size: 100, batches: 20 },
-        { size: 1024, batches: 10 },
+        { size: 100, batches: 20, rawPasses: 2 },
+        { size: 1024, batches: 10, rawPasses: 1 },
       ]
     : [
-        { size: 100, batches: 200 },
-        { size: 1024, batches: 60 },
+        { size: 100, batches: 150, rawPasses: 6 },
+        { size: 1024, batches: 60, rawPasses: 3 },
       ];
 }
 
@@ -138,11 +148,19 @@ function log(msg: string): void {
   process.stderr.write(`${msg}\n`);
 }
 
+/** Time windows (monotonic µs) of the measurements taken on each broker, to cut its CPU profile to. */
+const windows = new Map<number, [number, number][]>();
+const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);
+
 /** Runs one client workload against a broker process, with the broker's CPU and peak RSS around it. */
 async function measure(bp: BrokerProcess, run: number, fn: () => Promise<ClientResult>): Promise<Sample> {
   resetPeakRss(bp.pid);
   const cpu0 = cpuSeconds(bp.pid);
+  const w0 = monotonicUs();
   const r = await fn();
+  const w = windows.get(bp.pid) ?? [];
+  w.push([w0, monotonicUs()]);
+  windows.set(bp.pid, w);
   const cpu1 = cpuSeconds(bp.pid);
   const mem = memoryMB(bp.pid);
   return {
@@ -181,10 +199,10 @@ async function measureStartup(n: number): Promise<StartupReport> {
 }
 
 interface Report {
-  options: Options;
-  machine: { cpus: number; node: string; platform: string };
+  options: Omit<Options, 'only'> & { only: string | null };
+  machine: { cpus: number; node: string; platform: string; loadAverageAtStart: number[] };
   client: string;
-  startup: StartupReport;
+  startup: StartupReport | null;
   workloads: WorkloadResult[];
   krillIdleAfterWorkloadsRssMB: number;
   profile: ProfileSummary | null;
@@ -196,11 +214,17 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   const o = parseOptions(process.argv.slice(2));
   const os = await import('node:os');
+  const loadAtStart = os.loadavg().map((x) => round(x, 2));
+  if (loadAtStart[0] > 0.7) log(`note: load average ${loadAtStart.join(' ')} before the bench: other work on this machine makes the figures noisy`);
   log(`krill bench: ${o.quick ? 'quick' : 'full'} run, ${o.runs} run(s) per measurement, ${o.inFlight} sends in flight`);
 
-  log('start-up: cold starts of krill and the null sink ...');
-  const startup = await measureStartup(o.quick ? 2 : 5);
-  log(`  krill ready ${startup.krill.readyMs} ms, Metadata answered ${startup.krill.metadataMs} ms, idle RSS ${startup.krill.idleRssMB} MB (node -e 0: ${startup.nodeBaselineMs} ms)`);
+  const selected = (name: string): boolean => o.only === null || o.only.test(name);
+  let startup: StartupReport | null = null;
+  if (selected('startup')) {
+    log('start-up: cold starts of krill and the null sink ...');
+    startup = await measureStartup(o.quick ? 2 : 5);
+    log(`  krill ready ${startup.krill.readyMs} ms, Metadata answered ${startup.krill.metadataMs} ms, idle RSS ${startup.krill.idleRssMB} MB (node -e 0: ${startup.nodeBaselineMs} ms)`);
+  }
 
   const dataDir = makeTempDir('krill-bench-data-');
   if (o.profileDir) fs.mkdirSync(o.profileDir, { recursive: true });
@@ -209,12 +233,14 @@ async function main(): Promise<void> {
   const workloads: WorkloadResult[] = [];
   let profile: ProfileSummary | null = null;
   let krillIdleAfter = NaN;
+  let krillPid = 0;
   try {
     procs.krill = await spawnBroker({
       name: 'krill',
       args: [...(o.profileDir ? ['--cpu-prof', '--cpu-prof-dir', o.profileDir] : []), KRILL_BIN, '--port', '0', '--data-dir', dataDir],
       readyPattern: KRILL_READY,
     });
+    krillPid = procs.krill.pid;
     procs.null = await spawnBroker({ name: 'null sink', args: [NULL_BROKER_JS, '--port', '0'], readyPattern: NULL_READY });
     for (const t of TARGETS) clients[t] = new KafkaJsTarget(`${procs[t].host}:${procs[t].port}`);
 
@@ -247,23 +273,29 @@ async function main(): Promise<void> {
     for (let run = 1; run <= o.runs; run++) {
       // Alternate which target goes first, so drift (thermal, page cache, GC) does not favour one.
       const order: TargetName[] = run % 2 === 1 ? ['null', 'krill'] : ['krill', 'null'];
-      for (const { size, batches } of plan(o)) {
+      for (const { size, batches, rawPasses } of plan(o)) {
         const label = size >= 1024 ? `${size / 1024}KiB` : `${size}B`;
         for (const t of order) {
           const bp = procs[t];
           const c = clients[t];
           const n = batches * BATCH_MESSAGES;
+          const fetchKj = `fetch ${label} kafkajs`;
+          const fetchRw = `fetch ${label} raw`;
+          const needFetch = selected(fetchKj) || selected(fetchRw);
           for (const acks of [1, -1]) {
+            const name = `produce ${label} acks=${acks}`;
+            // The fetches read back the acks=1 topic, so it is produced whenever a fetch is selected.
+            if (!selected(name) && !(acks === 1 && needFetch)) continue;
             const topic = `bench-${label}-acks${acks}-r${run}`;
             await c.createTopic(topic);
             const s = await measure(bp, run, () => produceKafkaJs(c, topic, size, batches, acks, o.inFlight));
             const hwm = await highWatermark(bp.host, bp.port, topic);
             if (hwm !== n) throw new Error(`${t}: ${topic} has high watermark ${hwm} after producing ${n} messages`);
-            record(`produce ${label} acks=${acks}`, 'produce', size, acks, t, s);
+            if (selected(name)) record(name, 'produce', size, acks, t, s);
           }
           const topic = `bench-${label}-acks1-r${run}`;
-          record(`fetch ${label} kafkajs`, 'fetch-kafkajs', size, null, t, await measure(bp, run, () => fetchKafkaJs(c, topic, n)));
-          record(`fetch ${label} raw`, 'fetch-raw', size, null, t, await measure(bp, run, () => fetchRaw(bp.host, bp.port, topic, n, size)));
+          if (selected(fetchKj)) record(fetchKj, 'fetch-kafkajs', size, null, t, await measure(bp, run, () => fetchKafkaJs(c, topic, n)));
+          if (selected(fetchRw)) record(fetchRw, 'fetch-raw', size, null, t, await measure(bp, run, () => fetchRaw(bp.host, bp.port, topic, n, size, rawPasses)));
         }
       }
     }
@@ -289,7 +321,7 @@ async function main(): Promise<void> {
       .filter((f) => f.endsWith('.cpuprofile'))
       .map((f) => path.join(o.profileDir!, f))
       .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
-    if (files.length) profile = summarizeProfile(files[0]);
+    if (files.length) profile = summarizeProfile(files[0], 20, windows.get(krillPid) ?? []);
     else log(`no .cpuprofile in ${o.profileDir} (krill did not exit cleanly?)`);
   }
 
@@ -298,13 +330,13 @@ async function main(): Promise<void> {
     'A librdkafka-class load generator is not available here (node-rdkafka is not installed), so every ceiling is KafkaJS\'s own.',
     `Produce: batches of ${BATCH_MESSAGES} messages to one partition, ${o.inFlight} send() calls in flight on KafkaJS's connection, no compression, no keys.`,
     'fetch kafkajs: KafkaJS Broker.fetch (Fetch v11, what its consumer sends: 10 MB max, 1 MB per partition, one in flight) decoding every record.',
-    'fetch raw: the same requests from the bench\'s wire client, reading batch headers only, so the broker is the bottleneck.',
+    'fetch raw: the same requests from the bench\'s wire client, reading batch headers only (the topic read several times over), so the broker is the bottleneck.',
     'MB/s counts message values only. ratio = median krill msgs/s / median null-sink msgs/s.',
   ];
   if (o.profileDir) notes.push('krill ran under --cpu-prof: its throughput is understated.');
   const report: Report = {
-    options: o,
-    machine: { cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
+    options: { ...o, only: o.only?.source ?? null },
+    machine: { cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}`, loadAverageAtStart: loadAtStart },
     client: 'kafkajs@2.2.4',
     startup,
     workloads,
@@ -326,7 +358,7 @@ function table(rows: string[][]): string {
 function renderText(r: Report): string {
   const out: string[] = [];
   out.push('');
-  out.push(`krill bench (${r.options.quick ? 'quick' : 'full'}; median of ${r.options.runs} run(s); ${r.machine.cpus} CPUs, node ${r.machine.node}; ${r.durationSeconds} s)`);
+  out.push(`krill bench (${r.options.quick ? 'quick' : 'full'}; median of ${r.options.runs} run(s); ${r.machine.cpus} CPUs, node ${r.machine.node}; load average before: ${r.machine.loadAverageAtStart.join(' ')}; ${r.durationSeconds} s)`);
   out.push('');
   const rows: string[][] = [['workload', 'msgs', 'krill msg/s', 'MB/s', 'null msg/s', 'MB/s', 'ratio', 'krill CPU s', 'null CPU s', 'client CPU s', 'krill peak RSS MB']];
   for (const w of r.workloads) {
@@ -351,16 +383,19 @@ function renderText(r: Report): string {
   out.push('');
   const s = r.startup;
   const ok = (b: boolean): string => (b ? 'ok' : 'MISSED');
-  out.push(`start-up (median of ${s.samples} cold starts; node -e 0 takes ${s.nodeBaselineMs} ms here):`);
-  out.push(table([
-    ['', 'ready line ms', 'Metadata answered ms', 'idle RSS MB'],
-    ['krill', String(s.krill.readyMs), String(s.krill.metadataMs), String(s.krill.idleRssMB)],
-    ['null sink', String(s.null.readyMs), String(s.null.metadataMs), String(s.null.idleRssMB)],
-  ]));
-  out.push(`targets: ready < 150 ms: ${ok(s.krill.metadataMs < 150)}; idle < 60 MB: ${ok(s.krill.idleRssMB < 60)}; krill RSS after the workloads: ${r.krillIdleAfterWorkloadsRssMB} MB`);
+  if (s) {
+    out.push(`start-up (median of ${s.samples} cold starts; node -e 0 takes ${s.nodeBaselineMs} ms here):`);
+    out.push(table([
+      ['', 'ready line ms', 'Metadata answered ms', 'idle RSS MB'],
+      ['krill', String(s.krill.readyMs), String(s.krill.metadataMs), String(s.krill.idleRssMB)],
+      ['null sink', String(s.null.readyMs), String(s.null.metadataMs), String(s.null.idleRssMB)],
+    ]));
+    out.push(`targets: ready < 150 ms: ${ok(s.krill.metadataMs < 150)}; idle < 60 MB: ${ok(s.krill.idleRssMB < 60)}`);
+  }
+  out.push(`krill RSS after the workloads: ${r.krillIdleAfterWorkloadsRssMB} MB`);
   out.push('');
   if (r.profile) {
-    out.push(`krill CPU profile ${r.profile.file}: ${r.profile.busyMs} ms busy of ${r.profile.totalMs} ms`);
+    out.push(`krill CPU profile ${r.profile.file}${r.profile.windowed ? ' (measured workloads only)' : ''}: ${r.profile.busyMs} ms busy of ${r.profile.totalMs} ms`);
     out.push(table([['area', 'self ms', '% busy'], ...r.profile.areas.slice(0, 10).map((a) => [a.name, String(a.selfMs), a.pct.toFixed(1)])]));
     out.push('');
     out.push(table([['function', 'location', 'self ms', '% busy'], ...r.profile.functions.map((f) => [f.name, f.location, String(f.selfMs), f.pct.toFixed(1)])]));

@@ -182,16 +182,22 @@ export async function fetchKafkaJs(target: KafkaJsTarget, topic: string, expecte
 
 /**
  * The same Fetch v11 loop from the bench's wire client, reading batch headers only (record count
- * and last offset); payload bytes are estimated as messages x size.
+ * and last offset); payload bytes are estimated as messages x size. Reads the partition `passes`
+ * times from offset 0 (this loop is fast enough that one pass over a small topic is too short to time).
  */
-export async function fetchRaw(host: string, port: number, topic: string, expected: number, size: number): Promise<ClientResult> {
+export async function fetchRaw(host: string, port: number, topic: string, expected: number, size: number, passes = 1): Promise<ClientResult> {
   const client = await WireClient.connect(host, port);
   try {
     let offset = 0;
     let messages = 0;
+    let pass = 1;
     const cpu0 = cpuNow();
     const t0 = now();
-    while (messages < expected) {
+    while (messages < expected * passes) {
+      if (messages === expected * pass) {
+        pass++;
+        offset = 0;
+      }
       const res = await client.request('Fetch', 11, {
         replicaId: -1,
         maxWaitMs: 5000,
