@@ -58,6 +58,7 @@ export class LocalLog {
   private generation = 0;
   private dirNeedsFsync = false;
   private readonly pendingDeletes = new Map<LogSegment, ScheduledTask>();
+  private readonly backgroundFlushes = new Set<Promise<void>>();
   private closed = false;
   /** Cached file position of an upper-bound offset (the high watermark, usually) for reads. */
   private boundCache: { offset: bigint; generation: number; segments: number; md: LogOffsetMetadata } | null = null;
@@ -231,7 +232,7 @@ export class LocalLog {
       this.onBackgroundError('flush', e);
       return Promise.resolve();
     }
-    return Promise.all(pending).then(
+    const done = Promise.all(pending).then(
       () => {
         if (this.closed) return;
         try {
@@ -249,6 +250,14 @@ export class LocalLog {
         if (!this.closed) this.onBackgroundError('flush', err);
       },
     );
+    this.backgroundFlushes.add(done);
+    void done.finally(() => this.backgroundFlushes.delete(done));
+    return done;
+  }
+
+  /** Resolves when every background flush started so far has finished (tests, shutdown). */
+  async whenBackgroundFlushesDone(): Promise<void> {
+    while (this.backgroundFlushes.size > 0) await Promise.all([...this.backgroundFlushes]);
   }
 
   /** Position metadata of `offset` (the start of the batch holding it), for read upper bounds. */

@@ -358,9 +358,9 @@ test('recovery leaves no index write handles open and no index bytes resident fo
     UnifiedLog.load({ dir, tp: TP, config: logConfig({ segmentBytes: 2000, indexIntervalBytes: 200 }), fs, time, scheduler: new MockScheduler(time) });
   const log = make();
   for (let i = 0; i < 40; i++) log.appendAsLeader(testBatch({ count: 4, valueSize: 60 }), { leaderEpoch: 1 });
-  log.close();
   // The fsyncs started at each roll finish on the thread pool; their files close after them.
-  await new Promise((r) => setTimeout(r, 100));
+  await log.whenBackgroundFlushesDone();
+  log.close();
   expect(fs.openFdCount).toBe(0);
   const again = make();
   const segs = again.logSegments();

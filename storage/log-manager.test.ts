@@ -259,7 +259,7 @@ test('the flush.ms flusher advances recovery points in the background', async ()
   produce(log, 5);
   expect(log.recoveryPoint).toBe(0n);
   b.scheduler.tick(3000);
-  await new Promise((r) => setTimeout(r, 30));
+  await log.whenBackgroundFlushesDone();
   expect(log.recoveryPoint).toBe(log.logEndOffset);
   await b.lm.close();
 });

@@ -255,7 +255,7 @@ describe('rolling', () => {
     const { log } = open({ segmentBytes: 1000 });
     fill(log, 6, 3, 100);
     expect(log.numberOfSegments).toBeGreaterThan(1);
-    await new Promise((r) => setTimeout(r, 50));
+    await log.whenBackgroundFlushesDone();
     expect(log.recoveryPoint).toBe(log.logSegments()[log.numberOfSegments - 1].baseOffset);
   });
 });

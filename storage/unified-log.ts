@@ -700,6 +700,11 @@ export class UnifiedLog {
     }
   }
 
+  /** Resolves once background fsyncs started so far (after rolls, by the flusher) are done. */
+  whenBackgroundFlushesDone(): Promise<void> {
+    return this.localLog.whenBackgroundFlushesDone();
+  }
+
   updateConfig(config: LogConfig): void {
     this.localLog.config = config;
   }
