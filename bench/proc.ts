@@ -1,16 +1,23 @@
 /**
  * Broker processes under measurement: spawn, wait for the ready line, read CPU time and memory from
  * /proc, stop. Every process and temp dir the bench creates is registered here and removed on exit,
- * whether the bench finishes, throws, or is interrupted (SIGINT/SIGTERM).
+ * whether the bench finishes, throws, or is interrupted (SIGINT/SIGTERM); if the bench itself is
+ * killed outright, bench/reaper (a separate process told about each of them) removes them.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import type { Socket } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
 const children = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
 let hooksInstalled = false;
+let reaper: ChildProcess | null = null;
+
+function tellReaper(line: string): void {
+  if (reaper?.stdin?.writable) reaper.stdin.write(`${line}\n`);
+}
 
 function cleanupSync(): void {
   for (const c of children) {
@@ -30,6 +37,12 @@ function cleanupSync(): void {
 function installHooks(): void {
   if (hooksInstalled) return;
   hooksInstalled = true;
+  reaper = spawn(process.execPath, [path.resolve(__dirname, 'reaper.js')], { stdio: ['pipe', 'ignore', 'inherit'] });
+  reaper.on('error', () => undefined);
+  reaper.stdin!.on('error', () => undefined);
+  // Neither the reaper nor its pipe may keep the bench alive.
+  reaper.unref();
+  (reaper.stdin as unknown as Socket).unref();
   process.on('exit', cleanupSync);
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(sig, () => {
@@ -43,12 +56,14 @@ export function makeTempDir(prefix: string): string {
   installHooks();
   const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   tempDirs.add(d);
+  tellReaper(`dir ${d}`);
   return d;
 }
 
 export function removeTempDir(d: string): void {
   fs.rmSync(d, { recursive: true, force: true });
   tempDirs.delete(d);
+  tellReaper(`-dir ${d}`);
 }
 
 let clockTicks = 0;
@@ -124,13 +139,17 @@ export function spawnBroker(opts: SpawnOptions): Promise<BrokerProcess> {
     env: opts.env ?? process.env,
   });
   children.add(child);
+  tellReaper(`pid ${child.pid}`);
   opts.onSpawn?.(child, spawnedAt);
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-65536);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  exited.then(() => children.delete(child));
+  exited.then(() => {
+    children.delete(child);
+    tellReaper(`-pid ${child.pid}`);
+  });
 
   return new Promise((resolve, reject) => {
     let out = '';
