@@ -26,7 +26,7 @@ import { SocketServer } from './network/socket-server';
 import type { AdvertisedEndpoint, Broker } from './broker';
 import { MetadataCache, type MetadataDelta } from '../replication/metadata-cache';
 import { Controller } from '../replication/controller/controller';
-import { METADATA_TOPIC, MetadataLogStore } from '../replication/controller/metadata-log-store';
+import { MetadataLogStore } from '../replication/controller/metadata-log-store';
 import { ReplicaManager } from '../replication/replica-manager';
 import { LogManager } from '../storage/log-manager';
 import { readMetaProperties } from '../storage/meta-properties';
@@ -211,7 +211,6 @@ export class KafkaServer implements Broker {
     const known = new Set(changedPartitions.map((p) => `${p.topic}-${p.partition}`));
     for (const log of this.logManager.allLogs()) {
       const { topic, partition } = log.topicPartition;
-      if (topic === METADATA_TOPIC) continue; // owned by the metadata log store, not a partition
       const state = this.metadata.partition(topic, partition);
       if (!known.has(`${topic}-${partition}`) || (log.topicId && state && log.topicId !== state.topicId)) {
         this.logger.warn(`removing stray log ${topic}-${partition}: not in the cluster metadata`);

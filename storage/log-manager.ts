@@ -95,6 +95,9 @@ export interface LogDirState {
 
 export type LogDirFailureListener = (dir: string, reason: string) => void;
 
+/** KRaft's metadata topic; its log is loaded by the metadata log store. */
+export const METADATA_TOPIC_NAME = '__cluster_metadata';
+
 const CLEAN_SHUTDOWN_CONTENT = JSON.stringify({ version: 0, brokerEpoch: -1 });
 
 export class LogManager {
@@ -201,6 +204,9 @@ export class LogManager {
         }
         const tp = parseTopicPartitionName(name);
         if (!tp) continue;
+        // The cluster metadata log shares metadata.log.dir but is owned by the controller's
+        // metadata log store, not by this manager (as in Kafka's LogManager).
+        if (tp.topic === METADATA_TOPIC_NAME) continue;
         const key = tpKey(tp);
         if (this.logs.has(key)) {
           const reason = `duplicate log directories for ${key}: ${this.logs.get(key)?.dir} and ${full}`;

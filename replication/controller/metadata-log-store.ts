@@ -14,12 +14,13 @@ import { readRecords } from '../../protocol/records/record';
 import { buildRecordBatch } from '../../protocol/records/memory-records-builder';
 import { metadataRecordByType, type MetadataRecordInfo } from '../../protocol/generated/records';
 import { UnifiedLog } from '../../storage/unified-log';
+import { METADATA_TOPIC_NAME } from '../../storage/log-manager';
 import { logConfig } from '../../storage/log-config';
 import type { StorageLogger } from '../../storage/support';
 import { MetadataRecordType, type MetadataRecord } from '../metadata-records';
 import type { MetadataBatch, MetadataLog } from './metadata-log';
 
-export const METADATA_TOPIC = '__cluster_metadata';
+export const METADATA_TOPIC = METADATA_TOPIC_NAME;
 export const METADATA_PARTITION_DIR = `${METADATA_TOPIC}-0`;
 const FRAME_VERSION = 1;
 const READ_CHUNK = 1 << 20;
