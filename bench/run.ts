@@ -34,7 +34,7 @@ import {
   type BrokerProcess,
 } from './proc';
 import { summarizeProfile, type ProfileSummary } from './profile-summary';
-import { nodeBaselineMs, startupSample, type StartupSample } from './startup';
+import { nodeBaseline, requireCliSample, startupSample, type StartupSample } from './startup';
 import { BATCH_MESSAGES, fetchKafkaJs, fetchRaw, highWatermark, KafkaJsTarget, produceKafkaJs, type ClientResult } from './workloads';
 
 type TargetName = 'krill' | 'null';
@@ -176,17 +176,33 @@ async function measure(bp: BrokerProcess, run: number, fn: () => Promise<ClientR
 
 interface StartupReport {
   samples: number;
+  /** An empty `node -e`: spawn to exit, and its RSS. */
   nodeBaselineMs: number;
+  nodeBaselineRssMB: number;
+  /** Time a fresh process spends requiring krill's modules (part of readyMs), how many, and its RSS after. */
+  requireCliMs: number;
+  modulesLoaded: number;
+  rssAfterRequireMB: number;
   krill: { readyMs: number; metadataMs: number; idleRssMB: number };
   null: { readyMs: number; metadataMs: number; idleRssMB: number };
 }
 
 async function measureStartup(n: number): Promise<StartupReport> {
   const base: number[] = [];
+  const baseRss: number[] = [];
+  const req: number[] = [];
+  const reqRss: number[] = [];
+  let modules = 0;
   const k: StartupSample[] = [];
   const z: StartupSample[] = [];
   for (let i = 0; i < n; i++) {
-    base.push(nodeBaselineMs());
+    const b = nodeBaseline();
+    base.push(b.ms);
+    baseRss.push(b.rssMB);
+    const rq = requireCliSample();
+    req.push(rq.ms);
+    reqRss.push(rq.rssMB);
+    modules = rq.modules;
     k.push(await startupSample('krill', 300));
     z.push(await startupSample('null', 300));
   }
@@ -195,7 +211,16 @@ async function measureStartup(n: number): Promise<StartupReport> {
     metadataMs: round(median(xs.map((x) => x.metadataMs))),
     idleRssMB: round(median(xs.map((x) => x.idleRssMB))),
   });
-  return { samples: n, nodeBaselineMs: round(median(base)), krill: med(k), null: med(z) };
+  return {
+    samples: n,
+    nodeBaselineMs: round(median(base)),
+    nodeBaselineRssMB: round(median(baseRss)),
+    requireCliMs: round(median(req)),
+    modulesLoaded: modules,
+    rssAfterRequireMB: round(median(reqRss)),
+    krill: med(k),
+    null: med(z),
+  };
 }
 
 interface Report {
@@ -210,22 +235,14 @@ interface Report {
   durationSeconds: number;
 }
 
-async function main(): Promise<void> {
-  const t0 = Date.now();
-  const o = parseOptions(process.argv.slice(2));
-  const os = await import('node:os');
-  const loadAtStart = os.loadavg().map((x) => round(x, 2));
-  if (loadAtStart[0] > 0.7) log(`note: load average ${loadAtStart.join(' ')} before the bench: other work on this machine makes the figures noisy`);
-  log(`krill bench: ${o.quick ? 'quick' : 'full'} run, ${o.runs} run(s) per measurement, ${o.inFlight} sends in flight`);
+interface ThroughputReport {
+  workloads: WorkloadResult[];
+  krillIdleAfterWorkloadsRssMB: number;
+  profile: ProfileSummary | null;
+}
 
-  const selected = (name: string): boolean => o.only === null || o.only.test(name);
-  let startup: StartupReport | null = null;
-  if (selected('startup')) {
-    log('start-up: cold starts of krill and the null sink ...');
-    startup = await measureStartup(o.quick ? 2 : 5);
-    log(`  krill ready ${startup.krill.readyMs} ms, Metadata answered ${startup.krill.metadataMs} ms, idle RSS ${startup.krill.idleRssMB} MB (node -e 0: ${startup.nodeBaselineMs} ms)`);
-  }
-
+/** Both brokers up for the whole phase; warm-up, then every selected workload, runs interleaved. */
+async function measureThroughput(o: Options, selected: (name: string) => boolean): Promise<ThroughputReport> {
   const dataDir = makeTempDir('krill-bench-data-');
   if (o.profileDir) fs.mkdirSync(o.profileDir, { recursive: true });
   const procs = {} as Record<TargetName, BrokerProcess>;
@@ -325,6 +342,34 @@ async function main(): Promise<void> {
     else log(`no .cpuprofile in ${o.profileDir} (krill did not exit cleanly?)`);
   }
 
+  return { workloads, krillIdleAfterWorkloadsRssMB: krillIdleAfter, profile };
+}
+
+async function main(): Promise<void> {
+  const t0 = Date.now();
+  const o = parseOptions(process.argv.slice(2));
+  const os = await import('node:os');
+  const loadAtStart = os.loadavg().map((x) => round(x, 2));
+  if (loadAtStart[0] > 0.7) log(`note: load average ${loadAtStart.join(' ')} before the bench: other work on this machine makes the figures noisy`);
+  log(`krill bench: ${o.quick ? 'quick' : 'full'} run, ${o.runs} run(s) per measurement, ${o.inFlight} sends in flight`);
+
+  const selected = (name: string): boolean => o.only === null || o.only.test(name);
+  let startup: StartupReport | null = null;
+  if (selected('startup')) {
+    log('start-up: cold starts of krill and the null sink ...');
+    startup = await measureStartup(o.quick ? 2 : 5);
+    log(`  krill ready ${startup.krill.readyMs} ms, Metadata answered ${startup.krill.metadataMs} ms, idle RSS ${startup.krill.idleRssMB} MB (node -e: ${startup.nodeBaselineMs} ms, require: ${startup.requireCliMs} ms)`);
+  }
+  const allWorkloads = plan(o).flatMap(({ size }) => {
+    const label = size >= 1024 ? `${size / 1024}KiB` : `${size}B`;
+    return [`produce ${label} acks=1`, `produce ${label} acks=-1`, `fetch ${label} kafkajs`, `fetch ${label} raw`];
+  });
+  const throughput = allWorkloads.some(selected);
+
+  const tp: ThroughputReport = throughput
+    ? await measureThroughput(o, selected)
+    : { workloads: [], krillIdleAfterWorkloadsRssMB: NaN, profile: null };
+
   const notes = [
     'Client: KafkaJS 2.2.4 in the bench process (one core); each broker is its own process (the other core).',
     'A librdkafka-class load generator is not available here (node-rdkafka is not installed), so every ceiling is KafkaJS\'s own.',
@@ -334,14 +379,13 @@ async function main(): Promise<void> {
     'MB/s counts message values only. ratio = median krill msgs/s / median null-sink msgs/s.',
   ];
   if (o.profileDir) notes.push('krill ran under --cpu-prof: its throughput is understated.');
+  if (!throughput) notes.length = 0;
   const report: Report = {
     options: { ...o, only: o.only?.source ?? null },
     machine: { cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}`, loadAverageAtStart: loadAtStart },
     client: 'kafkajs@2.2.4',
     startup,
-    workloads,
-    krillIdleAfterWorkloadsRssMB: krillIdleAfter,
-    profile,
+    ...tp,
     notes,
     durationSeconds: round((Date.now() - t0) / 1000),
   };
@@ -360,40 +404,44 @@ function renderText(r: Report): string {
   out.push('');
   out.push(`krill bench (${r.options.quick ? 'quick' : 'full'}; median of ${r.options.runs} run(s); ${r.machine.cpus} CPUs, node ${r.machine.node}; load average before: ${r.machine.loadAverageAtStart.join(' ')}; ${r.durationSeconds} s)`);
   out.push('');
-  const rows: string[][] = [['workload', 'msgs', 'krill msg/s', 'MB/s', 'null msg/s', 'MB/s', 'ratio', 'krill CPU s', 'null CPU s', 'client CPU s', 'krill peak RSS MB']];
-  for (const w of r.workloads) {
-    const k = w.median.krill;
-    const z = w.median.null;
-    rows.push([
-      w.name,
-      String(w.messages),
-      String(k.msgsPerSec),
-      k.mbPerSec.toFixed(1),
-      String(z.msgsPerSec),
-      z.mbPerSec.toFixed(1),
-      w.ratio.toFixed(2) + (w.kind !== 'fetch-raw' && w.ratio < 0.9 ? ' *' : ''),
-      k.brokerCpu.toFixed(2),
-      z.brokerCpu.toFixed(2),
-      k.clientCpu.toFixed(2),
-      k.brokerPeakRssMB.toFixed(0),
-    ]);
+  if (r.workloads.length) {
+    const rows: string[][] = [['workload', 'msgs', 'krill msg/s', 'MB/s', 'null msg/s', 'MB/s', 'ratio', 'krill CPU s', 'null CPU s', 'client CPU s', 'krill peak RSS MB']];
+    for (const w of r.workloads) {
+      const k = w.median.krill;
+      const z = w.median.null;
+      rows.push([
+        w.name,
+        String(w.messages),
+        String(k.msgsPerSec),
+        k.mbPerSec.toFixed(1),
+        String(z.msgsPerSec),
+        z.mbPerSec.toFixed(1),
+        w.ratio.toFixed(2) + (w.kind !== 'fetch-raw' && w.ratio < 0.9 ? ' *' : ''),
+        k.brokerCpu.toFixed(2),
+        z.brokerCpu.toFixed(2),
+        k.clientCpu.toFixed(2),
+        k.brokerPeakRssMB.toFixed(0),
+      ]);
+    }
+    out.push(table(rows));
+    out.push('  * below the 0.9 target (produce and KafkaJS fetch; the raw fetch row is informative)');
+    out.push(`krill RSS after the workloads: ${r.krillIdleAfterWorkloadsRssMB} MB`);
+    out.push('');
   }
-  out.push(table(rows));
-  out.push('  * below the 0.9 target (produce and KafkaJS fetch; the raw fetch row is informative)');
-  out.push('');
   const s = r.startup;
   const ok = (b: boolean): string => (b ? 'ok' : 'MISSED');
   if (s) {
-    out.push(`start-up (median of ${s.samples} cold starts; node -e 0 takes ${s.nodeBaselineMs} ms here):`);
+    out.push(`start-up (median of ${s.samples} cold starts):`);
     out.push(table([
-      ['', 'ready line ms', 'Metadata answered ms', 'idle RSS MB'],
+      ['', 'ready line ms', 'Metadata answered ms', 'RSS MB (idle)'],
       ['krill', String(s.krill.readyMs), String(s.krill.metadataMs), String(s.krill.idleRssMB)],
       ['null sink', String(s.null.readyMs), String(s.null.metadataMs), String(s.null.idleRssMB)],
+      ['node -e (empty)', `${s.nodeBaselineMs} (to exit)`, '', String(s.nodeBaselineRssMB)],
+      [`require krill (${s.modulesLoaded} modules)`, `${s.requireCliMs} (in-process)`, '', String(s.rssAfterRequireMB)],
     ]));
     out.push(`targets: ready < 150 ms: ${ok(s.krill.metadataMs < 150)}; idle < 60 MB: ${ok(s.krill.idleRssMB < 60)}`);
+    out.push('');
   }
-  out.push(`krill RSS after the workloads: ${r.krillIdleAfterWorkloadsRssMB} MB`);
-  out.push('');
   if (r.profile) {
     out.push(`krill CPU profile ${r.profile.file}${r.profile.windowed ? ' (measured workloads only)' : ''}: ${r.profile.busyMs} ms busy of ${r.profile.totalMs} ms`);
     out.push(table([['area', 'self ms', '% busy'], ...r.profile.areas.slice(0, 10).map((a) => [a.name, String(a.selfMs), a.pct.toFixed(1)])]));

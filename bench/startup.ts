@@ -6,6 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as net from 'node:net';
+import * as path from 'node:path';
 import { memoryMB, spawnBroker, makeTempDir, removeTempDir, KRILL_BIN, KRILL_READY, NULL_BROKER_JS, NULL_READY } from './proc';
 import { WireClient } from './wire-client';
 
@@ -78,9 +79,23 @@ export async function startupSample(kind: 'krill' | 'null', settleMs: number): P
   }
 }
 
-/** Spawn-to-exit of `node -e 0`: the floor any Node process starts from on this machine. */
-export function nodeBaselineMs(): number {
+/**
+ * Module loading alone: a fresh node process requiring krill's CLI module (everything the broker
+ * loads before it starts), timed inside that process, and the number of modules it loaded.
+ */
+export function requireCliSample(): { ms: number; modules: number; rssMB: number } {
+  const cli = path.resolve(__dirname, '../broker/cli.js');
+  const code =
+    'const t=process.hrtime.bigint();require(process.argv[1]);const ms=Number(process.hrtime.bigint()-t)/1e6;' +
+    'setTimeout(()=>process.stdout.write(JSON.stringify({ms,modules:Object.keys(require.cache).length,rssMB:process.memoryUsage().rss/1048576})),100)';
+  const r = spawnSync(process.execPath, ['-e', code, cli], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`requiring ${cli} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as { ms: number; modules: number; rssMB: number };
+}
+
+/** `node -e` with an empty program: spawn-to-exit time and RSS, the floor of any Node process here. */
+export function nodeBaseline(): { ms: number; rssMB: number } {
   const t0 = process.hrtime.bigint();
-  spawnSync(process.execPath, ['-e', '0']);
-  return Number(process.hrtime.bigint() - t0) / 1e6;
+  const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.memoryUsage().rss/1048576))'], { encoding: 'utf8' });
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, rssMB: Number(r.stdout) };
 }
