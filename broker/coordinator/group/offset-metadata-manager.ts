@@ -1,0 +1,363 @@
+/**
+ * Committed offsets of the groups this broker coordinates (Kafka's OffsetMetadataManager): who may
+ * commit (OffsetCommit validation against the classic group), what is written to __consumer_offsets,
+ * OffsetFetch answers, OffsetDelete, and offsets.retention.minutes expiry.
+ *
+ * Owns the offsets map: group -> topic -> partition -> OffsetAndMetadata. It changes only after the
+ * records that describe the change are committed to the log (or while a partition loads), so what
+ * OffsetFetch answers is always what a restarted broker would load back. Methods run on the
+ * group's serial queue, like GroupMetadataManager's.
+ */
+import { ErrorCode, KafkaError } from '../../../protocol/errors';
+import type { ClassicGroup } from './classic-group';
+import {
+  offsetCommitRecord,
+  offsetCommitTombstone,
+  type CoordinatorRecord,
+  type OffsetAndMetadata,
+} from './coordinator-records';
+import type { CoordinatorContext, GroupMetadataManager } from './group-metadata-manager';
+
+export interface CommitPartition {
+  partitionIndex: number;
+  committedOffset: bigint;
+  committedLeaderEpoch: number;
+  /** OffsetCommit v1 only; -1 = now. */
+  commitTimestamp: bigint;
+  committedMetadata: string | null;
+}
+
+export interface CommitParams {
+  groupId: string;
+  memberId: string;
+  groupInstanceId: string | null;
+  generationId: number;
+  /** OffsetCommit v2-4; -1 = the broker's offsets.retention.minutes. */
+  retentionTimeMs: bigint;
+  apiVersion: number;
+  topics: { name: string; partitions: CommitPartition[] }[];
+}
+
+export interface PartitionError {
+  partitionIndex: number;
+  errorCode: number;
+}
+
+export interface TopicPartitionErrors {
+  name: string;
+  partitions: PartitionError[];
+}
+
+export interface FetchedPartition {
+  partitionIndex: number;
+  committedOffset: bigint;
+  committedLeaderEpoch: number;
+  metadata: string;
+  errorCode: number;
+}
+
+export interface FetchedTopic {
+  name: string;
+  partitions: FetchedPartition[];
+}
+
+/** Errors of a failed offset commit append, as the client should see them. */
+export function commitAppendErrorToResponseError(code: number): number {
+  switch (code) {
+    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+    case ErrorCode.NOT_ENOUGH_REPLICAS:
+    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case ErrorCode.REQUEST_TIMED_OUT:
+      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
+    case ErrorCode.KAFKA_STORAGE_ERROR:
+      return ErrorCode.NOT_COORDINATOR;
+    case ErrorCode.MESSAGE_TOO_LARGE:
+    case ErrorCode.RECORD_LIST_TOO_LARGE:
+    case ErrorCode.INVALID_FETCH_SIZE:
+      return ErrorCode.INVALID_COMMIT_OFFSET_SIZE;
+    default:
+      return code;
+  }
+}
+
+function allPartitions(topics: { name: string; partitions: { partitionIndex: number }[] }[], errorCode: number): TopicPartitionErrors[] {
+  return topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) }));
+}
+
+const tpKey = (topic: string, partition: number): string => `${topic}\0${partition}`;
+
+export class OffsetMetadataManager {
+  private readonly offsets = new Map<string, Map<string, Map<number, OffsetAndMetadata>>>();
+  /** Partitions with a transactional commit still open in the log (OffsetFetch require_stable). */
+  private readonly pendingTransactional = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly ctx: CoordinatorContext,
+    private readonly groups: GroupMetadataManager,
+  ) {}
+
+  hasOffsets(groupId: string): boolean {
+    return (this.offsets.get(groupId)?.size ?? 0) > 0;
+  }
+
+  get(groupId: string, topic: string, partition: number): OffsetAndMetadata | undefined {
+    return this.offsets.get(groupId)?.get(topic)?.get(partition);
+  }
+
+  /** Applies one offset record (commit or tombstone), from a committed append or the log on load. */
+  replay(groupId: string, topic: string, partition: number, value: OffsetAndMetadata | null): void {
+    let byTopic = this.offsets.get(groupId);
+    if (value === null) {
+      const parts = byTopic?.get(topic);
+      if (!parts) return;
+      parts.delete(partition);
+      if (parts.size === 0) byTopic!.delete(topic);
+      if (byTopic!.size === 0) this.offsets.delete(groupId);
+      return;
+    }
+    if (!byTopic) this.offsets.set(groupId, (byTopic = new Map()));
+    let parts = byTopic.get(topic);
+    if (!parts) byTopic.set(topic, (parts = new Map()));
+    parts.set(partition, value);
+  }
+
+  setPendingTransactional(groupId: string, topic: string, partition: number, pending: boolean): void {
+    let set = this.pendingTransactional.get(groupId);
+    if (pending) {
+      if (!set) this.pendingTransactional.set(groupId, (set = new Set()));
+      set.add(tpKey(topic, partition));
+    } else if (set) {
+      set.delete(tpKey(topic, partition));
+      if (set.size === 0) this.pendingTransactional.delete(groupId);
+    }
+  }
+
+  /** Drops everything of a group (partition unloaded). */
+  forgetGroup(groupId: string): void {
+    this.offsets.delete(groupId);
+    this.pendingTransactional.delete(groupId);
+  }
+
+  groupIds(): string[] {
+    return [...this.offsets.keys()];
+  }
+
+  // ---- OffsetCommit ---------------------------------------------------------------------------
+
+  async commitOffsets(p: CommitParams): Promise<TopicPartitionErrors[]> {
+    let group = this.groups.group(p.groupId);
+    let created = false;
+    if (!group) {
+      if (p.generationId >= 0) {
+        // A generation for a group that does not exist: an old member. v9+ says so explicitly.
+        return allPartitions(p.topics, p.apiVersion >= 9 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION);
+      }
+      // Generation -1: the admin client or a consumer managing its own partitions ("simple group").
+      group = this.groups.getOrCreateGroup(p.groupId);
+      created = true;
+    }
+    try {
+      this.validateOffsetCommit(group, p);
+    } catch (err) {
+      if (created) this.groups.dropIfUnused(group, this.hasOffsets(p.groupId));
+      return allPartitions(p.topics, (err as KafkaError).code);
+    }
+    // A commit keeps a classic member's session alive while it consumes.
+    if (group.is('Stable') || group.is('PreparingRebalance')) {
+      const member = group.member(p.memberId);
+      if (member) this.groups.rescheduleHeartbeat(group, member);
+    }
+    const now = this.ctx.now();
+    const expireTimestampMs = p.retentionTimeMs === -1n ? null : now + Number(p.retentionTimeMs);
+    const records: CoordinatorRecord[] = [];
+    const applied: { topic: string; partition: number; value: OffsetAndMetadata }[] = [];
+    const result: TopicPartitionErrors[] = p.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((part) => {
+        const metadata = part.committedMetadata ?? '';
+        if (metadata.length > this.ctx.config.offsetMetadataMaxBytes) {
+          return { partitionIndex: part.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE };
+        }
+        const value: OffsetAndMetadata = {
+          committedOffset: part.committedOffset,
+          leaderEpoch: part.committedLeaderEpoch,
+          metadata,
+          commitTimestampMs: part.commitTimestamp === -1n ? now : Number(part.commitTimestamp),
+          expireTimestampMs,
+        };
+        records.push(offsetCommitRecord(p.groupId, t.name, part.partitionIndex, value));
+        applied.push({ topic: t.name, partition: part.partitionIndex, value });
+        return { partitionIndex: part.partitionIndex, errorCode: ErrorCode.NONE };
+      }),
+    }));
+    if (records.length > 0) {
+      const err = await this.ctx.append(p.groupId, records);
+      if (err !== ErrorCode.NONE) {
+        const mapped = commitAppendErrorToResponseError(err);
+        for (const t of result) for (const part of t.partitions) if (part.errorCode === ErrorCode.NONE) part.errorCode = mapped;
+        if (created) this.groups.dropIfUnused(group, this.hasOffsets(p.groupId));
+        return result;
+      }
+      for (const a of applied) this.replay(p.groupId, a.topic, a.partition, a.value);
+    } else if (created) {
+      this.groups.dropIfUnused(group, this.hasOffsets(p.groupId));
+    }
+    return result;
+  }
+
+  /** Who may commit to a classic group (Kafka's ClassicGroup.validateOffsetCommit). */
+  private validateOffsetCommit(group: ClassicGroup, p: CommitParams): void {
+    if (group.is('Dead')) throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    // Generation -1 on an Empty group: the admin client or a group-less consumer.
+    if (p.generationId < 0 && group.is('Empty')) return;
+    if (p.generationId >= 0 || p.memberId !== '' || p.groupInstanceId !== null) {
+      group.validateMember(p.memberId, p.groupInstanceId);
+      if (p.generationId !== group.generationId) throw new KafkaError(ErrorCode.ILLEGAL_GENERATION);
+    } else if (!group.is('Empty')) {
+      // No member id and no generation (v0): only an empty group accepts it.
+      throw new KafkaError(ErrorCode.UNKNOWN_MEMBER_ID);
+    }
+    if (group.is('CompletingRebalance')) {
+      // The member has its new generation but not its assignment yet.
+      throw new KafkaError(ErrorCode.REBALANCE_IN_PROGRESS);
+    }
+  }
+
+  // ---- OffsetFetch ----------------------------------------------------------------------------
+
+  /**
+   * The committed offsets asked for (-1 and "" for partitions without one), or every committed
+   * offset of the group when `topics` is null. An unknown group has none.
+   */
+  fetchOffsets(groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null, requireStable: boolean): FetchedTopic[] {
+    const group = this.groups.group(groupId);
+    const byTopic = group && !group.is('Dead') ? this.offsets.get(groupId) : undefined;
+    const pending = requireStable ? this.pendingTransactional.get(groupId) : undefined;
+    const answer = (topic: string, partition: number): FetchedPartition => {
+      if (pending?.has(tpKey(topic, partition))) {
+        return { partitionIndex: partition, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT };
+      }
+      const o = byTopic?.get(topic)?.get(partition);
+      if (!o) return { partitionIndex: partition, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.NONE };
+      return {
+        partitionIndex: partition,
+        committedOffset: o.committedOffset,
+        committedLeaderEpoch: o.leaderEpoch,
+        metadata: o.metadata,
+        errorCode: ErrorCode.NONE,
+      };
+    };
+    if (topics !== null) {
+      return topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => answer(t.name, p)) }));
+    }
+    if (!byTopic) return [];
+    return [...byTopic.keys()].sort().map((topic) => ({
+      name: topic,
+      partitions: [...byTopic.get(topic)!.keys()].sort((a, b) => a - b).map((p) => answer(topic, p)),
+    }));
+  }
+
+  // ---- OffsetDelete ---------------------------------------------------------------------------
+
+  async deleteOffsets(
+    groupId: string,
+    topics: { name: string; partitions: { partitionIndex: number }[] }[],
+  ): Promise<{ errorCode: number; topics: TopicPartitionErrors[] }> {
+    const group = this.groups.group(groupId);
+    if (!group || group.is('Dead')) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] };
+    if (!group.is('Empty') && !group.usesConsumerProtocol) return { errorCode: ErrorCode.NON_EMPTY_GROUP, topics: [] };
+    const records: CoordinatorRecord[] = [];
+    const removed: { topic: string; partition: number }[] = [];
+    const result = topics.map((t) => {
+      if (group.isSubscribedToTopic(t.name)) {
+        // Still consumed: deleting its offsets would make the members start over.
+        return { name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC })) };
+      }
+      for (const p of t.partitions) {
+        if (this.get(groupId, t.name, p.partitionIndex)) {
+          records.push(offsetCommitTombstone(groupId, t.name, p.partitionIndex));
+          removed.push({ topic: t.name, partition: p.partitionIndex });
+        }
+      }
+      return { name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE })) };
+    });
+    if (records.length > 0) {
+      const err = await this.ctx.append(groupId, records);
+      if (err !== ErrorCode.NONE) return { errorCode: commitAppendErrorToResponseError(err), topics: [] };
+      for (const r of removed) this.replay(groupId, r.topic, r.partition, null);
+    }
+    return { errorCode: ErrorCode.NONE, topics: result };
+  }
+
+  /** Tombstones for every committed offset of a group (DeleteGroups). */
+  tombstonesForGroup(groupId: string): CoordinatorRecord[] {
+    const out: CoordinatorRecord[] = [];
+    for (const [topic, parts] of this.offsets.get(groupId) ?? []) {
+      for (const partition of parts.keys()) out.push(offsetCommitTombstone(groupId, topic, partition));
+    }
+    return out;
+  }
+
+  /** Tombstones for a group's offsets of deleted topics, and how to apply them once written. */
+  tombstonesForTopics(groupId: string, topics: ReadonlySet<string>): { records: CoordinatorRecord[]; apply: () => void } {
+    const records: CoordinatorRecord[] = [];
+    const removed: { topic: string; partition: number }[] = [];
+    for (const [topic, parts] of this.offsets.get(groupId) ?? []) {
+      if (!topics.has(topic)) continue;
+      for (const partition of parts.keys()) {
+        records.push(offsetCommitTombstone(groupId, topic, partition));
+        removed.push({ topic, partition });
+      }
+    }
+    return { records, apply: () => removed.forEach((r) => this.replay(groupId, r.topic, r.partition, null)) };
+  }
+
+  // ---- expiry ---------------------------------------------------------------------------------
+
+  /**
+   * Offsets past offsets.retention.minutes (Kafka's expiration conditions): for an Empty group,
+   * counted from when it became Empty (or, for records without that timestamp, the commit); for a
+   * group without protocol type (a simple consumer), from each commit; for a Stable consumer group
+   * with known subscriptions, from each commit, only for topics it no longer consumes; never for
+   * other groups. An explicit expire timestamp (OffsetCommit v2-4) always wins.
+   * Returns the tombstones, whether every offset of the group expired, and how to apply them.
+   */
+  expiredOffsets(group: ClassicGroup, now: number): { records: CoordinatorRecord[]; allExpired: boolean; apply: () => void } {
+    const byTopic = this.offsets.get(group.groupId);
+    if (!byTopic) return { records: [], allExpired: true, apply: () => undefined };
+    let base: ((o: OffsetAndMetadata) => number) | null = null;
+    if (group.protocolType !== null) {
+      if (group.is('Empty')) {
+        const since = group.currentStateTimestamp;
+        base = (o) => since ?? o.commitTimestampMs;
+      } else if (group.usesConsumerProtocol && group.subscribedTopics !== null && group.is('Stable')) {
+        base = (o) => o.commitTimestampMs;
+      }
+    } else {
+      base = (o) => o.commitTimestampMs;
+    }
+    if (base === null) return { records: [], allExpired: false, apply: () => undefined };
+    const retention = this.ctx.config.offsetsRetentionMs;
+    const pending = this.pendingTransactional.get(group.groupId);
+    const records: CoordinatorRecord[] = [];
+    const removed: { topic: string; partition: number }[] = [];
+    let allExpired = true;
+    for (const [topic, parts] of byTopic) {
+      if (group.isSubscribedToTopic(topic) && !group.is('Empty')) {
+        allExpired = false;
+        continue;
+      }
+      for (const [partition, o] of parts) {
+        const expired = o.expireTimestampMs !== null ? now >= o.expireTimestampMs : now - base(o) >= retention;
+        if (expired && !pending?.has(tpKey(topic, partition))) {
+          records.push(offsetCommitTombstone(group.groupId, topic, partition));
+          removed.push({ topic, partition });
+        } else {
+          allExpired = false;
+        }
+      }
+    }
+    return { records, allExpired, apply: () => removed.forEach((r) => this.replay(group.groupId, r.topic, r.partition, null)) };
+  }
+}
