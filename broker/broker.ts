@@ -11,6 +11,7 @@ import type { MetadataCache } from '../replication/metadata-cache';
 import type { Controller } from '../replication/controller/controller';
 import type { ReplicaManager } from '../replication/replica-manager';
 import type { LogManager } from '../storage/log-manager';
+import type { GroupCoordinator } from './coordinator/group/group-coordinator';
 
 export interface AdvertisedEndpoint {
   listenerName: string;
@@ -29,6 +30,8 @@ export interface Broker {
   readonly replicaManager: ReplicaManager;
   readonly logManager: LogManager;
   readonly fetchSessions: FetchSessionCache;
+  /** Classic consumer groups and their committed offsets (__consumer_offsets). */
+  readonly groupCoordinator: GroupCoordinator;
   /** apiKey -> highest version to advertise (emulating an older Kafka); empty = no caps. */
   readonly versionCaps: ReadonlyMap<number, number>;
   /** This broker's advertised endpoint for a listener name. */

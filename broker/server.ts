@@ -20,6 +20,9 @@ import { topicConfigDef } from './config/topic-config-def';
 import { resolveAdvertisedEndpoints, type Endpoint } from './config/listeners';
 import { Logger, type LogLevel } from './logger';
 import { FetchSessionCache } from './fetch-session';
+import { GroupCoordinator } from './coordinator/group/group-coordinator';
+import { groupCoordinatorConfig } from './coordinator/group/group-coordinator-config';
+import { offsetsTopicCreator } from './coordinator/group/offsets-topic';
 import { RequestDispatcher } from './request-dispatcher';
 import { HANDLERS } from './handlers';
 import { SocketServer } from './network/socket-server';
@@ -60,6 +63,7 @@ export class KafkaServer implements Broker {
   readonly replicaManager: ReplicaManager;
   readonly logManager: LogManager;
   readonly fetchSessions: FetchSessionCache;
+  readonly groupCoordinator: GroupCoordinator;
   readonly versionCaps: ReadonlyMap<number, number>;
   readonly dispatcher: RequestDispatcher;
   private readonly socketServer: SocketServer;
@@ -118,6 +122,14 @@ export class KafkaServer implements Broker {
       minInsyncReplicas: (topic) => this.topicConfig(topic).logConfig.minInSyncReplicas,
     });
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'));
+    this.groupCoordinator = new GroupCoordinator({
+      nodeId: this.nodeId,
+      config: groupCoordinatorConfig(config),
+      logger: this.logger.child('group-coordinator'),
+      replicaManager: this.replicaManager,
+      metadata: this.metadata,
+      createOffsetsTopic: offsetsTopicCreator(this.controller, config, this.metadata),
+    });
     this.dispatcher = new RequestDispatcher(this, HANDLERS, this.logger.child('request'));
     this.socketServer = new SocketServer(
       this.dispatcher,
@@ -171,6 +183,7 @@ export class KafkaServer implements Broker {
     });
     await this.logManager.startup();
     replaying = false;
+    this.groupCoordinator.startup();
     this.createPartitionsFromMetadata();
 
     const listeners = this.config.dataPlaneListeners();
@@ -217,12 +230,9 @@ export class KafkaServer implements Broker {
         this.logManager.deleteLog(topic, partition);
       }
     }
-    this.replicaManager.applyDelta({
-      changedPartitions,
-      removedTopics: [],
-      changedTopicConfigs: new Set(),
-      changedBrokers: new Set(),
-    });
+    const delta = { changedPartitions, removedTopics: [], changedTopicConfigs: new Set<string>(), changedBrokers: new Set<number>() };
+    this.replicaManager.applyDelta(delta);
+    this.groupCoordinator.onMetadataDelta(delta); // loads the __consumer_offsets partitions led here
   }
 
   private onMetadataDelta(delta: MetadataDelta): void {
@@ -232,6 +242,7 @@ export class KafkaServer implements Broker {
       this.fetchSessions.forgetTopic(t.name);
     }
     this.replicaManager.applyDelta(delta);
+    this.groupCoordinator.onMetadataDelta(delta);
   }
 
   topicConfig(topic: string): EffectiveTopicConfig {
@@ -287,6 +298,7 @@ export class KafkaServer implements Broker {
     this.state = 'stopping';
     this.logger.info('shutting down');
     await this.socketServer.close();
+    await this.groupCoordinator.shutdown();
     this.replicaManager.shutdown();
     await this.controller.close();
     await this.logManager.close();

@@ -7,28 +7,50 @@ import { alterConfigsHandler } from './alter-configs';
 import { apiVersionsHandler } from './api-versions';
 import { createPartitionsHandler } from './create-partitions';
 import { createTopicsHandler } from './create-topics';
+import { deleteGroupsHandler } from './delete-groups';
 import { deleteRecordsHandler } from './delete-records';
 import { deleteTopicsHandler } from './delete-topics';
 import { describeClusterHandler } from './describe-cluster';
 import { describeConfigsHandler } from './describe-configs';
+import { describeGroupsHandler } from './describe-groups';
 import { fetchHandler } from './fetch';
+import { findCoordinatorHandler } from './find-coordinator';
+import { heartbeatHandler } from './heartbeat';
 import { incrementalAlterConfigsHandler } from './incremental-alter-configs';
+import { joinGroupHandler } from './join-group';
+import { leaveGroupHandler } from './leave-group';
+import { listGroupsHandler } from './list-groups';
 import { listOffsetsHandler } from './list-offsets';
 import { metadataHandler } from './metadata';
+import { offsetCommitHandler } from './offset-commit';
+import { offsetDeleteHandler } from './offset-delete';
+import { offsetFetchHandler } from './offset-fetch';
 import { produceHandler } from './produce';
+import { syncGroupHandler } from './sync-group';
 
 export const HANDLERS: readonly HandlerSpec[] = [
   produceHandler,
   fetchHandler,
   listOffsetsHandler,
   metadataHandler,
+  offsetCommitHandler,
+  offsetFetchHandler,
+  findCoordinatorHandler,
+  joinGroupHandler,
+  heartbeatHandler,
+  leaveGroupHandler,
+  syncGroupHandler,
+  describeGroupsHandler,
+  listGroupsHandler,
   apiVersionsHandler,
   createTopicsHandler,
   deleteTopicsHandler,
   deleteRecordsHandler,
+  deleteGroupsHandler,
   describeConfigsHandler,
   alterConfigsHandler,
   createPartitionsHandler,
   incrementalAlterConfigsHandler,
+  offsetDeleteHandler,
   describeClusterHandler,
 ];

@@ -1,0 +1,67 @@
+/**
+ * FindCoordinator (10), v0-6.
+ * Key type GROUP (0; v0 has no key type): the coordinator is the leader of the group's
+ * __consumer_offsets partition (abs(hash(groupId)) % partitions), answered with its endpoint on the
+ * listener the request came in on. __consumer_offsets is created on first use with Kafka's internal
+ * topic settings (partitions offsets.topic.num.partitions, replication capped by live brokers);
+ * Kafka answers COORDINATOR_NOT_AVAILABLE while it creates the topic, krill creates it in-process
+ * and answers at once. No leader, or a leader without an endpoint on this listener:
+ * COORDINATOR_NOT_AVAILABLE.
+ * v4+: batched coordinator_keys, one result (with its own error) per key; v0-3: one key, top-level
+ * fields (error_message v1+).
+ * Key type TRANSACTION (1): COORDINATOR_NOT_AVAILABLE until krill has a transaction coordinator
+ * (clients retry and eventually time out). Share (2) and unknown key types: INVALID_REQUEST.
+ * Not implemented: transaction coordinator lookup, share coordinators.
+ */
+import { ErrorCode } from '../../protocol/errors';
+import type { FindCoordinatorRequest, FindCoordinatorResponse } from '../../protocol/generated/find-coordinator';
+import { CoordinatorType } from '../coordinator/group/group-coordinator';
+import type { Broker } from '../broker';
+import type { RequestContext } from '../network/request-context';
+import { defineHandler } from './define-handler';
+
+interface Found {
+  key: string;
+  errorCode: number;
+  errorMessage: string | null;
+  nodeId: number;
+  host: string;
+  port: number;
+}
+
+async function findOne(broker: Broker, ctx: RequestContext, key: string, keyType: number): Promise<Found> {
+  const fail = (errorCode: number, errorMessage: string): Found => ({ key, errorCode, errorMessage, nodeId: -1, host: '', port: -1 });
+  if (keyType === CoordinatorType.TRANSACTION) {
+    return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'The transaction coordinator is not available (transactions are not supported yet).');
+  }
+  if (keyType !== CoordinatorType.GROUP) return fail(ErrorCode.INVALID_REQUEST, `Unsupported coordinator key type ${keyType}`);
+  const found = await broker.groupCoordinator.findGroupCoordinator(key);
+  if (found.errorCode !== ErrorCode.NONE) return fail(found.errorCode, found.errorMessage ?? 'The coordinator is not available.');
+  const node = broker.metadata.broker(found.nodeId);
+  const ep = node && !node.fenced ? node.endpoints.find((e) => e.name === ctx.connection.listenerName) : undefined;
+  if (!ep) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'The coordinator is not available.');
+  return { key, errorCode: ErrorCode.NONE, errorMessage: null, nodeId: found.nodeId, host: ep.host, port: ep.port };
+}
+
+export const findCoordinatorHandler = defineHandler<FindCoordinatorRequest, FindCoordinatorResponse>({
+  apiKey: 10,
+  name: 'FindCoordinator',
+  minVersion: 0,
+  maxVersion: 6,
+  async handle(broker, ctx, req) {
+    const v = ctx.apiVersion;
+    const keyType = v >= 1 ? req.keyType : CoordinatorType.GROUP;
+    if (v >= 4) {
+      const coordinators = await Promise.all(req.coordinatorKeys.map((k) => findOne(broker, ctx, k, keyType)));
+      return { coordinators };
+    }
+    const r = await findOne(broker, ctx, req.key, keyType);
+    return {
+      errorCode: r.errorCode,
+      errorMessage: v >= 1 ? r.errorMessage : undefined,
+      nodeId: r.nodeId,
+      host: r.host,
+      port: r.port,
+    };
+  },
+});

@@ -1,0 +1,27 @@
+/**
+ * Heartbeat (12), v0-4.
+ * Keeps a classic group member's session alive (each heartbeat restarts its session timeout) and
+ * tells it when to rejoin: REBALANCE_IN_PROGRESS while the group prepares a rebalance.
+ * Errors as Kafka: UNKNOWN_MEMBER_ID (unknown group or member, or an Empty group),
+ * FENCED_INSTANCE_ID, ILLEGAL_GENERATION, INVALID_GROUP_ID, COORDINATOR_NOT_AVAILABLE,
+ * NOT_COORDINATOR; while the coordinator is loading the group the heartbeat is answered NONE.
+ * Version notes: v3+ group_instance_id.
+ */
+import type { HeartbeatRequest, HeartbeatResponse } from '../../protocol/generated/heartbeat';
+import { defineHandler } from './define-handler';
+
+export const heartbeatHandler = defineHandler<HeartbeatRequest, HeartbeatResponse>({
+  apiKey: 12,
+  name: 'Heartbeat',
+  minVersion: 0,
+  maxVersion: 4,
+  async handle(broker, ctx, req) {
+    const errorCode = await broker.groupCoordinator.heartbeat(
+      req.groupId,
+      req.memberId,
+      ctx.apiVersion >= 3 ? req.groupInstanceId : null,
+      req.generationId,
+    );
+    return { errorCode };
+  },
+});

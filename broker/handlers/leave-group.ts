@@ -1,0 +1,33 @@
+/**
+ * LeaveGroup (13), v0-5.
+ * Removes members from a classic group; the others rebalance. Each member is identified by its
+ * member id, or (administrative removal, v3+) by group_instance_id with an empty member id.
+ * Per-member errors: UNKNOWN_MEMBER_ID (also for every member of an unknown group),
+ * FENCED_INSTANCE_ID. Group-level: INVALID_GROUP_ID, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
+ * COORDINATOR_LOAD_IN_PROGRESS.
+ * Version notes: v0-2 carry one member id and one error code (the group's error, else the
+ * member's); v3+ batch members with per-member results; v5+ reason (logged).
+ */
+import type { LeaveGroupRequest, LeaveGroupResponse } from '../../protocol/generated/leave-group';
+import { ErrorCode } from '../../protocol/errors';
+import { defineHandler } from './define-handler';
+
+export const leaveGroupHandler = defineHandler<LeaveGroupRequest, LeaveGroupResponse>({
+  apiKey: 13,
+  name: 'LeaveGroup',
+  minVersion: 0,
+  maxVersion: 5,
+  async handle(broker, ctx, req) {
+    const v = ctx.apiVersion;
+    const members =
+      v >= 3
+        ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, reason: v >= 5 ? m.reason : null }))
+        : [{ memberId: req.memberId, groupInstanceId: null, reason: null }];
+    const r = await broker.groupCoordinator.leaveGroup(req.groupId, members);
+    if (v < 3) {
+      const memberError = r.members.find((m) => m.errorCode !== ErrorCode.NONE)?.errorCode ?? ErrorCode.NONE;
+      return { errorCode: r.errorCode !== ErrorCode.NONE ? r.errorCode : memberError };
+    }
+    return { errorCode: r.errorCode, members: r.members };
+  },
+});

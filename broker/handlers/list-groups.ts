@@ -1,0 +1,30 @@
+/**
+ * ListGroups (16), v0-5.
+ * The groups this broker coordinates (group id and protocol type). v4+ states_filter and group
+ * state; v5+ types_filter and group type. Filters are case-insensitive; every krill group is a
+ * "classic" group, so a types filter without "classic" lists nothing. COORDINATOR_LOAD_IN_PROGRESS
+ * while an __consumer_offsets partition is still loading (the groups already loaded are listed).
+ * Not implemented: KIP-848 "consumer" groups.
+ */
+import type { ListGroupsRequest, ListGroupsResponse } from '../../protocol/generated/list-groups';
+import { defineHandler } from './define-handler';
+
+export const listGroupsHandler = defineHandler<ListGroupsRequest, ListGroupsResponse>({
+  apiKey: 16,
+  name: 'ListGroups',
+  minVersion: 0,
+  maxVersion: 5,
+  handle(broker, ctx, req) {
+    const v = ctx.apiVersion;
+    const r = broker.groupCoordinator.listGroups(v >= 4 ? req.statesFilter : [], v >= 5 ? req.typesFilter : []);
+    return {
+      errorCode: r.errorCode,
+      groups: r.groups.map((g) => ({
+        groupId: g.groupId,
+        protocolType: g.protocolType,
+        groupState: v >= 4 ? g.groupState : undefined,
+        groupType: v >= 5 ? g.groupType : undefined,
+      })),
+    };
+  },
+});

@@ -1,0 +1,74 @@
+/**
+ * OffsetCommit (8), v0-9.
+ * Stores committed offsets in __consumer_offsets (OffsetCommitKey/Value records, one batch per
+ * request) and answers every partition asked. Partitions of topics or partitions that do not exist
+ * get UNKNOWN_TOPIC_OR_PARTITION (never stored); metadata longer than offset.metadata.max.bytes gets
+ * OFFSET_METADATA_TOO_LARGE. Who may commit follows Kafka's classic group rules: generation -1 with
+ * no member id is accepted for an Empty or unknown group (admin client, consumers with assigned
+ * partitions; an unknown group is created as a "simple" group), otherwise the member must belong
+ * to the group (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID) in the current generation
+ * (ILLEGAL_GENERATION); a group completing a rebalance answers REBALANCE_IN_PROGRESS. A generation
+ * for a group that does not exist: ILLEGAL_GENERATION (v9+: GROUP_ID_NOT_FOUND). Group-level
+ * errors (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) go to every
+ * partition that exists.
+ * Version notes: v0 has no generation/member (taken as -1/""); v1 per-partition commit timestamp;
+ * v2-4 retention_time_ms (an explicit expiry, OffsetCommitValue v1); v6+ leader epoch; v7+
+ * group_instance_id.
+ */
+import { ErrorCode } from '../../protocol/errors';
+import type { OffsetCommitRequest, OffsetCommitResponse } from '../../protocol/generated/offset-commit';
+import type { CommitParams } from '../coordinator/group/offset-metadata-manager';
+import { defineHandler } from './define-handler';
+
+export const offsetCommitHandler = defineHandler<OffsetCommitRequest, OffsetCommitResponse>({
+  apiKey: 8,
+  name: 'OffsetCommit',
+  minVersion: 0,
+  maxVersion: 9,
+  async handle(broker, ctx, req) {
+    const v = ctx.apiVersion;
+    const md = broker.metadata;
+    const errors = new Map<string, number>();
+    const key = (topic: string, partition: number) => `${topic}\0${partition}`;
+    const valid: CommitParams['topics'] = [];
+    for (const t of req.topics) {
+      const known = md.topic(t.name) !== undefined;
+      const partitions: CommitParams['topics'][number]['partitions'] = [];
+      for (const p of t.partitions) {
+        if (!known || !md.partition(t.name, p.partitionIndex)) {
+          errors.set(key(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+          continue;
+        }
+        partitions.push({
+          partitionIndex: p.partitionIndex,
+          committedOffset: p.committedOffset,
+          committedLeaderEpoch: v >= 6 ? p.committedLeaderEpoch : -1,
+          commitTimestamp: v === 1 ? p.commitTimestamp : -1n,
+          committedMetadata: p.committedMetadata,
+        });
+      }
+      if (partitions.length > 0) valid.push({ name: t.name, partitions });
+    }
+    if (valid.length > 0) {
+      const results = await broker.groupCoordinator.commitOffsets({
+        groupId: req.groupId,
+        memberId: v >= 1 ? req.memberId : '',
+        groupInstanceId: v >= 7 ? req.groupInstanceId : null,
+        generationId: v >= 1 ? req.generationIdOrMemberEpoch : -1,
+        retentionTimeMs: v >= 2 && v <= 4 ? req.retentionTimeMs : -1n,
+        apiVersion: v,
+        topics: valid,
+      });
+      for (const t of results) for (const p of t.partitions) errors.set(key(t.name, p.partitionIndex), p.errorCode);
+    }
+    return {
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({
+          partitionIndex: p.partitionIndex,
+          errorCode: errors.get(key(t.name, p.partitionIndex)) ?? ErrorCode.UNKNOWN_SERVER_ERROR,
+        })),
+      })),
+    };
+  },
+});

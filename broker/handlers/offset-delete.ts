@@ -1,0 +1,42 @@
+/**
+ * OffsetDelete (47), v0.
+ * Deletes committed offsets of a group (offset tombstones in __consumer_offsets). Group-level:
+ * GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP (a non-Empty group that is not a "consumer" protocol group),
+ * INVALID_GROUP_ID, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS (then
+ * no topics are returned). Per partition: GROUP_SUBSCRIBED_TO_TOPIC (the group's members consume
+ * the topic), UNKNOWN_TOPIC_OR_PARTITION, else NONE (also when nothing was committed for it).
+ */
+import { ErrorCode } from '../../protocol/errors';
+import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../protocol/generated/offset-delete';
+import { defineHandler } from './define-handler';
+
+export const offsetDeleteHandler = defineHandler<OffsetDeleteRequest, OffsetDeleteResponse>({
+  apiKey: 47,
+  name: 'OffsetDelete',
+  minVersion: 0,
+  maxVersion: 0,
+  async handle(broker, _ctx, req) {
+    const md = broker.metadata;
+    const errors = new Map<string, number>();
+    const key = (topic: string, partition: number) => `${topic}\0${partition}`;
+    const valid: { name: string; partitions: { partitionIndex: number }[] }[] = [];
+    for (const t of req.topics) {
+      const partitions = [];
+      for (const p of t.partitions) {
+        if (!md.partition(t.name, p.partitionIndex)) errors.set(key(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        else partitions.push({ partitionIndex: p.partitionIndex });
+      }
+      if (partitions.length > 0) valid.push({ name: t.name, partitions });
+    }
+    const r = await broker.groupCoordinator.deleteOffsets(req.groupId, valid);
+    if (r.errorCode !== ErrorCode.NONE) return { errorCode: r.errorCode, topics: [] };
+    for (const t of r.topics) for (const p of t.partitions) errors.set(key(t.name, p.partitionIndex), p.errorCode);
+    return {
+      errorCode: ErrorCode.NONE,
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: errors.get(key(t.name, p.partitionIndex)) ?? ErrorCode.NONE })),
+      })),
+    };
+  },
+});

@@ -1,0 +1,63 @@
+/**
+ * OffsetFetch (9), v0-9.
+ * Committed offsets of a group: exactly the partitions asked, in request order, with -1 (offset and
+ * leader epoch) and "" metadata for a partition without a committed offset (also for unknown
+ * topics and unknown groups); every committed offset when topics is null (v2+). require_stable
+ * (v7+): a partition with an open transactional commit gets UNSTABLE_OFFSET_COMMIT.
+ * Group-level errors (INVALID_GROUP_ID, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
+ * COORDINATOR_LOAD_IN_PROGRESS): v0-1 put them on every partition asked; v2-7 in the top-level
+ * error with no topics; v8+ per group.
+ * Version notes: v5+ leader epoch; v8+ batched groups (each answered on its own); v9 member
+ * id/epoch (only meaningful for KIP-848 groups, ignored for classic groups as in Kafka).
+ */
+import { ErrorCode } from '../../protocol/errors';
+import type { OffsetFetchRequest, OffsetFetchResponse } from '../../protocol/generated/offset-fetch';
+import type { FetchedTopic } from '../coordinator/group/offset-metadata-manager';
+import { defineHandler } from './define-handler';
+
+function shape(topics: FetchedTopic[], v: number) {
+  return topics.map((t) => ({
+    name: t.name,
+    partitions: t.partitions.map((p) => ({
+      partitionIndex: p.partitionIndex,
+      committedOffset: p.committedOffset,
+      committedLeaderEpoch: v >= 5 ? p.committedLeaderEpoch : undefined,
+      metadata: p.metadata,
+      errorCode: p.errorCode,
+    })),
+  }));
+}
+
+export const offsetFetchHandler = defineHandler<OffsetFetchRequest, OffsetFetchResponse>({
+  apiKey: 9,
+  name: 'OffsetFetch',
+  minVersion: 0,
+  maxVersion: 9,
+  async handle(broker, ctx, req) {
+    const v = ctx.apiVersion;
+    const coordinator = broker.groupCoordinator;
+    const requireStable = v >= 7 && req.requireStable;
+    if (v >= 8) {
+      const groups = await Promise.all(
+        req.groups.map(async (g) => {
+          const r = await coordinator.fetchOffsets(g.groupId, g.topics, requireStable);
+          return { groupId: g.groupId, errorCode: r.errorCode, topics: shape(r.topics, v) };
+        }),
+      );
+      return { groups };
+    }
+    const topics = v >= 2 ? req.topics : (req.topics ?? []);
+    const r = await coordinator.fetchOffsets(req.groupId, topics, requireStable);
+    if (r.errorCode !== ErrorCode.NONE) {
+      if (v >= 2) return { errorCode: r.errorCode, topics: [] };
+      // v0-1 have no top-level error: every partition asked carries it.
+      return {
+        topics: (topics ?? []).map((t) => ({
+          name: t.name,
+          partitions: t.partitionIndexes.map((p) => ({ partitionIndex: p, committedOffset: -1n, metadata: '', errorCode: r.errorCode })),
+        })),
+      };
+    }
+    return { errorCode: v >= 2 ? ErrorCode.NONE : undefined, topics: shape(r.topics, v) };
+  },
+});
