@@ -63,6 +63,11 @@ export function canonicalRead(r: FetchedRecord): Canonical {
   };
 }
 
+/** One comparable string per record: cheap to compare by the thousand, readable in a diff. */
+export function line(c: Canonical): string {
+  return JSON.stringify(c);
+}
+
 /** Groups messages by the partition `partitionOf` assigns, keeping send order. */
 export function expectedByPartition(messages: readonly TestMessage[], partitions: number, partitionOf: (m: TestMessage) => number): Canonical[][] {
   const out: Canonical[][] = Array.from({ length: partitions }, () => []);

@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { BrokerConnection, connect, fetchAll, type FetchedRecord } from '../../replication/network-client';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
-import { canonicalRead, type Canonical } from '../helpers/messages';
+import { canonicalRead, line, type Canonical } from '../helpers/messages';
 
 const SCRIPT = path.join(__dirname, 'produce.mjs');
 const RUN_TIMEOUT_MS = 30_000;
@@ -71,7 +71,7 @@ test('platformatic Admin + Producer (acks -1, 1, 0, gzip): krill reads back ever
   expect(read.every((r) => r.length > 0)).toBe(true);
   for (let p = 0; p < 3; p++) {
     const expected = sent.filter((m) => partitionOfKey.get(m.key) === p);
-    expect(read[p].map(canonicalRead)).toEqual(expected);
+    expect(read[p].map((r) => line(canonicalRead(r)))).toEqual(expected.map(line));
     expect(read[p].map((r) => r.offset)).toEqual(read[p].map((_, i) => BigInt(i)));
   }
 });
