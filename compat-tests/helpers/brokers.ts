@@ -52,6 +52,8 @@ const READY_TIMEOUT_MS = 20_000;
 const EXIT_TIMEOUT_MS = 10_000;
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const CLI = path.join(REPO_ROOT, 'bin', 'krill.js');
+/** Preloaded into the CLI broker: it exits when our end of its stdin closes (we died). */
+const EXIT_WITH_PARENT = path.join(__dirname, 'exit-with-parent.js');
 const READY_LINE = /^krill ready: PLAINTEXT:\/\/([^\s:]+):(\d+) node (\d+) data (.+)$/;
 
 /** CLI brokers alive right now: killed when this process exits, even after a failed test. */
@@ -161,14 +163,15 @@ class CliTestBroker extends BaseTestBroker {
   async start(): Promise<void> {
     if (this.child) throw new Error('broker already running');
     checkBuilt();
-    const args = [CLI, '--port', String(this.port), '--host', this.host, '--data-dir', this.dataDir];
+    const args = ['-r', EXIT_WITH_PARENT, CLI, '--port', String(this.port), '--host', this.host, '--data-dir', this.dataDir];
     for (const [k, v] of Object.entries(this.opts.config ?? {})) args.push('--override', `${k}=${String(v)}`);
     const child = spawn(process.execPath, args, {
       cwd: REPO_ROOT,
       env: { ...process.env, KRILL_LOG_LEVEL: process.env.KRILL_LOG_LEVEL ?? 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
     liveChildren.add(child);
+    child.stdin!.on('error', () => undefined); // EPIPE once the broker is gone
     this.child = child;
     this.stderrTail = [];
     this.exited = new Promise((resolve) => {
