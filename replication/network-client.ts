@@ -244,7 +244,7 @@ export class BrokerConnection {
 
   /** Runs the ApiVersions exchange (connect() does this); usable again to refresh. */
   async negotiate(timeoutMs = this.requestTimeoutMs): Promise<ReadonlyMap<number, VersionRange>> {
-    const ours = APIS.ApiVersions.maxVersion;
+    const ours = Math.min(APIS.ApiVersions.maxVersion, this.maxVersions.ApiVersions ?? Infinity);
     let res = await this.sendApiVersions(ours, timeoutMs);
     if (res.errorCode === ErrorCode.UNSUPPORTED_VERSION) {
       const theirs = res.apiKeys.find((k) => k.apiKey === ApiKey.ApiVersions);
@@ -574,11 +574,20 @@ function readApiVersionsBody(r: Reader, version: number): ApiVersionsResponse {
 // ---------------------------------------------------------------------------------------------
 // Typed helpers
 
-/** Metadata for the named topics (null = all), without creating any. */
-export function metadata(conn: BrokerConnection, topics: string[] | null, opts: { allowAutoTopicCreation?: boolean } = {}): Promise<MetadataResponse> {
-  return conn.send('Metadata', undefined, {
+/**
+ * Metadata for the named topics (null = all), without creating any from v4 on (before v4 the
+ * request cannot say so: the broker's auto.create.topics.enable decides).
+ */
+export function metadata(conn: BrokerConnection, topics: string[] | null, opts: { allowAutoTopicCreation?: boolean; version?: number } = {}): Promise<MetadataResponse> {
+  let version: number;
+  try {
+    version = opts.version ?? conn.versionFor('Metadata');
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return conn.send('Metadata', version, {
     topics: topics === null ? null : topics.map((name) => ({ name, topicId: ZERO_UUID })),
-    allowAutoTopicCreation: opts.allowAutoTopicCreation ?? false,
+    ...(version >= 4 ? { allowAutoTopicCreation: opts.allowAutoTopicCreation ?? false } : {}),
   });
 }
 
