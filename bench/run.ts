@@ -13,8 +13,9 @@
  *   --json           print the results as JSON on stdout (progress still goes to stderr)
  *   --runs N         repetitions of each measurement (default 3; the median is reported)
  *   --in-flight N    KafkaJS send() calls outstanding during produce (default 4)
- *   --profile DIR    run the krill process under `node --cpu-prof` (profile written to DIR) and
- *                    print its hottest functions; throughput numbers are then slowed by profiling
+ *   --profile DIR    run both broker processes under `node --cpu-prof` (profiles written to DIR/krill
+ *                    and DIR/null) and print where their CPU time went during the measured workloads;
+ *                    throughput numbers are then slowed by profiling
  *   --only REGEX     only the workloads whose name matches (e.g. 'produce 1KiB', 'fetch .* raw');
  *                    'startup' selects the start-up measurements
  */
@@ -230,7 +231,7 @@ interface Report {
   startup: StartupReport | null;
   workloads: WorkloadResult[];
   krillIdleAfterWorkloadsRssMB: number;
-  profile: ProfileSummary | null;
+  profile: Record<TargetName, ProfileSummary | null> | null;
   notes: string[];
   durationSeconds: number;
 }
@@ -238,27 +239,29 @@ interface Report {
 interface ThroughputReport {
   workloads: WorkloadResult[];
   krillIdleAfterWorkloadsRssMB: number;
-  profile: ProfileSummary | null;
+  profile: Record<TargetName, ProfileSummary | null> | null;
 }
 
 /** Both brokers up for the whole phase; warm-up, then every selected workload, runs interleaved. */
 async function measureThroughput(o: Options, selected: (name: string) => boolean): Promise<ThroughputReport> {
   const dataDir = makeTempDir('krill-bench-data-');
-  if (o.profileDir) fs.mkdirSync(o.profileDir, { recursive: true });
+  const profDir = (t: TargetName): string => path.join(o.profileDir!, t);
+  if (o.profileDir) for (const t of TARGETS) fs.mkdirSync(profDir(t), { recursive: true });
+  const profArgs = (t: TargetName): string[] => (o.profileDir ? ['--cpu-prof', '--cpu-prof-dir', profDir(t)] : []);
   const procs = {} as Record<TargetName, BrokerProcess>;
   const clients = {} as Record<TargetName, KafkaJsTarget>;
   const workloads: WorkloadResult[] = [];
-  let profile: ProfileSummary | null = null;
+  let profile: Record<TargetName, ProfileSummary | null> | null = null;
   let krillIdleAfter = NaN;
-  let krillPid = 0;
+  const pids = {} as Record<TargetName, number>;
   try {
     procs.krill = await spawnBroker({
       name: 'krill',
-      args: [...(o.profileDir ? ['--cpu-prof', '--cpu-prof-dir', o.profileDir] : []), KRILL_BIN, '--port', '0', '--data-dir', dataDir],
+      args: [...profArgs('krill'), KRILL_BIN, '--port', '0', '--data-dir', dataDir],
       readyPattern: KRILL_READY,
     });
-    krillPid = procs.krill.pid;
-    procs.null = await spawnBroker({ name: 'null sink', args: [NULL_BROKER_JS, '--port', '0'], readyPattern: NULL_READY });
+    procs.null = await spawnBroker({ name: 'null sink', args: [...profArgs('null'), NULL_BROKER_JS, '--port', '0'], readyPattern: NULL_READY });
+    for (const t of TARGETS) pids[t] = procs[t].pid;
     for (const t of TARGETS) clients[t] = new KafkaJsTarget(`${procs[t].host}:${procs[t].port}`);
 
     // Warm-up: JIT both brokers and the client on every path before anything is timed.
@@ -335,22 +338,24 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
   }
 
   if (o.profileDir) {
-    const files = fs
-      .readdirSync(o.profileDir)
-      .filter((f) => f.endsWith('.cpuprofile'))
-      .map((f) => path.join(o.profileDir!, f))
-      .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
-    if (files.length) {
-      profile = summarizeProfile(files[0], 20, windows.get(krillPid) ?? []);
-      if (profile.totalMs === 0) {
-        // Seen under heavy machine load: V8's sampler thread starved, no sample inside the windows.
-        log('the profile has no samples inside the measured windows: summarizing all of it');
-        profile = summarizeProfile(files[0], 20);
+    const summary = (t: TargetName): ProfileSummary | null => {
+      const files = fs
+        .readdirSync(profDir(t))
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .map((f) => path.join(profDir(t), f))
+        .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+      if (!files.length) {
+        log(`no .cpuprofile in ${profDir(t)} (${t} did not exit cleanly?)`);
+        return null;
       }
-    }
-    else log(`no .cpuprofile in ${o.profileDir} (krill did not exit cleanly?)`);
+      const ps = summarizeProfile(files[0], 20, windows.get(pids[t]) ?? []);
+      if (ps.totalMs > 0) return ps;
+      // Seen under heavy machine load: V8's sampler thread starved, no sample inside the windows.
+      log(`the ${t} profile has no samples inside the measured windows: summarizing all of it`);
+      return summarizeProfile(files[0], 20);
+    };
+    profile = { krill: summary('krill'), null: summary('null') };
   }
-
   return { workloads, krillIdleAfterWorkloadsRssMB: krillIdleAfter, profile };
 }
 
@@ -387,7 +392,7 @@ async function main(): Promise<void> {
     'fetch raw: the same requests from the bench\'s wire client, reading batch headers only (the topic read several times over), so the broker is the bottleneck.',
     'MB/s counts message values only. ratio = median krill msgs/s / median null-sink msgs/s.',
   ];
-  if (o.profileDir) notes.push('krill ran under --cpu-prof: its throughput is understated.');
+  if (o.profileDir) notes.push('Both brokers ran under --cpu-prof: throughput is understated.');
   if (!throughput) notes.length = 0;
   const report: Report = {
     options: { ...o, only: o.only?.source ?? null },
@@ -451,11 +456,14 @@ function renderText(r: Report): string {
     out.push(`targets: ready < 150 ms: ${ok(s.krill.metadataMs < 150)}; idle < 60 MB: ${ok(s.krill.idleRssMB < 60)}`);
     out.push('');
   }
-  if (r.profile) {
-    out.push(`krill CPU profile ${r.profile.file}${r.profile.windowed ? ' (measured workloads only)' : ''}: ${r.profile.busyMs} ms busy of ${r.profile.totalMs} ms`);
-    out.push(table([['area', 'self ms', '% busy'], ...r.profile.areas.slice(0, 10).map((a) => [a.name, String(a.selfMs), a.pct.toFixed(1)])]));
+  for (const t of TARGETS) {
+    const p = r.profile?.[t];
+    if (!p) continue;
+    const top = t === 'krill' ? 20 : 8;
+    out.push(`${t} CPU profile ${p.file}${p.windowed ? ' (measured workloads only)' : ''}: ${p.busyMs} ms busy of ${p.totalMs} ms`);
+    out.push(table([['area', 'self ms', '% busy'], ...p.areas.slice(0, 10).map((a) => [a.name, String(a.selfMs), a.pct.toFixed(1)])]));
     out.push('');
-    out.push(table([['function', 'location', 'self ms', '% busy'], ...r.profile.functions.map((f) => [f.name, f.location, String(f.selfMs), f.pct.toFixed(1)])]));
+    out.push(table([['function', 'location', 'self ms', '% busy'], ...p.functions.slice(0, top).map((f) => [f.name, f.location, String(f.selfMs), f.pct.toFixed(1)])]));
     out.push('');
   }
   for (const n of r.notes) out.push(`- ${n}`);
