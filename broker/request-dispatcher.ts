@@ -18,7 +18,7 @@ import { apiByKey, responseHeaderVersion } from '../protocol/generated';
 import { writeApiVersionsResponse } from '../protocol/generated/api-versions';
 import type { ConnectionInfo, FrameProcessor, ProcessResult } from './network/connection';
 import type { RequestContext } from './network/request-context';
-import type { HandlerSpec } from './handlers/define-handler';
+import { CloseConnection, type HandlerSpec } from './handlers/define-handler';
 import type { Broker } from './broker';
 import type { Logger } from './logger';
 
@@ -117,6 +117,7 @@ export class RequestDispatcher implements FrameProcessor {
       if (decision?.action === 'drop') return { kind: 'noResponse' };
       response = decision?.action === 'respond' ? decision.response : await handler.handle(this.broker, ctx, request);
     } catch (err) {
+      if (err instanceof CloseConnection) return { kind: 'close', reason: err.message };
       this.log.error(`${handler.name} handler failed`, { apiVersion, correlationId, clientId, conn: conn.id, err });
       return { kind: 'close', reason: `internal error in ${handler.name}` };
     }

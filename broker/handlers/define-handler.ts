@@ -25,3 +25,14 @@ export function defineHandler<Req, Res>(spec: HandlerSpec<Req, Res>): HandlerSpe
   if (spec.minVersion > spec.maxVersion) throw new Error(`${spec.name}: empty version range`);
   return spec;
 }
+
+/**
+ * Thrown by a handler to close the connection without answering, where Kafka does so on purpose
+ * (an acks=0 produce that failed: closing is the only way the producer learns of it).
+ */
+export class CloseConnection extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'CloseConnection';
+  }
+}

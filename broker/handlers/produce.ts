@@ -7,15 +7,16 @@
  * get UNKNOWN_TOPIC_OR_PARTITION (Produce does not create topics), partitions led elsewhere
  * NOT_LEADER_OR_FOLLOWER. acks=-1 waits until the ISR has the batch (NOT_ENOUGH_REPLICAS before
  * append when the ISR is below min.insync.replicas, NOT_ENOUGH_REPLICAS_AFTER_APPEND after, or
- * REQUEST_TIMED_OUT after timeout_ms). acks=0 sends no response at all.
+ * REQUEST_TIMED_OUT after timeout_ms). acks=0 sends no response at all; if any partition failed, the
+ * connection is closed instead (Kafka's way of telling a fire-and-forget producer).
  * Not implemented yet: idempotent/transactional producer state (comes with InitProducerId).
  */
-import { ErrorCode } from '../../protocol/errors';
+import { ErrorCode, errorName } from '../../protocol/errors';
 import type { Input } from '../../protocol/primitives/input';
 import type { ProduceRequest, ProduceResponse, ProduceResponseTopicProduceResponse } from '../../protocol/generated/produce';
 import { CompressionType, CURRENT_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, ATTRIBUTES_OFFSET } from '../../protocol/records/record-batch';
 import type { ProducePartitionRequest, ProducePartitionResult } from '../../replication/replica-manager';
-import { defineHandler } from './define-handler';
+import { CloseConnection, defineHandler } from './define-handler';
 
 /** Kafka's ProduceRequest.validateRecords: an error code, or NONE. */
 function checkRecordSet(records: Buffer | null, version: number): { code: number; message: string | null } {
@@ -71,9 +72,19 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
       internalTopicsAllowed: false,
       requestVersion: v,
     });
-    if (req.acks === 0) return null;
     const byKey = new Map(results.map((r) => [`${r.topic}\0${r.partition}`, r]));
     for (const [k, r] of rejected) byKey.set(k, r);
+    if (req.acks === 0) {
+      // No response; but a failed acks=0 produce closes the connection, as Kafka does, so the
+      // producer notices (it refreshes metadata and reconnects) instead of losing records silently.
+      const failed = [...byKey.values()].filter((r) => r.errorCode !== ErrorCode.NONE);
+      if (failed.length > 0) {
+        throw new CloseConnection(
+          `acks=0 produce failed for ${failed.map((r) => `${r.topic}-${r.partition}: ${errorName(r.errorCode)}`).join(', ')}`,
+        );
+      }
+      return null;
+    }
     const responses: Input<ProduceResponseTopicProduceResponse>[] = req.topicData.map((t) => ({
       name: t.name,
       partitionResponses: t.partitionData.map((p) => {

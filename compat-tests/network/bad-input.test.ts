@@ -257,4 +257,13 @@ describe('ordering on one connection', () => {
     const after = await fetchAll(bystander, 'order', 0, before);
     expect(after.records.map((x) => x.value!.toString())).toEqual(['no answer']);
   });
+
+  test('an acks=0 produce that fails (unknown topic) closes the connection, as Kafka does, so the producer notices', async () => {
+    const failing = requestFrame(ApiKey.Produce, 7, 1, {
+      acks: 0,
+      timeoutMs: 1000,
+      topicData: [{ name: 'no-such-topic-acks0', partitionData: [{ index: 0, records: buildRecordBatch([{ value: 'lost?' }]) }] }],
+    });
+    await expectClosed(Buffer.concat([failing, requestFrame(ApiKey.ApiVersions, 0, 2, {})]), /acks=0 produce failed for no-such-topic-acks0-0: UNKNOWN_TOPIC_OR_PARTITION/);
+  });
 });
