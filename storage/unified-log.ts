@@ -4,8 +4,9 @@
  * start offset, and the rules for moving each.
  *
  * Owns: logStartOffset, highWatermark (set by the replication layer), the offline state, the
- * latest leader epoch seen in the log. Producer state and the leader epoch cache join in later
- * issues (seams marked below).
+ * leader epoch cache (leader-epoch-checkpoint: assigned on appends whose batches carry a new
+ * epoch, truncated with the log from either end, rebuilt from batch headers when the file is
+ * missing). Producer state joins in a later issue (seams marked below).
  *
  * Invariants: logStartOffset <= highWatermark <= LEO; lastStableOffset <= highWatermark; offsets
  * are handed out once: the append order is validate everything -> assign offsets -> write the .log
@@ -24,6 +25,7 @@ import { ErrorCode, KafkaError } from '../protocol/errors';
 import { CompressionType, RecordBatch, TimestampType } from '../protocol/records/record-batch';
 import { TimestampAndOffset } from './file-records';
 import { StorageFs, isIoError, nodeFs } from './fs';
+import { LeaderEpochFileCache, type EpochEntry } from './leader-epoch-file-cache';
 import { LocalLog } from './local-log';
 import { LogConfig, deleteEnabled } from './log-config';
 import { LoadedLog, RecoveryReport, loadLog } from './log-loader';
@@ -114,7 +116,8 @@ export class UnifiedLog {
   readonly localLog: LocalLog;
   private _logStartOffset: bigint;
   private _highWatermark: bigint;
-  private _latestEpoch = -1;
+  /** Epoch -> start offset, kept in step with the log (leader-epoch-checkpoint). */
+  readonly leaderEpochCache: LeaderEpochFileCache;
   private offlineError: KafkaStorageError | null = null;
   private closed = false;
   private readonly time: Time;
@@ -145,7 +148,32 @@ export class UnifiedLog {
     });
     this._logStartOffset = loaded.logStartOffset;
     this._highWatermark = loaded.logStartOffset;
-    this._latestEpoch = this.findLatestEpoch();
+    this.leaderEpochCache = this.loadLeaderEpochCache(p.fs ?? nodeFs);
+  }
+
+  /**
+   * The cache from leader-epoch-checkpoint, cut to what the (recovered) log holds; rebuilt from
+   * the batch headers when the file is missing or unreadable.
+   */
+  private loadLeaderEpochCache(fs: StorageFs): LeaderEpochFileCache {
+    const { cache, existed, corrupt } = LeaderEpochFileCache.forDir(fs, () => this.localLog.dir);
+    if (corrupt) this.logger.warn(`${corrupt.message}; rebuilding the leader epoch cache from the log`);
+    if (!existed) {
+      const entries: EpochEntry[] = [];
+      for (const seg of this.localLog.segments.values()) {
+        seg.log.scanBatches(0, (h) => {
+          const last = entries[entries.length - 1];
+          if (h.magic >= 2 && h.partitionLeaderEpoch >= 0 && (!last || h.partitionLeaderEpoch > last.epoch)) {
+            entries.push({ epoch: h.partitionLeaderEpoch, startOffset: h.baseOffset });
+          }
+          return true;
+        });
+      }
+      if (entries.length > 0 || corrupt) cache.replaceAll(entries);
+    }
+    cache.truncateFromEnd(this.logEndOffset);
+    cache.truncateFromStart(this._logStartOffset);
+    return cache;
   }
 
   /**
@@ -214,8 +242,28 @@ export class UnifiedLog {
     return this.localLog.recoveryPoint;
   }
 
+  /** The latest leader epoch in the log (leader epoch cache), -1 when none. */
   get latestEpoch(): number {
-    return this._latestEpoch;
+    return this.leaderEpochCache.latestEpoch();
+  }
+
+  /**
+   * Records that `epoch` starts at `startOffset` (a new leader does this at its LEO when it takes
+   * over, before any record of the epoch exists: OffsetForLeaderEpoch must already answer for it).
+   */
+  maybeAssignEpochStartOffset(epoch: number, startOffset: bigint): void {
+    this.checkOnline();
+    this.guard('assigning a leader epoch', () => this.leaderEpochCache.assign(epoch, startOffset));
+  }
+
+  /**
+   * OffsetForLeaderEpoch: the end offset of `epoch` on this log (the LEO for the latest epoch)
+   * and the largest epoch <= it; undefined when the cache cannot answer.
+   */
+  endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint } | undefined {
+    this.checkOnline();
+    const r = this.leaderEpochCache.endOffsetFor(epoch, this.logEndOffset);
+    return r.endOffset < 0n ? undefined : r;
   }
 
   /** Bytes in all segments. */
@@ -291,7 +339,7 @@ export class UnifiedLog {
     const lastOffset = next - 1n;
     const lastEpoch = opts.leaderEpoch;
     this.appendValidated(buf, firstOffset, lastOffset, maxTimestamp, shallowOfMax, now);
-    this._latestEpoch = lastEpoch >= 0 ? lastEpoch : this._latestEpoch;
+    if (lastEpoch >= 0) this.guard('assigning a leader epoch', () => this.leaderEpochCache.assign(lastEpoch, firstOffset));
     return {
       firstOffset,
       lastOffset,
@@ -354,7 +402,9 @@ export class UnifiedLog {
       count += b.recordCount;
     }
     this.appendValidated(records, first.baseOffset, last.lastOffset, maxTimestamp, shallowOfMax, this.time.milliseconds());
-    if (last.partitionLeaderEpoch >= 0) this._latestEpoch = last.partitionLeaderEpoch;
+    this.guard('assigning a leader epoch', () => {
+      for (const b of batches) if (b.partitionLeaderEpoch >= 0) this.leaderEpochCache.assign(b.partitionLeaderEpoch, b.baseOffset);
+    });
     return {
       firstOffset: first.baseOffset,
       lastOffset: last.lastOffset,
@@ -476,7 +526,7 @@ export class UnifiedLog {
         return { timestamp: -1n, offset: this._logStartOffset, leaderEpoch: this.epochForOffset(this._logStartOffset) };
       }
       if (targetTimestamp === LATEST_TIMESTAMP) {
-        return { timestamp: -1n, offset: this.logEndOffset, leaderEpoch: this._latestEpoch };
+        return { timestamp: -1n, offset: this.logEndOffset, leaderEpoch: this.latestEpoch };
       }
       if (targetTimestamp === LATEST_TIERED_TIMESTAMP || targetTimestamp === EARLIEST_PENDING_UPLOAD_TIMESTAMP) {
         return { timestamp: -1n, offset: -1n, leaderEpoch: -1 };
@@ -514,22 +564,9 @@ export class UnifiedLog {
     return result;
   }
 
-  /** Epoch of the batch holding `offset` (leader epoch cache seam: it will answer this later). */
+  /** Epoch of the record at `offset` (from the leader epoch cache). */
   private epochForOffset(offset: bigint): number {
-    if (offset >= this.logEndOffset) return this._latestEpoch;
-    const seg = this.localLog.segments.floorSegment(offset);
-    const h = seg?.translateOffset(offset);
-    return h && h.partitionLeaderEpoch >= 0 ? h.partitionLeaderEpoch : -1;
-  }
-
-  private findLatestEpoch(): number {
-    const segs = this.localLog.segments.values();
-    for (let i = segs.length - 1; i >= 0; i--) {
-      if (segs[i].size === 0) continue;
-      const h = segs[i].lastBatch();
-      if (h) return h.partitionLeaderEpoch;
-    }
-    return -1;
+    return this.leaderEpochCache.epochForOffset(offset);
   }
 
   // ---- log start offset, retention, truncation ------------------------------------------------
@@ -568,7 +605,8 @@ export class UnifiedLog {
     if (newLogStartOffset <= this._logStartOffset) return false;
     this.updateLogStartOffset(newLogStartOffset);
     this.logger.info(`incremented log start offset to ${newLogStartOffset} due to ${reason}`);
-    // Seams: leader epoch cache truncateFromStart, producer state onLogStartOffsetIncremented.
+    this.guard('truncating the leader epoch cache', () => this.leaderEpochCache.truncateFromStart(newLogStartOffset));
+    // Seam: producer state onLogStartOffsetIncremented.
     return true;
   }
 
@@ -661,10 +699,10 @@ export class UnifiedLog {
       }
       this.logger.info(`truncating to offset ${targetOffset}`);
       this.localLog.truncateTo(targetOffset);
-      // Seams: leader epoch cache truncateFromEnd, producer state rebuild.
+      this.leaderEpochCache.truncateFromEnd(this.logEndOffset);
+      // Seam: producer state rebuild.
       if (this._logStartOffset > this.logEndOffset) this._logStartOffset = this.logEndOffset;
       if (this._highWatermark > this.logEndOffset) this._highWatermark = this.logEndOffset;
-      this._latestEpoch = this.findLatestEpoch();
       return true;
     });
   }
@@ -680,7 +718,7 @@ export class UnifiedLog {
     this.localLog.truncateFullyAndStartAt(newOffset);
     this._logStartOffset = newOffset;
     this._highWatermark = newOffset;
-    this._latestEpoch = -1;
+    this.leaderEpochCache.clearAndFlush();
   }
 
   // ---- flush, config, lifecycle ---------------------------------------------------------------
