@@ -254,3 +254,94 @@ export async function highWatermark(host: string, port: number, topic: string): 
     client.close();
   }
 }
+
+/** The slice of node-rdkafka (librdkafka's Node binding) the bench uses; loaded only when installed. */
+interface RdkafkaProducer {
+  connect(opts: object, cb: (err: Error | null) => void): void;
+  produce(topic: string, partition: number, value: Buffer, key: null): unknown;
+  poll(): void;
+  flush(timeoutMs: number, cb: (err: Error | null) => void): void;
+  disconnect(cb: () => void): void;
+  on(event: 'event.error', cb: (err: Error) => void): void;
+}
+interface RdkafkaModule {
+  Producer: new (conf: Record<string, string | number | boolean>, topicConf: object) => RdkafkaProducer;
+  librdkafkaVersion: string;
+}
+
+let rdkafka: RdkafkaModule | null | undefined;
+
+/** node-rdkafka if this checkout has it installed (a devDependency for librdkafka compat tests), else null. */
+export function loadRdkafka(): RdkafkaModule | null {
+  if (rdkafka === undefined) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      rdkafka = require('node-rdkafka') as RdkafkaModule;
+    } catch {
+      rdkafka = null;
+    }
+  }
+  return rdkafka;
+}
+
+export const RDKAFKA_IN_FLIGHT = 5;
+
+/**
+ * librdkafka producer (via node-rdkafka): `count` messages of `size` bytes to partition 0, batched
+ * by librdkafka itself (batch.num.messages 1000, linger.ms 5, max.in.flight 5, no compression, no
+ * delivery-report callbacks: completion is flush(), and the caller checks the high watermark).
+ * The messages are handed over one produce() call each (librdkafka's API), which is where most of
+ * the client's CPU goes.
+ */
+export async function produceRdkafka(bootstrap: string, topic: string, size: number, count: number, acks: number): Promise<ClientResult> {
+  const mod = loadRdkafka();
+  if (!mod) throw new Error('node-rdkafka is not installed');
+  const p = new mod.Producer(
+    {
+      'bootstrap.servers': bootstrap,
+      'client.id': 'krill-bench',
+      acks,
+      'linger.ms': 5,
+      'batch.num.messages': BATCH_MESSAGES,
+      'queue.buffering.max.messages': 1000000,
+      'queue.buffering.max.kbytes': 1048576,
+      'max.in.flight.requests.per.connection': RDKAFKA_IN_FLIGHT,
+      'compression.codec': 'none',
+      'enable.idempotence': false,
+      'dr_cb': false,
+    },
+    {},
+  );
+  let failure: Error | null = null;
+  p.on('event.error', (err) => (failure ??= err));
+  await new Promise<void>((resolve, reject) => p.connect({ timeout: 10000 }, (err) => (err ? reject(err) : resolve())));
+  try {
+    const value = randomBytes(size);
+    const cpu0 = cpuNow();
+    const t0 = now();
+    let i = 0;
+    await new Promise<void>((resolve, reject) => {
+      const pump = (): void => {
+        try {
+          while (i < count) {
+            p.produce(topic, 0, value, null);
+            i++;
+          }
+        } catch (err) {
+          // Local queue full: let librdkafka send, then continue.
+          if ((err as { code?: number }).code !== -184) return reject(err as Error);
+          p.poll();
+          setImmediate(pump);
+          return;
+        }
+        p.flush(60000, (err) => (err ? reject(err) : resolve()));
+      };
+      pump();
+    });
+    const seconds = Number(now() - t0) / 1e9;
+    if (failure) throw failure;
+    return { seconds, messages: count, payloadBytes: count * size, clientCpu: cpuNow() - cpu0 };
+  } finally {
+    await new Promise<void>((resolve) => p.disconnect(() => resolve()));
+  }
+}
