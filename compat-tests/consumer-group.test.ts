@@ -305,6 +305,54 @@ describe('KafkaJS consumer groups (embedded broker)', () => {
     expect(gone.partitions.map((p) => p.offset)).toEqual(['-1', '-1', '-1']);
   });
 
+  test("kafka-python 2.0.2's fixed group versions: FindCoordinator v0, JoinGroup v2, SyncGroup v1, OffsetCommit v2, OffsetFetch v1, Heartbeat v1, LeaveGroup v1", async () => {
+    const conn = await connect(broker.host, broker.port, { clientId: 'kafka-python', negotiate: false });
+    try {
+      const fc = await conn.send('FindCoordinator', 0, { key: 'py-group' });
+      expect(fc).toMatchObject({ errorCode: ErrorCode.NONE, nodeId: 1, host: broker.host, port: broker.port });
+      const w = new Writer();
+      w.int16(0);
+      writeConsumerProtocolSubscription(w, 0, { topics: ['resume'], userData: null });
+      // v2: no MEMBER_ID_REQUIRED round, the member id comes with the first response.
+      const join = await conn.send('JoinGroup', 2, {
+        groupId: 'py-group',
+        sessionTimeoutMs: 6000,
+        rebalanceTimeoutMs: 6000,
+        memberId: '',
+        protocolType: 'consumer',
+        protocols: [{ name: 'range', metadata: w.toBuffer() }],
+      });
+      expect(join).toMatchObject({ errorCode: ErrorCode.NONE, generationId: 1, protocolName: 'range' });
+      expect(join.leader).toBe(join.memberId);
+      expect(join.memberId).toMatch(/^kafka-python-/);
+      const sync = await conn.send('SyncGroup', 1, {
+        groupId: 'py-group',
+        generationId: 1,
+        memberId: join.memberId,
+        assignments: [{ memberId: join.memberId, assignment: Buffer.from('assigned') }],
+      });
+      expect([sync.errorCode, Buffer.from(sync.assignment).toString()]).toEqual([ErrorCode.NONE, 'assigned']);
+      const commit = await conn.send('OffsetCommit', 2, {
+        groupId: 'py-group',
+        generationIdOrMemberEpoch: 1,
+        memberId: join.memberId,
+        retentionTimeMs: -1n,
+        topics: [{ name: 'resume', partitions: [{ partitionIndex: 1, committedOffset: 17n, committedMetadata: 'py' }] }],
+      });
+      expect(commit.topics[0].partitions[0].errorCode).toBe(ErrorCode.NONE);
+      const fetched = await conn.send('OffsetFetch', 1, { groupId: 'py-group', topics: [{ name: 'resume', partitionIndexes: [0, 1] }] });
+      expect(fetched.topics[0].partitions.map((p) => [p.partitionIndex, p.committedOffset, p.metadata, p.errorCode])).toEqual([
+        [0, -1n, '', ErrorCode.NONE],
+        [1, 17n, 'py', ErrorCode.NONE],
+      ]);
+      expect((await conn.send('Heartbeat', 1, { groupId: 'py-group', generationId: 1, memberId: join.memberId })).errorCode).toBe(ErrorCode.NONE);
+      expect((await conn.send('LeaveGroup', 1, { groupId: 'py-group', memberId: join.memberId })).errorCode).toBe(ErrorCode.NONE);
+      expect((await describeGroup(admin, 'py-group')).state).toBe('Empty');
+    } finally {
+      await conn.close();
+    }
+  });
+
   test("bad input gets Kafka's error codes and leaves the group as it was", async () => {
     const g = 'six-group';
     const before = await describeGroup(admin, g);
