@@ -14,6 +14,7 @@ const RdKafka = require('node-rdkafka');
 
 const TOPIC = 'coop';
 const GROUP = 'coop-group';
+const STATIC_TOPIC = 'static';
 
 async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -34,14 +35,15 @@ interface Member {
   seen: Map<string, number>;
 }
 
-function startMember(broker: TestBroker, clientId: string): Promise<Member> {
+function startMember(broker: TestBroker, clientId: string, extra: Record<string, unknown> = {}, group = GROUP): Promise<Member> {
   const m: Member = { consumer: undefined, owned: new Set(), revocations: [], seen: new Map() };
   const consumer = new RdKafka.KafkaConsumer(
     {
-      'group.id': GROUP,
+      'group.id': group,
       'client.id': clientId,
       'metadata.broker.list': broker.bootstrap,
       'partition.assignment.strategy': 'cooperative-sticky',
+      ...Object.fromEntries(Object.entries(extra).filter(([k]) => k !== 'topic')),
       'session.timeout.ms': 6000,
       'heartbeat.interval.ms': 200,
       'fetch.wait.max.ms': 100,
@@ -54,7 +56,7 @@ function startMember(broker: TestBroker, clientId: string): Promise<Member> {
   );
   m.consumer = consumer;
   consumer.on('rebalance', (err: { code: number }, assignment: { topic: string; partition: number }[]) => {
-    const mine = assignment.filter((a) => a.topic === TOPIC).map((a) => a.partition);
+    const mine = assignment.map((a) => a.partition);
     if (err.code === RdKafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS) for (const p of mine) m.owned.add(p);
     else if (err.code === RdKafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
       m.revocations.push(mine.length);
@@ -69,7 +71,7 @@ function startMember(broker: TestBroker, clientId: string): Promise<Member> {
     const timer = setTimeout(() => reject(new Error(`${clientId} did not connect`)), 20_000);
     consumer.on('ready', () => {
       clearTimeout(timer);
-      consumer.subscribe([TOPIC]);
+      consumer.subscribe([(extra.topic as string | undefined) ?? TOPIC]);
       consumer.consume();
       resolve(m);
     });
@@ -100,6 +102,7 @@ describe('librdkafka consumer group, cooperative-sticky', () => {
     admin = await connectedAdmin(kafka);
     producer = await connectedProducer(kafka);
     await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 4 }], waitForLeaders: true });
+    await admin.createTopics({ topics: [{ topic: STATIC_TOPIC, numPartitions: 4 }], waitForLeaders: true });
   });
 
   afterAll(async () => {
@@ -154,5 +157,42 @@ describe('librdkafka consumer group, cooperative-sticky', () => {
     await until('a consumes every partition from the committed offsets', () => [0, 1, 2, 3].every((p) => a!.seen.has(`${p}/50`)));
     // b's partitions went on from b's commits: a never read what b had consumed.
     for (const p of fromB) for (let o = 25; o < 50; o++) expect(a.seen.has(`${p}/${o}`)).toBe(false);
+  });
+
+  test('static membership (group.instance.id): a restarted member takes its place back without a rebalance', async () => {
+    const group = 'static-group';
+    const conf = (instance: string) => ({ topic: STATIC_TOPIC, 'group.instance.id': instance, 'partition.assignment.strategy': 'range', 'session.timeout.ms': 10_000 });
+    const s1 = await startMember(broker, 'static-1', conf('instance-1'), group);
+    let s2 = await startMember(broker, 'static-2', conf('instance-2'), group);
+    try {
+      await until('static members split the partitions', () => s1.owned.size === 2 && s2.owned.size === 2);
+      const before = await admin.describeGroups([group]);
+      expect(before.groups[0].state).toBe('Stable');
+      const s1Revocations = s1.revocations.length;
+      const s2Partitions = sorted(s2.owned);
+      // A static member closing does not leave the group (KIP-345): it keeps its slot until its
+      // session times out.
+      await stop(s2);
+      const during = await admin.describeGroups([group]);
+      expect(during.groups[0]).toMatchObject({ state: 'Stable' });
+      expect(during.groups[0].members).toHaveLength(2);
+      s2 = await startMember(broker, 'static-2', conf('instance-2'), group);
+      await until('the restarted member gets its partitions back', () => s2.owned.size === 2);
+      expect(sorted(s2.owned)).toEqual(s2Partitions);
+      // No rebalance: the other member kept its partitions throughout.
+      expect(s1.revocations.length).toBe(s1Revocations);
+      expect(s1.owned.size).toBe(2);
+      const after = await admin.describeGroups([group]);
+      expect(after.groups[0].state).toBe('Stable');
+      expect(after.groups[0].members).toHaveLength(2);
+      const oldIds = before.groups[0].members.map((m) => m.memberId);
+      const newIds = after.groups[0].members.map((m) => m.memberId);
+      expect(newIds.filter((id) => oldIds.includes(id))).toHaveLength(1); // instance-2 has a new member id
+      await producer.send({ topic: STATIC_TOPIC, messages: [0, 1, 2, 3].map((partition) => ({ partition, value: 'x' })) });
+      await until('both members consume', () => s1.seen.size + s2.seen.size >= 4);
+    } finally {
+      await stop(s2);
+      await stop(s1);
+    }
   });
 });
