@@ -24,7 +24,7 @@ import {
   RECORDS_COUNT_OFFSET,
   TIMESTAMP_TYPE_MASK,
 } from '../protocol/records/record-batch';
-import { OPEN_RW_CREATE, StorageFs, isIoError, readFully, writeFully } from './fs';
+import { OPEN_RW_CREATE, StorageFs, isIoError, readFully, readFullyAsync, writeFully } from './fs';
 import { firstRecordAtOrAfter } from './record-access';
 
 /** What storage needs from a batch header, read without touching the records. */
@@ -143,6 +143,14 @@ export class FileRecords {
       throw new RangeError(`read [${position}, ${position + length}) outside ${this._file} of size ${this._size}`);
     }
     if (length > 0) readFully(this.fs, this.openFd(), buf, position, bufOffset, length);
+  }
+
+  /** `readInto` on the thread pool (recovery's read-ahead); resolves with `length`. */
+  readAsync(buf: Buffer, bufOffset: number, position: number, length: number): Promise<number> {
+    if (position < 0 || length < 0 || position + length > this._size) {
+      return Promise.reject(new RangeError(`read [${position}, ${position + length}) outside ${this._file} of size ${this._size}`));
+    }
+    return readFullyAsync(this.fs, this.openFd(), buf, position, bufOffset, length);
   }
 
   /**

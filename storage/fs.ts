@@ -26,6 +26,8 @@ export interface StorageFs {
   closeSync(fd: number): void;
   /** Positional read; returns the bytes read (less than `length` only at end of file). */
   readSync(fd: number, buf: Buffer, offset: number, length: number, position: number): number;
+  /** Positional read on the thread pool (recovery's read-ahead); `n` as for readSync. */
+  read(fd: number, buf: Buffer, offset: number, length: number, position: number, cb: (err: NodeJS.ErrnoException | null, n: number) => void): void;
   /** Positional write; may write fewer bytes than asked (callers loop, see writeFully). */
   writeSync(fd: number, buf: Buffer, offset: number, length: number, position: number): number;
   fsyncSync(fd: number): void;
@@ -55,6 +57,7 @@ export const nodeFs: StorageFs = {
   openSync: (f, flags, mode) => nodefs.openSync(f, flags, mode),
   closeSync: (fd) => nodefs.closeSync(fd),
   readSync: (fd, buf, offset, length, position) => nodefs.readSync(fd, buf, offset, length, position),
+  read: (fd, buf, offset, length, position, cb) => nodefs.read(fd, buf, offset, length, position, (err, n) => cb(err, n)),
   writeSync: (fd, buf, offset, length, position) => nodefs.writeSync(fd, buf, offset, length, position),
   fsyncSync: (fd) => nodefs.fsyncSync(fd),
   fdatasyncSync: (fd) => nodefs.fdatasyncSync(fd),
@@ -99,6 +102,24 @@ export function readFully(fs: StorageFs, fd: number, buf: Buffer, position: numb
     if (n <= 0) throw ioError('EIO', 'read', `unexpected end of file at position ${position + done}`);
     done += n;
   }
+}
+
+/** Reads exactly `length` bytes at `position` on the thread pool; rejects on a short read. */
+export function readFullyAsync(fs: StorageFs, fd: number, buf: Buffer, position: number, offset: number, length: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let done = 0;
+    const step = (): void => {
+      fs.read(fd, buf, offset + done, length - done, position + done, (err, n) => {
+        if (err) return reject(err);
+        if (n <= 0) return reject(ioError('EIO', 'read', `unexpected end of file at position ${position + done}`));
+        done += n;
+        if (done < length) step();
+        else resolve(done);
+      });
+    };
+    if (length === 0) resolve(0);
+    else step();
+  });
 }
 
 /**

@@ -147,13 +147,7 @@ export class LocalLog {
     const seg = this.segments.activeSegment;
     const position = seg.appendToLog(a.records, a.lastOffset, a.largestTimestamp);
     this.updateLogEndOffset(a.lastOffset + 1n);
-    seg.updateIndexes({
-      position,
-      size: a.records.length,
-      largestOffset: a.lastOffset,
-      largestTimestamp: a.largestTimestamp,
-      shallowOffsetOfMaxTimestamp: a.shallowOffsetOfMaxTimestamp,
-    });
+    seg.updateIndexes({ position, records: a.records });
   }
 
   /**

@@ -183,7 +183,7 @@ describe('crash restart (no clean-shutdown marker)', () => {
     expect(log.logSegments()[1].size).toBe(goodB);
     expect(log.loadReport.deletedSegments).toBe(1);
     expect(log.loadReport.truncatedAtOffset).toBe(15_000_363n);
-    expect(logger.matching(/non-monotonic offsets: batch base offset 15000337 is not above the previous batch's last offset 15000362/).length).toBe(1);
+    expect(logger.matching(/non-monotonic or duplicate offsets: batch base offset 15000337 is not above the previous batch's last offset 15000362/).length).toBe(1);
     expect(nodefs.existsSync(logFile(dir, C))).toBe(false);
     expect(allOffsets(log)).toEqual(range(15_000_000, 15_000_363));
     // The rebuilt index of the truncated segment never saw the bad batch.
@@ -343,7 +343,8 @@ describe('temporary files', () => {
     nodefs.writeFileSync(logFile(dir, 150n), Buffer.concat([batchAt(150n, 10)]));
     // The cleaner's output for [0, 150): a subset of the records, offsets preserved.
     nodefs.writeFileSync(logFile(dir, 0n, '.swap'), Buffer.concat([batchAt(10n, 5), batchAt(120n, 30)]));
-    const { log } = load(dir);
+    // Only a compacted topic has swap files, and only there are offset gaps legal.
+    const { log } = load(dir, { config: { cleanupPolicy: ['compact'] } });
     expect(log.logSegments().map((s) => s.baseOffset)).toEqual([0n, 150n]);
     expect(allOffsets(log)).toEqual([...range(10, 15), ...range(120, 160)]);
     expect(segmentFiles(dir).some((f) => f.endsWith('.swap'))).toBe(false);
@@ -370,4 +371,162 @@ test('recovery leaves no index write handles open and no index bytes resident fo
   expect(fs.openFdCount).toBe(segs.length);
   again.close();
   expect(fs.openFdCount).toBe(0);
+});
+
+describe('hardened recovery (issue 5)', () => {
+  function cleanLog(batches = 60): { dir: string; leo: bigint } {
+    const dir = newDir();
+    const log = writeLog(dir, batches);
+    log.flush();
+    log.close();
+    return { dir, leo: log.logEndOffset };
+  }
+
+  function indexFiles(dir: string): Map<string, Buffer> {
+    const m = new Map<string, Buffer>();
+    for (const f of segmentFiles(dir)) if (f.endsWith('.index') || f.endsWith('.timeindex')) m.set(f, nodefs.readFileSync(path.join(dir, f)));
+    return m;
+  }
+
+  test('the append path and recovery write identical indexes (per batch, Kafka 3.x)', () => {
+    const { dir, leo } = cleanLog();
+    const before = indexFiles(dir);
+    for (const f of before.keys()) nodefs.unlinkSync(path.join(dir, f));
+    const { log } = load(dir, { clean: true, recoveryPoint: leo, config: { segmentBytes: 2000 } });
+    log.close();
+    const after = indexFiles(dir);
+    expect([...after.keys()]).toEqual([...before.keys()]);
+    for (const [f, b] of before) expect({ f, same: after.get(f)?.equals(b) }).toEqual({ f, same: true });
+  });
+
+  test('a single flipped bit anywhere in an index (after a clean shutdown) is found and the index rebuilt', () => {
+    const { dir, leo } = cleanLog();
+    const before = indexFiles(dir);
+    let rng = 12345;
+    const next = () => (rng = (rng * 1103515245 + 12345) & 0x7fffffff);
+    const names = [...before.keys()].filter((f) => before.get(f)!.length > 0);
+    for (let i = 0; i < 60; i++) {
+      const f = names[next() % names.length];
+      const orig = before.get(f)!;
+      const b = Buffer.from(orig);
+      const bit = next() % (b.length * 8);
+      b[bit >> 3] ^= 1 << (bit & 7);
+      nodefs.writeFileSync(path.join(dir, f), b);
+      const { log } = load(dir, { clean: true, recoveryPoint: leo, config: { segmentBytes: 2000 } });
+      expect({ f, bit, rebuilt: log.loadReport.rebuiltIndexes }).toEqual({ f, bit, rebuilt: 1 });
+      expect(log.logEndOffset).toBe(leo);
+      log.close();
+      expect({ f, bit, same: nodefs.readFileSync(path.join(dir, f)).equals(orig) }).toEqual({ f, bit, same: true });
+    }
+  });
+
+  test('loadAsync (read-ahead on the thread pool) recovers exactly like load', async () => {
+    const make = (): string => {
+      const dir = newDir();
+      const log = writeLog(dir, 40, 4, { segmentBytes: 4000 });
+      log.close();
+      // A corrupt batch in the middle of the second segment.
+      const seg = path.join(dir, segmentFiles(dir).filter((f) => f.endsWith('.log'))[1]);
+      const b = nodefs.readFileSync(seg);
+      b[Math.floor(b.length / 2)] ^= 0x40;
+      nodefs.writeFileSync(seg, b);
+      return dir;
+    };
+    const a = make();
+    const b = make();
+    const sync = load(a).log;
+    const logger = new CapturingLogger();
+    const time = new MockTime();
+    const asyncLog = await UnifiedLog.loadAsync({
+      dir: b,
+      tp: TP,
+      config: logConfig({ indexIntervalBytes: 200, segmentBytes: 4000 }),
+      fs: new FaultyFs(),
+      time,
+      scheduler: new MockScheduler(time),
+      logger,
+    });
+    expect(asyncLog.logEndOffset).toBe(sync.logEndOffset);
+    expect(asyncLog.loadReport.truncatedAtOffset).toBe(sync.loadReport.truncatedAtOffset);
+    expect(asyncLog.loadReport.truncatedBytes).toBe(sync.loadReport.truncatedBytes);
+    expect(allOffsets(asyncLog)).toEqual(allOffsets(sync));
+    expect(segmentFiles(b)).toEqual(segmentFiles(a));
+    for (const f of segmentFiles(a)) expect(nodefs.readFileSync(path.join(b, f)).equals(nodefs.readFileSync(path.join(a, f)))).toBe(true);
+  });
+
+  test('the truncation line names the offset, the position and every byte removed (cut tail + later segments)', () => {
+    const dir = newDir();
+    const log = writeLog(dir, 30);
+    log.close();
+    const logs = segmentFiles(dir).filter((f) => f.endsWith('.log'));
+    expect(logs.length).toBeGreaterThan(3);
+    const victim = path.join(dir, logs[1]);
+    const b = nodefs.readFileSync(victim);
+    const batches = decodeBatches(b);
+    b[batches[1].position + 30] ^= 1; // under the CRC of the second batch
+    nodefs.writeFileSync(victim, b);
+    const laterBytes = logs.slice(2).reduce((n, f) => n + nodefs.statSync(path.join(dir, f)).size, 0);
+    const { log: again, logger } = load(dir, { config: { segmentBytes: 2000 } });
+    const cut = b.length - batches[1].position;
+    expect(again.logEndOffset).toBe(batches[1].baseOffset);
+    expect(again.loadReport.truncatedBytes).toBe(cut + laterBytes);
+    const line = logger.matching(/recovery truncated the log/)[0];
+    expect(line).toContain(`recovery truncated the log at offset ${batches[1].baseOffset}: segment ${batches[0].baseOffset} cut at position ${batches[1].position} (${cut} bytes discarded)`);
+    expect(line).toContain(`${logs.length - 2} later segment(s) with ${laterBytes} bytes deleted; reason: record batch CRC mismatch`);
+  });
+
+  test('progress lines while recovering (here on every chunk and segment)', () => {
+    const dir = newDir();
+    writeLog(dir, 20).close();
+    const logger = new CapturingLogger();
+    const time = new MockTime();
+    UnifiedLog.load({
+      dir,
+      tp: TP,
+      config: logConfig({ indexIntervalBytes: 200, segmentBytes: 2000 }),
+      time,
+      scheduler: new MockScheduler(time),
+      logger,
+      recoveryProgressIntervalMs: 0,
+    });
+    const lines = logger.matching(/recovering segment \d+ of \d+ \(base offset \d+\): [\d.]+ of [\d.]+ MB scanned, (\d+|-) MB\/s/);
+    expect(lines.length).toBeGreaterThan(3);
+    expect(logger.matching(/recovered \d+ segment\(s\), [\d.]+ MB in \d+ ms \((\d+|-) MB\/s\); log end offset 80/).length).toBe(1);
+  });
+
+  test('epochs and timestamps through the loader: a batch with a lower leader epoch ends the log', () => {
+    const dir = newDir();
+    nodefs.mkdirSync(dir, { recursive: true });
+    nodefs.writeFileSync(
+      logFile(dir, 0n),
+      Buffer.concat([batchAt(0n, 5, { partitionLeaderEpoch: 4 }), batchAt(5n, 5, { partitionLeaderEpoch: 3 }), batchAt(10n, 5, { partitionLeaderEpoch: 4 })]),
+    );
+    const { log, logger } = load(dir);
+    expect(log.logEndOffset).toBe(5n);
+    expect(logger.matching(/leader epoch 3 is below the epoch 4/).length).toBe(1);
+  });
+
+  test('the leader epoch cache learns epochs from re-read batches its checkpoint missed', () => {
+    const dir = newDir();
+    const { log } = load(dir);
+    log.appendAsLeader(testBatch({ count: 2 }), { leaderEpoch: 1 });
+    const checkpoint = nodefs.readFileSync(path.join(dir, 'leader-epoch-checkpoint'));
+    log.appendAsLeader(testBatch({ count: 2 }), { leaderEpoch: 2 });
+    log.close();
+    // As if the broker died between the .log write and the checkpoint write.
+    nodefs.writeFileSync(path.join(dir, 'leader-epoch-checkpoint'), checkpoint);
+    const again = load(dir).log;
+    expect(again.latestEpoch).toBe(2);
+    expect(again.endOffsetForEpoch(1)).toEqual({ epoch: 1, endOffset: 2n });
+  });
+
+  test('a gap between two trusted segments (non-compacted) recovers the later one and cuts there', () => {
+    const dir = newDir();
+    nodefs.mkdirSync(dir, { recursive: true });
+    nodefs.writeFileSync(logFile(dir, 0n), batchAt(0n, 10));
+    nodefs.writeFileSync(logFile(dir, 12n), batchAt(12n, 10));
+    const { log, logger } = load(dir, { clean: true, recoveryPoint: 22n });
+    expect(log.logEndOffset).toBe(10n);
+    expect(logger.matching(/segment base offset 12 does not follow the previous segment's last offset 9/).length).toBeGreaterThan(0);
+  });
 });

@@ -1,25 +1,29 @@
 /**
  * Loads one partition directory into segments at startup, and holds the ONE truncating recovery
- * routine, `recoverSegments`.
+ * routine, `recoverSegmentsSteps` (run by `recoverSegments` with synchronous reads and by
+ * `recoverSegmentsAsync` with read-ahead on the thread pool: same code, only the byte source
+ * differs).
  *
  * KAFKA-3955 is the lesson here: Kafka had four places that re-read a segment during loading and
  * only one of them truncated on bad data, so a non-monotonic batch in a middle segment threw from
  * the other three and killed broker startup. Here every reason to re-read a segment (no clean
- * shutdown and the segment is past the recovery point; an index file missing or failing its sanity
- * check; a tail that does not end on a batch boundary) only *marks* the segment, and a single call
- * to `recoverSegments` then walks the log in offset order. It validates every batch of each marked
- * segment (length in bounds, magic 2, CRC, lastOffsetDelta, base offset >= segment base, offsets
- * strictly above the previous batch's last offset even across segments, relative offsets fit an
- * int32), rebuilds the indexes from the batches it accepts, and at the first bad batch truncates
- * there and deletes every later segment. Nothing in recovery throws on bad data, so one damaged
- * partition never fails startup; I/O errors still propagate (the directory goes offline).
+ * shutdown and the segment is past the recovery point; an index file missing, failing its sanity
+ * check or disagreeing with the batch headers; a tail that does not end on a batch boundary; a
+ * segment that does not follow its predecessor) only *marks* the segment, and the single routine
+ * then walks the log in offset order. It validates every batch of each marked segment
+ * (segment-scanner.ts: framing, magic, CRC, counts, offsets strictly increasing and contiguous
+ * across segments, leader epochs, timestamps), rebuilds the indexes from the batches it accepts,
+ * and at the first bad batch truncates there and deletes every later segment. Nothing in recovery
+ * throws on bad data, so one damaged partition never fails startup; I/O errors still propagate
+ * (the directory goes offline).
  *
  * Indexes are derived data: any doubt and they are rebuilt, and a rebuild always goes through the
  * same routine (it re-validates the segment's batches as it reads them).
  */
 import * as path from 'node:path';
 import { KafkaError } from '../protocol/errors';
-import { LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, checkBatch } from '../protocol/records/record-batch';
+import { CURRENT_MAGIC } from '../protocol/records/record-batch';
+import { BatchHeader } from './file-records';
 import { StorageFs, isIoError } from './fs';
 import { LogConfig } from './log-config';
 import {
@@ -37,6 +41,8 @@ import {
 } from './log-file-utils';
 import { LogSegment } from './log-segment';
 import { LogSegments } from './log-segments';
+import { IndexVerifier } from './index/index-verifier';
+import { PreviousBatch, SegmentScanner } from './segment-scanner';
 import { CorruptIndexError, StorageLogger, Time, TopicPartition, tpString } from './support';
 
 export interface LoadParams {
@@ -49,6 +55,8 @@ export interface LoadParams {
   recoveryPointCheckpoint: bigint;
   logStartOffsetCheckpoint: bigint;
   hadCleanShutdown: boolean;
+  /** A progress line at most this often while a log is recovered (default 10 s). */
+  progressIntervalMs?: number;
 }
 
 export interface RecoveryReport {
@@ -56,12 +64,18 @@ export interface RecoveryReport {
   recoveredSegments: number;
   /** Segments whose index files were missing or failed the sanity check. */
   rebuiltIndexes: number;
-  /** Where the log was cut, if recovery found bad data. */
+  /** Where the log was cut (the new log end offset), if recovery found bad data. */
   truncatedAtOffset?: bigint;
+  /** Bytes removed: the cut segment's tail plus every later segment deleted with it. */
   truncatedBytes: number;
   /** Segments removed because they followed the truncation point (or became empty). */
   deletedSegments: number;
   reason?: string;
+  /** Bytes re-read and validated by recovery (CRC and all), and the time it took. */
+  scannedBytes: number;
+  recoveryMs: number;
+  /** Leader epochs first seen in re-read batches, in offset order (for the leader epoch cache). */
+  epochStarts: { epoch: number; startOffset: bigint }[];
 }
 
 export interface LoadedLog {
@@ -75,224 +89,396 @@ export interface LoadedLog {
 export interface RecoveryContext {
   tp: TopicPartition;
   logger: StorageLogger;
+  /** Offsets follow each other without gaps (cleanup.policy without compact): see segment-scanner.ts. */
+  contiguous: boolean;
+  /** A progress line at most this often (default 10 s). */
+  progressIntervalMs?: number;
+  /** Monotonic milliseconds (default performance.now). */
+  now?: () => number;
+}
+
+/** What a trusted (not re-read) segment ends with, from its header walk. */
+export interface SegmentSummary {
+  /** Base offset of its first batch (null when empty). */
+  firstOffset: bigint | null;
+  lastOffset: bigint | null;
+  nextOffset: bigint;
+  /** Highest non-negative partition leader epoch of its batches, or -1. */
+  leaderEpoch: number;
+}
+
+/** One segment for a driver to read: it feeds `scanner` the segment's bytes in order, then resumes the routine. */
+export interface ScanStep {
+  seg: LogSegment;
+  scanner: SegmentScanner;
+  progress: RecoveryProgress;
+}
+
+export function emptyReport(): RecoveryReport {
+  return { recoveredSegments: 0, rebuiltIndexes: 0, truncatedBytes: 0, deletedSegments: 0, scannedBytes: 0, recoveryMs: 0, epochStarts: [] };
 }
 
 /**
- * THE truncating recovery routine. Walks `segments` in offset order; each segment for which
- * `needsRecovery` is true has its batches re-validated and its indexes rebuilt; segments not marked
- * are trusted and only asked for their next offset (so offsets stay monotonic across the boundary).
- * At the first invalid batch: truncate the segment there, delete every later segment (and the
- * truncated one too if it is left empty and is not the first), stop. Returns the log end offset.
+ * THE truncating recovery routine (KAFKA-3955), as a generator so that the same code runs with
+ * synchronous reads (`recoverSegments`) and with read-ahead on the thread pool
+ * (`recoverSegmentsAsync`): it yields each segment to re-read and the driver feeds that segment's
+ * bytes to the step's scanner. Walks `segments` in offset order; a segment for which
+ * `needsRecovery` is true is validated batch by batch (segment-scanner.ts) and gets its indexes
+ * rebuilt; other segments are trusted and only asked where they end (`known`, or a header walk),
+ * and re-read after all if they do not follow the previous segment. At the first invalid batch:
+ * the segment is cut there, every later segment deleted (the cut one too if left empty and not
+ * the first), and the truncation offset, position, bytes and reason are logged. Returns the log
+ * end offset.
  */
+export function* recoverSegmentsSteps(
+  segments: LogSegments,
+  needsRecovery: (seg: LogSegment) => boolean,
+  ctx: RecoveryContext,
+  report: RecoveryReport,
+  known: (seg: LogSegment) => SegmentSummary | undefined = () => undefined,
+): Generator<ScanStep, bigint, void> {
+  const all = segments.values();
+  const marked = all.filter(needsRecovery);
+  const progress = new RecoveryProgress(ctx, marked.length, marked.reduce((n, s) => n + s.size, 0));
+  let prev = null as PreviousBatch | null;
+  let nextOffset = all.length > 0 ? all[0].baseOffset : 0n;
+  for (let i = 0; i < all.length; i++) {
+    const seg = all[i];
+    let recover = marked.includes(seg);
+    if (!recover) {
+      const summary = known(seg) ?? summarizeSegment(seg, ctx);
+      if (summary === undefined) {
+        recover = true;
+      } else if (summary.lastOffset !== null) {
+        const why = boundaryProblem(seg, summary, prev, ctx.contiguous);
+        if (why !== undefined) {
+          ctx.logger.warn(`${tpString(ctx.tp)}: ${why}; recovering segment ${seg.baseOffset}`);
+          recover = true;
+        } else {
+          prev = { lastOffset: summary.lastOffset, leaderEpoch: Math.max(prev?.leaderEpoch ?? -1, summary.leaderEpoch) };
+        }
+      }
+      if (!recover) {
+        nextOffset = summary!.nextOffset;
+        continue;
+      }
+    }
+    const nextOffsetBefore = i === 0 ? seg.baseOffset : nextOffset;
+    const scanner: SegmentScanner = new SegmentScanner(
+      { baseOffset: seg.baseOffset, contiguous: ctx.contiguous, indexIntervalBytes: seg.indexIntervalBytes },
+      seg.log.sizeInBytes,
+      prev,
+    );
+    progress.startSegment(seg);
+    yield { seg, scanner, progress };
+    scanner.complete();
+    const cut = applyScan(seg, scanner);
+    report.recoveredSegments++;
+    report.scannedBytes += scanner.bytesFed;
+    report.epochStarts.push(...scanner.epochStarts);
+    if (scanner.lastOffset !== null) prev = { lastOffset: scanner.lastOffset, leaderEpoch: scanner.leaderEpoch };
+    nextOffset = scanner.nextOffset;
+    if (scanner.invalidReason === undefined) {
+      if (cut > 0) {
+        report.truncatedBytes += cut;
+        ctx.logger.warn(`${tpString(ctx.tp)}: segment ${seg.baseOffset}: ${cut} bytes past the logical end removed`);
+      }
+      continue;
+    }
+    const later = all.slice(i + 1);
+    const laterBytes = later.reduce((n, s) => n + s.size, 0);
+    const dropCut = seg.size === 0 && i > 0;
+    const doomed = dropCut ? [seg, ...later] : later;
+    for (const d of doomed) {
+      segments.remove(d.baseOffset);
+      d.closeHandlers();
+      d.deleteIfExists();
+    }
+    if (dropCut) nextOffset = nextOffsetBefore;
+    report.truncatedAtOffset = nextOffset;
+    report.truncatedBytes += cut + laterBytes;
+    report.deletedSegments += doomed.length;
+    report.reason = scanner.invalidReason;
+    ctx.logger.warn(
+      `${tpString(ctx.tp)}: recovery truncated the log at offset ${nextOffset}: segment ${seg.baseOffset} cut at ` +
+        `position ${scanner.validBytes} (${cut} bytes discarded${dropCut ? ', segment removed' : ''}), ` +
+        `${later.length} later segment(s) with ${laterBytes} bytes deleted; reason: ${scanner.invalidReason}`,
+    );
+    break;
+  }
+  progress.done();
+  return nextOffset;
+}
+
+function boundaryProblem(seg: LogSegment, s: SegmentSummary, prev: PreviousBatch | null, contiguous: boolean): string | undefined {
+  if (prev !== null && seg.baseOffset <= prev.lastOffset) {
+    return `segment base offset ${seg.baseOffset} is not above the previous segment's last offset ${prev.lastOffset}`;
+  }
+  if (!contiguous) return undefined;
+  if (prev !== null && seg.baseOffset !== prev.lastOffset + 1n) {
+    return `segment base offset ${seg.baseOffset} does not follow the previous segment's last offset ${prev.lastOffset}`;
+  }
+  if (s.firstOffset !== seg.baseOffset) return `segment ${seg.baseOffset} starts with a batch at offset ${s.firstOffset}`;
+  return undefined;
+}
+
+/** Header walk of a trusted segment (no CRC); undefined when its framing is broken. */
+function summarizeSegment(seg: LogSegment, ctx: RecoveryContext): SegmentSummary | undefined {
+  const s: SegmentSummary = { firstOffset: null, lastOffset: null, nextOffset: seg.baseOffset, leaderEpoch: -1 };
+  try {
+    seg.log.scanBatches(seg.offsetIndex.lastEntry().position, (h) => visitSummary(s, h));
+    if (s.firstOffset !== null && seg.offsetIndex.entries > 0) {
+      // The walk started at the last index entry; the first batch sits at position 0.
+      seg.log.scanBatches(0, (h) => {
+        s.firstOffset = h.baseOffset;
+        return false;
+      });
+    }
+  } catch (e) {
+    if (!(e instanceof KafkaError)) throw e;
+    ctx.logger.warn(`${tpString(ctx.tp)}: segment ${seg.baseOffset} has bad framing (${e.message}); recovering it`);
+    return undefined;
+  }
+  return s;
+}
+
+function visitSummary(s: SegmentSummary, h: BatchHeader): boolean {
+  if (s.firstOffset === null) s.firstOffset = h.baseOffset;
+  s.lastOffset = h.lastOffset;
+  s.nextOffset = h.lastOffset + 1n;
+  if (h.partitionLeaderEpoch > s.leaderEpoch) s.leaderEpoch = h.partitionLeaderEpoch;
+  return true;
+}
+
+/** Installs a scan's results: the .log cut to its valid bytes, both indexes replaced. Returns the bytes cut. */
+function applyScan(seg: LogSegment, scanner: SegmentScanner): number {
+  const size = seg.log.sizeInBytes;
+  const fileLength = seg.log.fileLength();
+  const valid = scanner.validBytes;
+  const cut = Math.max(size, fileLength) - valid;
+  if (valid < size || fileLength > size) seg.log.truncateTo(valid);
+  seg.offsetIndex.replaceEntries(scanner.offsetIndex.bytes);
+  seg.timeIndex.replaceEntries(scanner.timeIndex.bytes);
+  seg.txnIndex?.reset();
+  // Release the write handles: only the active segment's are needed, and it reopens them lazily.
+  seg.offsetIndex.closeHandler();
+  seg.timeIndex.closeHandler();
+  seg.setMaxTimestampAndOffsetSoFar({
+    timestamp: scanner.maxTimestamp,
+    offset: scanner.maxTimestamp >= 0 ? seg.baseOffset + BigInt(scanner.relOfMaxTimestamp) : seg.baseOffset,
+  });
+  return cut;
+}
+
+/**
+ * Progress of one log's recovery: a line at most every `progressIntervalMs` (checked per chunk
+ * read and per segment), so a large recovery shows it is moving and how fast.
+ */
+export class RecoveryProgress {
+  private readonly now: () => number;
+  private readonly interval: number;
+  private readonly started: number;
+  private lastLine: number;
+  private segment = 0;
+  private base = 0n;
+  private scanned = 0;
+
+  constructor(
+    private readonly ctx: RecoveryContext,
+    readonly segments: number,
+    readonly bytes: number,
+  ) {
+    this.now = ctx.now ?? (() => performance.now());
+    this.interval = ctx.progressIntervalMs ?? 10_000;
+    this.started = this.now();
+    this.lastLine = this.started;
+  }
+
+  startSegment(seg: LogSegment): void {
+    this.segment++;
+    this.base = seg.baseOffset;
+    this.maybeLog();
+  }
+
+  advance(bytes: number): void {
+    this.scanned += bytes;
+    this.maybeLog();
+  }
+
+  get elapsedMs(): number {
+    return this.now() - this.started;
+  }
+
+  private maybeLog(): void {
+    const t = this.now();
+    if (t - this.lastLine < this.interval) return;
+    this.lastLine = t;
+    this.ctx.logger.info(
+      `${tpString(this.ctx.tp)}: recovering segment ${this.segment} of ${this.segments} (base offset ${this.base}): ` +
+        `${mb(this.scanned)} of ${mb(this.bytes)} MB scanned, ${rate(this.scanned, t - this.started)} MB/s`,
+    );
+  }
+
+  done(): void {
+    // Nothing to report for a log that needed no re-reading.
+  }
+}
+
+function mb(bytes: number): string {
+  return (bytes / (1024 * 1024)).toFixed(1);
+}
+
+function rate(bytes: number, ms: number): string {
+  return ms > 0 ? (bytes / (1024 * 1024) / (ms / 1000)).toFixed(0) : '-';
+}
+
+/** Bytes per read while recovering (see docs/storage.md for the measurement behind it). */
+export const RECOVERY_CHUNK_BYTES = 1024 * 1024;
+const chunkPool: Buffer[] = [];
+
+function takeChunk(): Buffer {
+  return chunkPool.pop() ?? Buffer.allocUnsafe(RECOVERY_CHUNK_BYTES);
+}
+
+function giveChunk(b: Buffer): void {
+  if (chunkPool.length < 8) chunkPool.push(b);
+}
+
+/** Feeds a step's segment to its scanner with synchronous reads. */
+function scanSync(step: ScanStep): void {
+  const { seg, scanner, progress } = step;
+  const size = seg.log.sizeInBytes;
+  const buf = takeChunk();
+  try {
+    let pos = 0;
+    while (scanner.wantsMore && pos < size) {
+      const n = Math.min(buf.length, size - pos);
+      seg.log.readInto(buf, 0, pos, n);
+      scanner.feed(buf, n);
+      pos += n;
+      progress.advance(n);
+    }
+  } finally {
+    giveChunk(buf);
+  }
+}
+
+/**
+ * Feeds a step's segment to its scanner with one read always in flight on the thread pool: the
+ * next chunk is copied from the page cache (or the disk) while this thread checks the current one.
+ */
+async function scanAsync(step: ScanStep): Promise<void> {
+  const { seg, scanner, progress } = step;
+  const size = seg.log.sizeInBytes;
+  if (size <= RECOVERY_CHUNK_BYTES) return scanSync(step);
+  const bufs = [takeChunk(), takeChunk()];
+  let pos = 0;
+  let cur = 0;
+  let pending: Promise<number> | null = seg.log.readAsync(bufs[0], 0, 0, Math.min(RECOVERY_CHUNK_BYTES, size));
+  try {
+    while (pending !== null) {
+      const n = await pending;
+      pending = null;
+      const next = pos + n;
+      if (next < size) pending = seg.log.readAsync(bufs[1 - cur], 0, next, Math.min(RECOVERY_CHUNK_BYTES, size - next));
+      scanner.feed(bufs[cur], n);
+      progress.advance(n);
+      pos = next;
+      cur = 1 - cur;
+      if (!scanner.wantsMore) break;
+    }
+  } finally {
+    // A read still in flight writes into its buffer: let it land before the buffer is reused.
+    if (pending !== null) await pending.catch(() => 0);
+    giveChunk(bufs[0]);
+    giveChunk(bufs[1]);
+  }
+}
+
+/** `recoverSegmentsSteps` with synchronous reads. */
 export function recoverSegments(
   segments: LogSegments,
   needsRecovery: (seg: LogSegment) => boolean,
   ctx: RecoveryContext,
   report: RecoveryReport,
-  knownNextOffset: (seg: LogSegment) => bigint | undefined = () => undefined,
+  known?: (seg: LogSegment) => SegmentSummary | undefined,
 ): bigint {
-  const all = segments.values();
-  let prevLastOffset: bigint | null = null;
-  let nextOffset = all.length > 0 ? all[0].baseOffset : 0n;
-  for (let i = 0; i < all.length; i++) {
-    const seg = all[i];
-    let recover = needsRecovery(seg);
-    if (!recover) {
-      try {
-        const next = knownNextOffset(seg) ?? seg.readNextOffset();
-        if (seg.size > 0) {
-          if (prevLastOffset !== null && seg.baseOffset <= prevLastOffset) {
-            // The previous segment runs into this one: this segment's batches go through validation.
-            recover = true;
-          } else {
-            prevLastOffset = next - 1n;
-          }
-        }
-        if (!recover) {
-          nextOffset = next;
-          continue;
-        }
-      } catch (e) {
-        if (!(e instanceof KafkaError)) throw e;
-        ctx.logger.warn(`${tpString(ctx.tp)}: segment ${seg.baseOffset} has bad framing (${e.message}); recovering it`);
-        recover = true;
-      }
-    }
-    const r = recoverOneSegment(seg, prevLastOffset, ctx);
-    report.recoveredSegments++;
-    if (r.lastOffset !== null) prevLastOffset = r.lastOffset;
-    nextOffset = r.nextOffset;
-    if (r.invalidReason !== undefined) {
-      const later = all.slice(i + 1);
-      const doomed = seg.size === 0 && i > 0 ? [seg, ...later] : later;
-      for (const d of doomed) {
-        segments.remove(d.baseOffset);
-        d.closeHandlers();
-        d.deleteIfExists();
-      }
-      if (doomed[0] === seg) {
-        const prev = all[i - 1];
-        nextOffset = prev.readNextOffset();
-      }
-      report.truncatedAtOffset = r.nextOffset;
-      report.truncatedBytes += r.truncatedBytes;
-      report.deletedSegments += doomed.length;
-      report.reason = r.invalidReason;
-      ctx.logger.warn(
-        `${tpString(ctx.tp)}: recovery truncated the log at offset ${r.nextOffset} ` +
-          `(segment ${seg.baseOffset}, position ${r.validBytes}): ${r.truncatedBytes} bytes discarded, ` +
-          `${doomed.length} later segment(s) deleted; reason: ${r.invalidReason}`,
-      );
-      break;
-    }
-    if (r.truncatedBytes > 0) report.truncatedBytes += r.truncatedBytes;
+  const it = recoverSegmentsSteps(segments, needsRecovery, ctx, report, known);
+  for (let r = it.next(); ; r = it.next()) {
+    if (r.done) return r.value;
+    scanSync(r.value);
   }
-  return nextOffset;
 }
 
-interface SegmentRecovery {
-  validBytes: number;
-  truncatedBytes: number;
-  lastOffset: bigint | null;
-  nextOffset: bigint;
-  invalidReason?: string;
+/** `recoverSegmentsSteps` with read-ahead on the thread pool (startup: other logs run meanwhile). */
+export async function recoverSegmentsAsync(
+  segments: LogSegments,
+  needsRecovery: (seg: LogSegment) => boolean,
+  ctx: RecoveryContext,
+  report: RecoveryReport,
+  known?: (seg: LogSegment) => SegmentSummary | undefined,
+): Promise<bigint> {
+  const it = recoverSegmentsSteps(segments, needsRecovery, ctx, report, known);
+  for (let r = it.next(); ; r = it.next()) {
+    if (r.done) return r.value;
+    await scanAsync(r.value);
+  }
 }
 
-const READ_CHUNK = 1024 * 1024;
-
-/** Re-reads one segment: validates each batch, rebuilds both indexes, cuts at the first bad batch. */
-function recoverOneSegment(seg: LogSegment, prevLastOffsetIn: bigint | null, ctx: RecoveryContext): SegmentRecovery {
-  seg.offsetIndex.resetInMemory();
-  seg.timeIndex.resetInMemory();
-  seg.txnIndex?.reset();
-  const size = seg.log.sizeInBytes;
-  let prevLastOffset = prevLastOffsetIn;
-  let lastOffset: bigint | null = null;
-  let validBytes = 0;
-  let lastIndexEntry = 0;
-  let maxTs = -1;
-  let offsetOfMaxTs = seg.baseOffset;
-  let invalidReason: string | undefined;
-  if (prevLastOffset !== null && seg.baseOffset <= prevLastOffset && size > 0) {
-    // The segment's range starts inside the previous segment's data: offset lookups would land here
-    // and skip records, so none of it can be kept.
-    invalidReason = `segment base offset ${seg.baseOffset} overlaps the previous segment (last offset ${prevLastOffset})`;
-  }
-
-  let buf = Buffer.allocUnsafe(Math.min(READ_CHUNK, Math.max(size, RECORD_BATCH_OVERHEAD)));
-  let bufStart = 0;
-  let bufLen = 0;
-  const window = (pos: number, len: number): number => {
-    if (pos >= bufStart && pos + len <= bufStart + bufLen) return pos - bufStart;
-    if (len > buf.length) buf = Buffer.allocUnsafe(len);
-    bufStart = pos;
-    bufLen = Math.min(buf.length, size - pos);
-    seg.log.readInto(buf, 0, pos, bufLen);
-    return 0;
-  };
-
-  while (invalidReason === undefined && validBytes < size) {
-    const remaining = size - validBytes;
-    if (remaining < LOG_OVERHEAD) {
-      invalidReason = `${remaining} trailing bytes are too few for a batch header (torn write)`;
-      break;
-    }
-    let o = window(validBytes, LOG_OVERHEAD);
-    const len = buf.readInt32BE(o + 8);
-    if (len < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) {
-      const zero = len === 0 && buf.readBigInt64BE(o) === 0n;
-      invalidReason = zero ? 'zero-filled tail (preallocated or unwritten)' : `invalid batch length ${len}`;
-      break;
-    }
-    const total = len + LOG_OVERHEAD;
-    if (total > remaining) {
-      invalidReason = `batch of ${total} bytes runs past the end of the file (${remaining} bytes left: torn write)`;
-      break;
-    }
-    o = window(validBytes, total);
-    let batch;
-    try {
-      batch = checkBatch(buf.subarray(0, o + total), o);
-    } catch (e) {
-      if (!(e instanceof KafkaError)) throw e;
-      invalidReason = e.message;
-      break;
-    }
-    const base = batch.baseOffset;
-    const last = batch.lastOffset;
-    if (base < seg.baseOffset) {
-      invalidReason = `batch base offset ${base} is below the segment base offset ${seg.baseOffset}`;
-      break;
-    }
-    if (prevLastOffset !== null && base <= prevLastOffset) {
-      invalidReason = `non-monotonic offsets: batch base offset ${base} is not above the previous batch's last offset ${prevLastOffset}`;
-      break;
-    }
-    if (!seg.canConvertToRelativeOffset(last)) {
-      invalidReason = `batch last offset ${last} overflows the segment's int32 relative offsets`;
-      break;
-    }
-    const ts = Number(batch.maxTimestamp);
-    if (ts > maxTs) {
-      maxTs = ts;
-      offsetOfMaxTs = last;
-    }
-    if (validBytes - lastIndexEntry > seg.indexIntervalBytes) {
-      seg.offsetIndex.appendForRebuild(last, validBytes);
-      seg.timeIndex.maybeAppendForRebuild(maxTs, offsetOfMaxTs);
-      lastIndexEntry = validBytes;
-    }
-    validBytes += total;
-    prevLastOffset = last;
-    lastOffset = last;
-    // Seams for later issues: the leader epoch cache (assign epoch -> first offset) and producer
-    // state (idempotence/transactions) are rebuilt from these same batches, here.
-  }
-
-  const fileLength = seg.log.fileLength();
-  const truncatedBytes = Math.max(size, fileLength) - validBytes;
-  if (validBytes < size || fileLength > size) seg.log.truncateTo(validBytes);
-  if (maxTs >= 0) seg.timeIndex.maybeAppendForRebuild(maxTs, offsetOfMaxTs, true);
-  seg.offsetIndex.persist();
-  seg.timeIndex.persist();
-  // Release the write handles: only the active segment's are needed, and it reopens them lazily.
-  seg.offsetIndex.closeHandler();
-  seg.timeIndex.closeHandler();
-  seg.setMaxTimestampAndOffsetSoFar({ timestamp: maxTs, offset: offsetOfMaxTs });
-  const nextOffset = lastOffset !== null ? lastOffset + 1n : seg.baseOffset;
-  if (invalidReason === undefined && truncatedBytes > 0) {
-    ctx.logger.warn(`${tpString(ctx.tp)}: segment ${seg.baseOffset}: ${truncatedBytes} bytes past the logical end removed`);
-  }
-  return { validBytes, truncatedBytes, lastOffset, nextOffset, invalidReason };
+interface LoadPlan {
+  segments: LogSegments;
+  marked: Set<LogSegment>;
+  summaries: Map<LogSegment, SegmentSummary>;
+  report: RecoveryReport;
+  ctx: RecoveryContext;
+  started: number;
 }
 
 /**
  * Loads `dir`: clears temporary files, completes interrupted swaps, opens every segment, decides
- * which segments need recovery and runs `recoverSegments` exactly once.
+ * which segments need recovery and runs the recovery routine exactly once.
  */
 export function loadLog(p: LoadParams): LoadedLog {
+  const plan = planLoad(p);
+  const end = recoverSegments(plan.segments, (s) => plan.marked.has(s), plan.ctx, plan.report, (s) => plan.summaries.get(s));
+  return finishLoad(p, plan, end);
+}
+
+/** `loadLog` whose segment reads run on the thread pool, so several logs can recover at once. */
+export async function loadLogAsync(p: LoadParams): Promise<LoadedLog> {
+  const plan = planLoad(p);
+  const end = await recoverSegmentsAsync(plan.segments, (s) => plan.marked.has(s), plan.ctx, plan.report, (s) => plan.summaries.get(s));
+  return finishLoad(p, plan, end);
+}
+
+function planLoad(p: LoadParams): LoadPlan {
   const { fs, dir, logger } = p;
-  const report: RecoveryReport = { recoveredSegments: 0, rebuiltIndexes: 0, truncatedBytes: 0, deletedSegments: 0 };
-  const ctx: RecoveryContext = { tp: p.tp, logger };
+  const started = performance.now();
+  const report = emptyReport();
+  const ctx: RecoveryContext = {
+    tp: p.tp,
+    logger,
+    contiguous: !p.config.cleanupPolicy.includes('compact'),
+    progressIntervalMs: p.progressIntervalMs,
+  };
 
   completeSwaps(p, removeTempFilesAndCollectSwapFiles(p));
   const segments = loadSegmentFiles(p);
 
   // Which segments are re-read: everything from the recovery point on after an unclean shutdown;
-  // any segment whose indexes are missing or fail the sanity check; any segment whose tail does not
-  // end on a batch boundary.
+  // any segment whose index files are missing, fail the sanity check or disagree with the batch
+  // headers; any segment whose tail does not end on a batch boundary.
   const marked = new Set<LogSegment>();
   const all = segments.values();
   if (!p.hadCleanShutdown && all.length > 0) {
     const fromIdx = Math.max(0, segments.indexOfFloor(p.recoveryPointCheckpoint));
     for (let i = fromIdx; i < all.length; i++) marked.add(all[i]);
   }
-  const nextOffsets = new Map<LogSegment, bigint>();
+  const summaries = new Map<LogSegment, SegmentSummary>();
   for (let i = 0; i < all.length; i++) {
     const seg = all[i];
     if (marked.has(seg)) continue;
-    const next = all[i + 1];
-    const problem = checkSegmentFiles(fs, dir, seg, next?.baseOffset, nextOffsets);
+    const problem = checkSegmentFiles(fs, dir, seg, all[i + 1]?.baseOffset, summaries);
     if (problem) {
       logger.warn(`${tpString(p.tp)}: ${problem}; recovering segment ${seg.baseOffset} and rebuilding its indexes`);
       report.rebuiltIndexes++;
@@ -301,9 +487,13 @@ export function loadLog(p: LoadParams): LoadedLog {
       seg.unloadIndexes();
     }
   }
+  return { segments, marked, summaries, report, ctx, started };
+}
 
-  let logEndOffset = recoverSegments(segments, (s) => marked.has(s), ctx, report, (s) => nextOffsets.get(s));
-
+function finishLoad(p: LoadParams, plan: LoadPlan, end: bigint): LoadedLog {
+  const { logger } = p;
+  const { segments, report } = plan;
+  let logEndOffset = end;
   if (segments.isEmpty) {
     segments.add(newSegment(p, p.logStartOffsetCheckpoint));
     logEndOffset = p.logStartOffsetCheckpoint;
@@ -331,10 +521,12 @@ export function loadLog(p: LoadParams): LoadedLog {
   if (logStartOffset > logEndOffset) logStartOffset = logEndOffset;
   let recoveryPoint = p.hadCleanShutdown ? logEndOffset : p.recoveryPointCheckpoint;
   if (recoveryPoint > logEndOffset) recoveryPoint = logEndOffset;
+  report.recoveryMs = performance.now() - plan.started;
   if (report.recoveredSegments > 0) {
     logger.info(
-      `${tpString(p.tp)}: recovered ${report.recoveredSegments} segment(s); log end offset ${logEndOffset}` +
-        (report.truncatedAtOffset !== undefined ? `, truncated at ${report.truncatedAtOffset}` : ''),
+      `${tpString(p.tp)}: recovered ${report.recoveredSegments} segment(s), ${mb(report.scannedBytes)} MB in ` +
+        `${report.recoveryMs.toFixed(0)} ms (${rate(report.scannedBytes, report.recoveryMs)} MB/s); log end offset ${logEndOffset}` +
+        (report.truncatedAtOffset !== undefined ? `, truncated at ${report.truncatedAtOffset} (${report.truncatedBytes} bytes)` : ''),
     );
   }
   return { segments, logStartOffset, recoveryPoint, logEndOffset, report };
@@ -348,28 +540,53 @@ function newSegment(p: LoadParams, baseOffset: bigint): LogSegment {
   return LogSegment.open({ fs: p.fs, dir: p.dir, baseOffset, config: p.config, time: p.time, fileAlreadyExists: false });
 }
 
-/** Returns why the segment's files cannot be trusted, or undefined (recording its next offset). */
+/**
+ * Returns why the segment's files cannot be trusted, or undefined (recording what the segment ends
+ * with). Beyond the index files' own sanity (size, order, bounds), every index entry is checked
+ * against the batch headers in one walk of the .log (no CRC): an offset-index entry must name a
+ * batch's start position and that batch's last offset; a time-index entry the last offset of a
+ * batch whose max timestamp it is and which first reached it; the last time-index entry must be
+ * the segment's largest timestamp. A flipped bit in an index therefore never survives a restart.
+ */
 function checkSegmentFiles(
   fs: StorageFs,
   dir: string,
   seg: LogSegment,
   nextBase: bigint | undefined,
-  nextOffsets: Map<LogSegment, bigint>,
+  summaries: Map<LogSegment, SegmentSummary>,
 ): string | undefined {
   if (!fs.existsSync(offsetIndexFile(dir, seg.baseOffset))) return `offset index of segment ${seg.baseOffset} is missing`;
   if (!fs.existsSync(timeIndexFile(dir, seg.baseOffset))) return `time index of segment ${seg.baseOffset} is missing`;
   try {
     seg.offsetIndex.sanityCheck(seg.size, nextBase);
-    // The tail: a header walk from the last index entry must land exactly on the end of the file.
-    const next = seg.readNextOffset();
-    seg.offsetIndex.sanityCheck(seg.size, next);
-    seg.timeIndex.sanityCheck(seg.size, next);
-    nextOffsets.set(seg, next);
+    seg.timeIndex.sanityCheck(seg.size, nextBase);
+    const r = verifyIndexesAgainstLog(seg);
+    if (typeof r === 'string') return r;
+    summaries.set(seg, r);
   } catch (e) {
     if (e instanceof CorruptIndexError || e instanceof KafkaError) return e.message;
     throw e;
   }
   return undefined;
+}
+
+function verifyIndexesAgainstLog(seg: LogSegment): SegmentSummary | string {
+  const oi = seg.offsetIndex;
+  const ti = seg.timeIndex;
+  const v = new IndexVerifier({ count: oi.entries, entry: (i) => oi.entry(i) }, { count: ti.entries, entry: (i) => ti.entry(i) }, 1);
+  let magic: string | undefined;
+  const s: SegmentSummary = { firstOffset: null, lastOffset: null, nextOffset: seg.baseOffset, leaderEpoch: -1 };
+  seg.log.scanBatches(0, (h) => {
+    if (h.magic !== CURRENT_MAGIC) {
+      magic = `batch at position ${h.position} has magic ${h.magic}`;
+      return false;
+    }
+    v.visit({ position: h.position, lastOffset: h.lastOffset, maxTimestamp: Number(h.maxTimestamp) });
+    visitSummary(s, h);
+    return v.wantsMore;
+  });
+  const problems = magic !== undefined ? [magic] : v.finish();
+  return problems.length > 0 ? `segment ${seg.baseOffset}: ${problems[0]}` : s;
 }
 
 /** Deletes stray *.deleted files, .cleaned files and swap files of an unfinished split; returns the valid swaps. */

@@ -310,3 +310,92 @@ test('appending to a deleted log is KAFKA_STORAGE_ERROR but does not fail its di
   expect(b.lm.getOrCreateLog('t', 0, randomUuid()).logEndOffset).toBe(0n);
   await b.lm.close();
 });
+
+describe('recovery at startup (issue 5)', () => {
+  /** Writes `partitions` logs of ~`mb` MiB each in `dir`, then "crashes" (no marker, no checkpoints). */
+  async function crashedDir(dir: string, partitions: number, mb: number, topic = 'big'): Promise<Map<string, bigint>> {
+    const b = await start([dir], {}, new FaultyFs());
+    const leos = new Map<string, bigint>();
+    for (let p = 0; p < partitions; p++) {
+      const log = b.lm.getOrCreateLog(topic, p, randomUuid(), config({ segmentBytes: 64 << 20 }));
+      const batch = testBatch({ count: 64, valueSize: 1000 });
+      while (log.size < mb * 1024 * 1024) log.appendAsLeader(Buffer.from(batch), { leaderEpoch: 0 });
+      leos.set(`${topic}-${p}`, log.logEndOffset);
+    }
+    await b.lm.close();
+    for (const f of ['.kafka_cleanshutdown', 'recovery-point-offset-checkpoint']) nodefs.rmSync(path.join(dir, f), { force: true });
+    return leos;
+  }
+
+  /** A StorageFs that records how many thread-pool reads were in flight at once. */
+  class CountingFs extends FaultyFs {
+    inFlight = 0;
+    maxInFlight = 0;
+    override read(fd: number, buf: Buffer, offset: number, length: number, position: number, cb: (err: NodeJS.ErrnoException | null, n: number) => void): void {
+      this.inFlight++;
+      this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+      super.read(fd, buf, offset, length, position, (err, n) => {
+        this.inFlight--;
+        cb(err, n);
+      });
+    }
+  }
+
+  test('num.recovery.threads.per.data.dir logs of a directory recover at once, with the same results', async () => {
+    const d = tempDir();
+    const leos = await crashedDir(d, 3, 3);
+    for (const threads of [1, 3]) {
+      const fs = new CountingFs();
+      const b = await start([d], { recoveryThreadsPerDataDir: threads }, fs);
+      for (const [key, leo] of leos) {
+        const log = b.lm.getLog('big', Number(key.split('-')[1]))!;
+        expect(log.logEndOffset).toBe(leo);
+        expect(log.loadReport.recoveredSegments).toBe(1);
+        expect(log.loadReport.scannedBytes).toBeGreaterThan(3 << 20);
+      }
+      // One read-ahead per log in flight: up to `threads` at a time.
+      expect(fs.maxInFlight).toBe(threads);
+      expect(b.logger.matching(new RegExp(`loaded 3 log\\(s\\) in \\d+ ms; recovered 3 \\(.* MB re-read at .* MB/s, 0 truncated\\) with ${threads} recovery thread`)).length).toBe(1);
+      await b.lm.close();
+      nodefs.rmSync(path.join(d, '.kafka_cleanshutdown'));
+      nodefs.rmSync(path.join(d, 'recovery-point-offset-checkpoint'));
+    }
+  });
+
+  test('an I/O error while a log recovers takes its directory offline; the other directory serves; nothing throws', async () => {
+    const bad = tempDir();
+    const good = tempDir();
+    await crashedDir(bad, 2, 2);
+    const goodLeos = await crashedDir(good, 1, 1, 'other');
+    const fs = new FaultyFs();
+    fs.failNext({ op: 'read', path: path.join(bad, 'big-1'), errno: 'EIO' });
+    const b = await start([bad, good], { recoveryThreadsPerDataDir: 2 }, fs);
+    expect(b.lm.offlineLogDirs).toEqual([path.resolve(bad)]);
+    expect(b.logger.matching(/log directory .* is offline: error loading .*big-1: EIO/).length).toBe(1);
+    expect(b.lm.getLog('big', 0)?.isOffline ?? true).toBe(true);
+    const served = b.lm.getLog('other', 0)!;
+    expect(served.isOffline).toBe(false);
+    expect(served.logEndOffset).toBe(goodLeos.get('other-0'));
+    produce(served, 1);
+    // A partition known before (not new) is not re-created elsewhere while a directory is offline.
+    expect(code(() => b.lm.getOrCreateLog('big', 1, undefined, undefined, { isNew: false }))).toBe(ErrorCode.KAFKA_STORAGE_ERROR);
+    expect(b.lm.getOrCreateLog('fresh', 0, undefined, undefined, { isNew: true }).parentDir).toBe(path.resolve(good));
+    await b.lm.close();
+    expect(nodefs.existsSync(path.join(bad, '.kafka_cleanshutdown'))).toBe(false);
+  });
+
+  test('a log directory whose index file is unreadable (EISDIR, as root cannot chmod a file unreadable) goes offline', async () => {
+    const bad = tempDir();
+    const good = tempDir();
+    const b0 = await start([bad], {}, new FaultyFs());
+    produce(b0.lm.getOrCreateLog('t', 0, randomUuid()), 30);
+    await b0.lm.close();
+    const idx = path.join(bad, 't-0', '00000000000000000000.index');
+    nodefs.rmSync(idx);
+    nodefs.mkdirSync(idx);
+    const b = await start([bad, good]);
+    expect(b.lm.offlineLogDirs).toEqual([path.resolve(bad)]);
+    expect(b.lm.getLog('t', 0)?.isOffline ?? true).toBe(true);
+    await b.lm.close();
+  });
+});

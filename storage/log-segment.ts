@@ -14,7 +14,13 @@
  * the log offline and recovery rebuilds them.
  */
 import { ErrorCode, KafkaError } from '../protocol/errors';
-import { LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/records/record-batch';
+import {
+  BATCH_LENGTH_OFFSET,
+  LAST_OFFSET_DELTA_OFFSET,
+  LOG_OVERHEAD,
+  MAX_TIMESTAMP_OFFSET,
+  RECORD_BATCH_OVERHEAD,
+} from '../protocol/records/record-batch';
 import { BatchHeader, FileRecords, TimestampAndOffset } from './file-records';
 import { StorageFs } from './fs';
 import { OffsetIndex } from './index/offset-index';
@@ -73,12 +79,8 @@ export interface RollParams {
 export interface IndexUpdate {
   /** Where the append started in the file. */
   position: number;
-  /** Bytes appended. */
-  size: number;
-  largestOffset: bigint;
-  largestTimestamp: number;
-  /** Last offset of the batch holding the largest timestamp (the time index's "shallow" offset). */
-  shallowOffsetOfMaxTimestamp: bigint;
+  /** The bytes appended: whole batches, offsets assigned. */
+  records: Buffer;
 }
 
 /**
@@ -196,19 +198,29 @@ export class LogSegment {
     return position;
   }
 
-  /** Step 2 of an append (after the log end offset moved): max timestamp, then maybe index entries. */
+  /**
+   * Step 2 of an append (after the log end offset moved): max timestamp, then maybe index entries,
+   * batch by batch as Kafka 3.x does. Every offset-index entry names one batch's own position and
+   * last offset, and every time-index entry the last offset of the batch that first reached its
+   * timestamp: exactly what recovery rebuilds and what loading checks an index against.
+   */
   updateIndexes(u: IndexUpdate): void {
-    if (u.size <= 0) return;
-    if (u.largestTimestamp > this.maxTimestampSoFar) {
-      this.maxTimestampAndOffsetSoFar = { timestamp: u.largestTimestamp, offset: u.shallowOffsetOfMaxTimestamp };
+    const recs = u.records;
+    let pos = 0;
+    while (pos + RECORD_BATCH_OVERHEAD <= recs.length) {
+      const size = recs.readInt32BE(pos + BATCH_LENGTH_OFFSET) + LOG_OVERHEAD;
+      const last = recs.readBigInt64BE(pos) + BigInt(recs.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET));
+      const ts = Number(recs.readBigInt64BE(pos + MAX_TIMESTAMP_OFFSET));
+      if (ts > this.maxTimestampSoFar) this.maxTimestampAndOffsetSoFar = { timestamp: ts, offset: last };
+      if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
+        this.offsetIndex.append(last, u.position + pos);
+        const m = this.maxTimestampAndOffsetSoFar;
+        this.timeIndex.maybeAppend(m.timestamp, m.offset);
+        this.bytesSinceLastIndexEntry = 0;
+      }
+      this.bytesSinceLastIndexEntry += size;
+      pos += size;
     }
-    if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
-      this.offsetIndex.append(u.largestOffset, u.position);
-      const m = this.maxTimestampAndOffsetSoFar;
-      this.timeIndex.maybeAppend(m.timestamp, m.offset);
-      this.bytesSinceLastIndexEntry = 0;
-    }
-    this.bytesSinceLastIndexEntry += u.size;
   }
 
   /** The first batch holding an offset >= `offset`, or null when the segment has none. */

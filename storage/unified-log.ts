@@ -28,7 +28,7 @@ import { StorageFs, isIoError, nodeFs } from './fs';
 import { LeaderEpochFileCache, type EpochEntry } from './leader-epoch-file-cache';
 import { LocalLog } from './local-log';
 import { LogConfig, deleteEnabled } from './log-config';
-import { LoadedLog, RecoveryReport, loadLog } from './log-loader';
+import { LoadParams, LoadedLog, RecoveryReport, loadLog, loadLogAsync } from './log-loader';
 import { FetchDataInfo, LogOffsetMetadata, LogSegment } from './log-segment';
 import { AppendOrigin, validateForFollower, validateForLeader } from './log-validator';
 import { offsetOfMaxTimestamp } from './record-access';
@@ -106,6 +106,8 @@ export interface UnifiedLogParams {
   recoveryPoint?: bigint;
   logStartOffset?: bigint;
   hadCleanShutdown?: boolean;
+  /** Recovery logs its progress at most this often (default 10 s). */
+  recoveryProgressIntervalMs?: number;
   /** Called on an I/O failure; the log manager takes the whole log directory offline. */
   onIoError?: (log: UnifiedLog, message: string, err: unknown) => void;
 }
@@ -172,6 +174,9 @@ export class UnifiedLog {
       if (entries.length > 0 || corrupt) cache.replaceAll(entries);
     }
     cache.truncateFromEnd(this.logEndOffset);
+    // Batches recovery re-read may carry epochs the checkpoint never recorded (a crash between the
+    // .log write and the checkpoint write); Kafka's LogSegment.recover assigns those too.
+    for (const e of this.loadReport.epochStarts) if (e.epoch > cache.latestEpoch()) cache.assign(e.epoch, e.startOffset);
     cache.truncateFromStart(this._logStartOffset);
     return cache;
   }
@@ -181,11 +186,25 @@ export class UnifiedLog {
    * (it truncates); I/O errors propagate.
    */
   static load(p: UnifiedLogParams): UnifiedLog {
+    const { params, logger } = UnifiedLog.loadParams(p);
+    return new UnifiedLog(p, loadLog(params), p.scheduler ?? new TimerScheduler(), logger);
+  }
+
+  /**
+   * `load` whose recovery reads run on the thread pool (read-ahead), so that the log manager can
+   * recover several logs at once (num.recovery.threads.per.data.dir).
+   */
+  static async loadAsync(p: UnifiedLogParams): Promise<UnifiedLog> {
+    const { params, logger } = UnifiedLog.loadParams(p);
+    return new UnifiedLog(p, await loadLogAsync(params), p.scheduler ?? new TimerScheduler(), logger);
+  }
+
+  private static loadParams(p: UnifiedLogParams): { params: LoadParams; logger: StorageLogger } {
     const fs = p.fs ?? nodeFs;
     const time = p.time ?? SystemTime;
     const logger = prefixedLogger(p.logger ?? silentLogger, `[UnifiedLog partition=${tpString(p.tp)}, dir=${path.dirname(p.dir)}] `);
     if (!fs.existsSync(p.dir)) fs.mkdirSync(p.dir, { recursive: true });
-    const loaded = loadLog({
+    const params: LoadParams = {
       fs,
       dir: p.dir,
       tp: p.tp,
@@ -195,8 +214,9 @@ export class UnifiedLog {
       recoveryPointCheckpoint: p.recoveryPoint ?? 0n,
       logStartOffsetCheckpoint: p.logStartOffset ?? 0n,
       hadCleanShutdown: p.hadCleanShutdown ?? false,
-    });
-    return new UnifiedLog(p, loaded, p.scheduler ?? new TimerScheduler(), logger);
+      progressIntervalMs: p.recoveryProgressIntervalMs,
+    };
+    return { params, logger };
   }
 
   // ---- offsets --------------------------------------------------------------------------------

@@ -173,6 +173,17 @@ export abstract class AbstractIndex {
     this.zeroTailEntries = 0;
   }
 
+  /** Replaces every entry with `bytes` (entries in the file format, from a rebuild) and rewrites the file. */
+  replaceEntries(bytes: Buffer): void {
+    if (bytes.length % this.entrySize !== 0) throw new Error(`${bytes.length} bytes are not whole ${this.entrySize}-byte entries`);
+    const data = Buffer.allocUnsafe(Math.max(bytes.length, 16 * this.entrySize));
+    bytes.copy(data);
+    this.data = data;
+    this._entries = bytes.length / this.entrySize;
+    this.zeroTailEntries = 0;
+    this.persist();
+  }
+
   /** Rewrites the whole file from memory (after a rebuild). */
   persist(): void {
     const data = this.ensureLoaded();

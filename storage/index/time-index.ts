@@ -99,7 +99,8 @@ export class TimeIndex extends AbstractIndex {
       }
       return timestamp > last.timestamp;
     }
-    return true;
+    // Kafka's rule: an empty index's last entry is (-1, baseOffset), so -1 (no timestamp) is never added.
+    return timestamp > -1;
   }
 
   /** Removes every entry whose offset is >= `offset`. */

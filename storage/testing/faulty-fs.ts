@@ -127,6 +127,15 @@ export class FaultyFs implements StorageFs {
     this.check('read', this.pathOf(fd));
     return this.inner.readSync(fd, buf, offset, length, position);
   }
+  read(fd: number, buf: Buffer, offset: number, length: number, position: number, cb: (err: NodeJS.ErrnoException | null, n: number) => void): void {
+    try {
+      this.check('read', this.pathOf(fd));
+    } catch (e) {
+      setImmediate(() => cb(e as NodeJS.ErrnoException, 0));
+      return;
+    }
+    this.inner.read(fd, buf, offset, length, position, cb);
+  }
   writeSync(fd: number, buf: Buffer, offset: number, length: number, position: number): number {
     const file = this.pathOf(fd);
     const f = this.check('write', file);
