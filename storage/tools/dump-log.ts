@@ -1,0 +1,512 @@
+/**
+ * `krill dump-log`: prints and checks segment files, like Kafka's kafka-dump-log.sh
+ * (DumpLogSegments). Read-only: nothing here writes to the files it is given.
+ *
+ *   krill dump-log [--deep-iteration] [--print-data-log] [--index-sanity-check]
+ *                  [--verify-index-only] [--max-bytes N] [--allow-offset-gaps] FILE|DIR...
+ *
+ * - `.log`: one line per batch (Kafka's format: baseOffset lastOffset count baseSequence
+ *   lastSequence producerId producerEpoch partitionLeaderEpoch isTransactional isControl
+ *   deleteHorizonMs position CreateTime|LogAppendTime size magic compresscodec crc isvalid); with
+ *   --deep-iteration one `| offset: ...` line per record (control records decoded: endTxnMarker
+ *   COMMIT/ABORT with the coordinator epoch); --print-data-log adds keys and payloads (and implies
+ *   --deep-iteration). Every batch goes through recovery's own rules (segment-scanner.ts: CRC,
+ *   counts, offsets strictly increasing and, unless --allow-offset-gaps (compacted topics),
+ *   contiguous, leader epochs, timestamps); records are checked too with --deep-iteration.
+ * - `.index` / `.timeindex`: the entries (`offset: O position: P`, `timestamp: T offset: O`),
+ *   checked against the segment's .log as loading checks them (index/index-verifier.ts);
+ *   --index-sanity-check prints only the verdict, --verify-index-only checks without printing.
+ * - `.txnindex`, `.snapshot`: not supported yet (transactions come later); other files are ignored.
+ * - A directory stands for its segment files, in offset order; consecutive .log files of one
+ *   directory are also checked across their boundary.
+ *
+ * Unlike Kafka's tool the exit status says whether anything was wrong: 0 when every file is
+ * consistent, 1 when a problem was reported (each listed after its file, and counted at the end
+ * on stderr), 2 for a usage error.
+ */
+import * as nodefs from 'node:fs';
+import * as path from 'node:path';
+import { COMPRESSION_NAMES } from '../../protocol/records/compression';
+import { ControlRecordType, parseControlRecordType, parseEndTxnMarker } from '../../protocol/records/control-record';
+import { RecordIterator } from '../../protocol/records/record';
+import {
+  CURRENT_MAGIC,
+  LOG_OVERHEAD,
+  RECORD_BATCH_OVERHEAD,
+  RecordBatch,
+  TimestampType,
+} from '../../protocol/records/record-batch';
+import { IndexVerifier, OffsetEntry, TimeEntry } from '../index/index-verifier';
+import {
+  INDEX_FILE_SUFFIX,
+  LOG_FILE_SUFFIX,
+  PRODUCER_SNAPSHOT_FILE_SUFFIX,
+  TIME_INDEX_FILE_SUFFIX,
+  TXN_INDEX_FILE_SUFFIX,
+  offsetFromFileName,
+} from '../log-file-utils';
+import { BatchRules, PreviousBatch, readInt64Number } from '../segment-scanner';
+
+export interface DumpLogOptions {
+  deepIteration?: boolean;
+  /** Print keys and payloads (implies deepIteration). */
+  printDataLog?: boolean;
+  /** Index files: only the verdict of the load-time check. */
+  indexSanityCheck?: boolean;
+  /** Index files: check against the log without printing the entries. */
+  verifyIndexOnly?: boolean;
+  /** .log files: stop after this many bytes of batches (Kafka's --max-bytes). */
+  maxBytes?: number;
+  /** Offsets may have gaps (compacted topics). */
+  allowOffsetGaps?: boolean;
+  /** Leave out the per-record metadata, print only payloads (Kafka's --skip-record-metadata). */
+  skipRecordMetadata?: boolean;
+}
+
+export interface DumpLogResult {
+  files: number;
+  /** Every problem found, prefixed with its file. */
+  problems: string[];
+}
+
+const INT32_MAX = 0x7fffffff;
+
+/** Sequential reads of one file through a 1 MiB window. */
+class FileReader {
+  private readonly fd: number;
+  readonly size: number;
+  private win = Buffer.allocUnsafe(1024 * 1024);
+  private winStart = 0;
+  private winLen = 0;
+
+  constructor(readonly file: string) {
+    this.fd = nodefs.openSync(file, 'r');
+    this.size = nodefs.fstatSync(this.fd).size;
+  }
+
+  /** `len` bytes at `pos` (the caller checked they lie in the file): a view valid until the next call. */
+  read(pos: number, len: number): Buffer {
+    if (pos < this.winStart || pos + len > this.winStart + this.winLen) {
+      if (len > this.win.length) this.win = Buffer.allocUnsafe(len);
+      this.winStart = pos;
+      this.winLen = Math.min(this.win.length, this.size - pos);
+      let done = 0;
+      while (done < this.winLen) {
+        const n = nodefs.readSync(this.fd, this.win, done, this.winLen - done, pos + done);
+        if (n <= 0) throw new Error(`${this.file}: unexpected end of file at ${pos + done}`);
+        done += n;
+      }
+    }
+    return this.win.subarray(pos - this.winStart, pos - this.winStart + len);
+  }
+
+  close(): void {
+    nodefs.closeSync(this.fd);
+  }
+}
+
+interface HeaderWalkResult {
+  batches: { position: number; lastOffset: bigint; maxTimestamp: number }[] | null;
+  /** Where the valid framing ends. */
+  end: number;
+  /** Why the walk stopped before the end of the file, if it did. */
+  stopped?: string;
+}
+
+/** Walks a .log's batch headers (framing and magic only), calling `visit` for each. */
+function walkHeaders(file: string, visit: (position: number, header: Buffer) => void): { end: number; stopped?: string } {
+  if (!nodefs.existsSync(file)) return { end: 0, stopped: `${path.basename(file)} does not exist` };
+  const r = new FileReader(file);
+  try {
+    let pos = 0;
+    while (pos < r.size) {
+      if (r.size - pos < RECORD_BATCH_OVERHEAD) return { end: pos, stopped: `${r.size - pos} trailing bytes` };
+      const h = r.read(pos, RECORD_BATCH_OVERHEAD);
+      const total = h.readInt32BE(8) + LOG_OVERHEAD;
+      if (total < RECORD_BATCH_OVERHEAD || pos + total > r.size) return { end: pos, stopped: `invalid batch length at position ${pos}` };
+      if (h.readInt8(16) !== CURRENT_MAGIC) return { end: pos, stopped: `magic ${h.readInt8(16)} at position ${pos}` };
+      visit(pos, h);
+      pos += total;
+    }
+    return { end: pos };
+  } finally {
+    r.close();
+  }
+}
+
+/** Formats like Java's OptionalLong. */
+function optionalLong(v: bigint | null): string {
+  return v === null ? 'OptionalLong.empty' : `OptionalLong[${v}]`;
+}
+
+function tsTypeName(t: TimestampType): string {
+  return t === TimestampType.LOG_APPEND_TIME ? 'LogAppendTime' : 'CreateTime';
+}
+
+function printable(b: Buffer | null): string {
+  return b === null ? 'null' : b.toString('utf8');
+}
+
+export class LogDumper {
+  readonly problems: string[] = [];
+  files = 0;
+  /** The last .log dumped: where it ended, for the check across segment boundaries. */
+  private lastLog: { dir: string; base: bigint; prev: PreviousBatch | null } | null = null;
+
+  constructor(
+    private readonly opts: DumpLogOptions,
+    private readonly out: (line: string) => void,
+  ) {}
+
+  dumpPath(p: string): void {
+    let st: nodefs.Stats;
+    try {
+      st = nodefs.statSync(p);
+    } catch (e) {
+      this.problem(p, `cannot read: ${(e as Error).message}`);
+      return;
+    }
+    if (st.isDirectory()) {
+      // Segment by segment, each as .log, .index, .timeindex, .txnindex, then snapshots.
+      const rank = (n: string): number => [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX].findIndex((x) => n.endsWith(x)) & 0xff;
+      const names = nodefs
+        .readdirSync(p)
+        .filter((n) => offsetFromFileName(n) !== undefined)
+        .sort((a, b) => {
+          const oa = offsetFromFileName(a) as bigint;
+          const ob = offsetFromFileName(b) as bigint;
+          return oa < ob ? -1 : oa > ob ? 1 : rank(a) - rank(b) || (a < b ? -1 : 1);
+        });
+      for (const n of names) this.dumpFile(path.join(p, n));
+      return;
+    }
+    this.dumpFile(p);
+  }
+
+  private problem(file: string, msg: string): void {
+    this.problems.push(`${file}: ${msg}`);
+  }
+
+  dumpFile(file: string): void {
+    const name = path.basename(file);
+    if (name.endsWith(LOG_FILE_SUFFIX)) {
+      this.files++;
+      this.out(`Dumping ${file}`);
+      this.dumpLogFile(file);
+    } else if (name.endsWith(INDEX_FILE_SUFFIX)) {
+      this.files++;
+      this.out(`Dumping ${file}`);
+      this.dumpIndex(file, 'offset');
+    } else if (name.endsWith(TIME_INDEX_FILE_SUFFIX)) {
+      this.files++;
+      this.out(`Dumping ${file}`);
+      this.dumpIndex(file, 'time');
+    } else if (name.endsWith(TXN_INDEX_FILE_SUFFIX) || name.endsWith(PRODUCER_SNAPSHOT_FILE_SUFFIX)) {
+      this.files++;
+      this.out(`Dumping ${file}`);
+      const what = name.endsWith(TXN_INDEX_FILE_SUFFIX) ? 'transaction indexes' : 'producer state snapshots';
+      this.out(`${what} are not supported yet (they arrive with transactions); ${name} is not decoded`);
+    } else {
+      this.out(`Ignoring unknown file ${file}`);
+    }
+  }
+
+  // ---- .log ---------------------------------------------------------------------------------
+
+  private dumpLogFile(file: string): void {
+    const base = offsetFromFileName(path.basename(file));
+    if (base === undefined) {
+      this.problem(file, 'the file name does not start with a 20-digit base offset');
+      return;
+    }
+    this.out(`Log starting offset: ${base}`);
+    const dir = path.dirname(path.resolve(file));
+    const prev = this.lastLog !== null && this.lastLog.dir === dir && this.lastLog.base < base ? this.lastLog.prev : null;
+    const deep = this.opts.deepIteration || this.opts.printDataLog;
+    const problems: string[] = [];
+    const nonConsecutive: string[] = [];
+    const r = new FileReader(file);
+    const rules = new BatchRules({ baseOffset: base, contiguous: !this.opts.allowOffsetGaps, indexIntervalBytes: 0 }, prev, r.size > 0);
+    if (rules.segmentProblem) problems.push(rules.segmentProblem);
+    let pos = 0;
+    let lastPrev: PreviousBatch | null = prev;
+    let stopped: string | undefined;
+    const maxBytes = this.opts.maxBytes ?? Infinity;
+    try {
+      while (pos < r.size && pos < maxBytes) {
+        const left = r.size - pos;
+        if (left < RECORD_BATCH_OVERHEAD) {
+          stopped = r.read(pos, left).every((b) => b === 0) ? 'zero-filled tail' : 'too few bytes for a batch header (torn write)';
+          break;
+        }
+        const head = r.read(pos, RECORD_BATCH_OVERHEAD);
+        const batchLength = head.readInt32BE(8);
+        const total = batchLength + LOG_OVERHEAD;
+        if (total < RECORD_BATCH_OVERHEAD) {
+          stopped = batchLength === 0 && head.readBigInt64BE(0) === 0n ? 'zero-filled tail' : `invalid batch length ${batchLength}`;
+          break;
+        }
+        if (total > left) {
+          stopped = `a batch of ${total} bytes runs past the end of the file (torn write)`;
+          break;
+        }
+        const magic = head.readInt8(16);
+        if (magic !== CURRENT_MAGIC) {
+          stopped = `record batch magic ${magic} is not supported (only v2)`;
+          break;
+        }
+        const buf = r.read(pos, total);
+        const batch = new RecordBatch(buf, 0);
+        const valid = batch.isValidCrc();
+        this.printBatch(batch, pos, valid);
+        const where = `batch at position ${pos} (offsets ${batch.baseOffset}..${batch.lastOffset})`;
+        if (!valid) problems.push(`${where}: CRC mismatch (stored ${batch.crc}, computed ${batch.computeCrc()})`);
+        const ruleProblem = rules.check(buf, 0);
+        if (ruleProblem !== undefined) {
+          if (/offsets|offset gap/.test(ruleProblem)) nonConsecutive.push(`  ${rules.prevRel === null ? '-' : rules.offset(rules.prevRel)} is followed by ${batch.baseOffset}`);
+          problems.push(`${where}: ${ruleProblem}`);
+        }
+        if (Number.isFinite(rules.relLast) && rules.relLast >= 0 && rules.relLast <= INT32_MAX) {
+          rules.advance();
+          lastPrev = { lastOffset: batch.lastOffset, leaderEpoch: rules.leaderEpoch };
+        }
+        if (deep) this.dumpRecords(batch, where, problems);
+        pos += total;
+      }
+    } finally {
+      r.close();
+    }
+    if (stopped !== undefined) {
+      this.out(`Found ${r.size - pos} invalid bytes at the end of ${path.basename(file)} (${stopped})`);
+      problems.push(`${r.size - pos} invalid bytes at position ${pos}: ${stopped}`);
+    }
+    this.lastLog = { dir, base, prev: lastPrev };
+    if (nonConsecutive.length > 0) {
+      this.out(`Non-consecutive offsets in ${file}`);
+      for (const l of nonConsecutive) this.out(l);
+    }
+    this.report(file, problems);
+  }
+
+  private printBatch(b: RecordBatch, position: number, valid: boolean): void {
+    const deleteHorizon = b.hasDeleteHorizon ? b.baseTimestamp : null;
+    this.out(
+      `baseOffset: ${b.baseOffset} lastOffset: ${b.lastOffset} count: ${b.recordsCount} baseSequence: ${b.baseSequence} ` +
+        `lastSequence: ${b.lastSequence} producerId: ${b.producerId} producerEpoch: ${b.producerEpoch} ` +
+        `partitionLeaderEpoch: ${b.partitionLeaderEpoch} isTransactional: ${b.isTransactional} isControl: ${b.isControlBatch} ` +
+        `deleteHorizonMs: ${optionalLong(deleteHorizon)} position: ${position} ${tsTypeName(b.timestampType)}: ${b.maxTimestamp} ` +
+        `size: ${b.sizeInBytes} magic: ${b.magic} compresscodec: ${COMPRESSION_NAMES[b.compressionType as keyof typeof COMPRESSION_NAMES] ?? `unknown(${b.compressionType})`} ` +
+        `crc: ${b.crc} isvalid: ${valid}`,
+    );
+  }
+
+  private dumpRecords(b: RecordBatch, where: string, problems: string[]): void {
+    const tsName = tsTypeName(b.timestampType);
+    let prevOffset = -1n;
+    let maxTs = -1n;
+    let n = 0;
+    try {
+      const it = new RecordIterator(b);
+      while (it.next()) {
+        n++;
+        const off = it.offset;
+        const ts = it.timestamp;
+        if (ts > maxTs) maxTs = ts;
+        if (off < b.baseOffset || off > b.lastOffset) problems.push(`${where}: record ${it.index} has offset ${off}, outside the batch`);
+        else if (off <= prevOffset) problems.push(`${where}: record ${it.index} has offset ${off}, not above the previous record's ${prevOffset}`);
+        prevOffset = off;
+        let line = '';
+        if (!this.opts.skipRecordMetadata) {
+          const headerKeys = it.headers().map((h) => h.key);
+          line = `| offset: ${off} ${tsName}: ${ts} keySize: ${it.keyLength} valueSize: ${it.valueLength} sequence: ${it.sequence} headerKeys: [${headerKeys.join(',')}]`;
+        }
+        if (b.isControlBatch) {
+          const type = parseControlRecordType(it.key);
+          if (type === ControlRecordType.ABORT || type === ControlRecordType.COMMIT) {
+            const m = parseEndTxnMarker(it.key, it.value);
+            line += ` endTxnMarker: ${ControlRecordType[m.type]} coordinatorEpoch: ${m.coordinatorEpoch}`;
+          } else {
+            line += ` controlType: ${ControlRecordType[type]}(${it.key && it.key.length >= 4 ? it.key.readInt16BE(2) : -1})`;
+          }
+        } else if (this.opts.printDataLog) {
+          if (it.keyLength >= 0) line += ` key: ${printable(it.key)}`;
+          line += ` payload: ${printable(it.value)}`;
+        }
+        this.out(line.startsWith(' ') ? line.slice(1) : line);
+      }
+    } catch (e) {
+      problems.push(`${where}: records cannot be read: ${(e as Error).message}`);
+      return;
+    }
+    if (n !== b.recordsCount) problems.push(`${where}: ${n} records read, the header says ${b.recordsCount}`);
+    if (b.timestampType === TimestampType.CREATE_TIME && n > 0 && !b.hasDeleteHorizon && maxTs !== b.maxTimestamp) {
+      problems.push(`${where}: the records' largest timestamp is ${maxTs}, the batch says ${b.maxTimestamp}`);
+    }
+  }
+
+  // ---- indexes ------------------------------------------------------------------------------
+
+  private dumpIndex(file: string, kind: 'offset' | 'time'): void {
+    const base = offsetFromFileName(path.basename(file));
+    if (base === undefined) {
+      this.problem(file, 'the file name does not start with a 20-digit base offset');
+      return;
+    }
+    const entrySize = kind === 'offset' ? 8 : 12;
+    const raw = nodefs.readFileSync(file);
+    const problems: string[] = [];
+    if (raw.length % entrySize !== 0) problems.push(`size ${raw.length} is not a multiple of the entry size ${entrySize}`);
+    let n = Math.floor(raw.length / entrySize);
+    // What a Kafka broker leaves when it crashes with a preallocated index: trailing zero entries.
+    let zeros = 0;
+    while (n > 0 && raw.subarray((n - 1) * entrySize, n * entrySize).every((b) => b === 0)) {
+      n--;
+      zeros++;
+    }
+    const offsets: OffsetEntry[] = [];
+    const times: TimeEntry[] = [];
+    for (let i = 0; i < n; i++) {
+      const at = i * entrySize;
+      if (kind === 'offset') offsets.push({ offset: base + BigInt(raw.readInt32BE(at)), position: raw.readInt32BE(at + 4) });
+      else times.push({ timestamp: readInt64Number(raw, at), offset: base + BigInt(raw.readInt32BE(at + 8)) });
+    }
+    const logFile = path.join(path.dirname(file), path.basename(file).replace(/\.(index|timeindex)$/, LOG_FILE_SUFFIX));
+    const verifier =
+      kind === 'offset'
+        ? new IndexVerifier({ count: offsets.length, entry: (i) => offsets[i] }, null)
+        : new IndexVerifier(null, { count: times.length, entry: (i) => times[i] });
+    const walk = walkHeaders(logFile, (position, h) => {
+      const lastOffset = h.readBigInt64BE(0) + BigInt(h.readInt32BE(23));
+      verifier.visit({ position, lastOffset, maxTimestamp: readInt64Number(h, 35) });
+    });
+    if (walk.stopped !== undefined) problems.push(`cannot check every entry against ${path.basename(logFile)}: ${walk.stopped}`);
+    for (const p of verifier.finish(walk.stopped === undefined)) problems.push(p);
+    for (let i = 0; i < offsets.length; i++) {
+      if (offsets[i].offset < base || raw.readInt32BE(i * 8) < 0) problems.push(`entry ${i} has a negative relative offset`);
+    }
+
+    if (this.opts.indexSanityCheck) {
+      if (problems.length === 0) this.out(`${file} passed sanity check.`);
+      else this.out(`${file} failed sanity check: ${problems[0]}`);
+    } else if (!this.opts.verifyIndexOnly) {
+      if (n === 0) this.out(`${file} is empty.`);
+      if (kind === 'offset') for (const e of offsets) this.out(`offset: ${e.offset} position: ${e.position}`);
+      else for (const e of times) this.out(`timestamp: ${e.timestamp} offset: ${e.offset}`);
+    }
+    if (zeros > 0) this.out(`${zeros} trailing zero entries (preallocated space) ignored`);
+    this.report(file, problems);
+  }
+
+  private report(file: string, problems: string[]): void {
+    if (problems.length === 0) return;
+    this.out(`Problems in ${file}:`);
+    for (const p of problems) {
+      this.out(`  ${p}`);
+      this.problem(file, p);
+    }
+  }
+}
+
+/** Dumps and checks `paths` (files or directories), writing lines to `out`. */
+export function dumpLog(paths: string[], opts: DumpLogOptions, out: (line: string) => void): DumpLogResult {
+  const d = new LogDumper(opts, out);
+  for (const p of paths) d.dumpPath(p);
+  return { files: d.files, problems: d.problems };
+}
+
+export const DUMP_LOG_USAGE = `usage: krill dump-log [--deep-iteration] [--print-data-log] [--index-sanity-check]
+                      [--verify-index-only] [--max-bytes N] [--skip-record-metadata]
+                      [--allow-offset-gaps] [--files FILE,...] FILE|DIR...
+Prints and checks .log, .index and .timeindex files (like kafka-dump-log.sh). A directory stands for
+its segment files. Exit status: 0 when everything is consistent, 1 when a problem was found.
+  --deep-iteration        every record of every batch (control records decoded)
+  --print-data-log        keys and payloads too (implies --deep-iteration)
+  --index-sanity-check    for index files, only whether they pass the check made at startup
+  --verify-index-only     check index files against their .log without printing the entries
+  --max-bytes N           stop reading a .log after N bytes
+  --skip-record-metadata  with --print-data-log, only keys and payloads
+  --allow-offset-gaps     offsets may have gaps (compacted topics)`;
+
+/** The `krill dump-log` command; returns the exit status. */
+export function dumpLogMain(
+  argv: string[],
+  stdout: (s: string) => void = (s) => process.stdout.write(s),
+  stderr: (s: string) => void = (s) => process.stderr.write(s),
+): number {
+  const opts: DumpLogOptions = {};
+  const files: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    switch (a) {
+      case '--deep-iteration':
+        opts.deepIteration = true;
+        break;
+      case '--print-data-log':
+        opts.printDataLog = true;
+        break;
+      case '--index-sanity-check':
+        opts.indexSanityCheck = true;
+        break;
+      case '--verify-index-only':
+        opts.verifyIndexOnly = true;
+        break;
+      case '--skip-record-metadata':
+        opts.skipRecordMetadata = true;
+        break;
+      case '--allow-offset-gaps':
+        opts.allowOffsetGaps = true;
+        break;
+      case '--max-bytes': {
+        const v = Number(argv[++i]);
+        if (!Number.isInteger(v) || v <= 0) {
+          stderr(`krill dump-log: --max-bytes needs a positive integer\n${DUMP_LOG_USAGE}\n`);
+          return 2;
+        }
+        opts.maxBytes = v;
+        break;
+      }
+      case '--files': {
+        const v = argv[++i];
+        if (v === undefined) {
+          stderr(`krill dump-log: --files needs a value\n${DUMP_LOG_USAGE}\n`);
+          return 2;
+        }
+        files.push(...v.split(',').filter((f) => f.length > 0));
+        break;
+      }
+      case '--help':
+      case '-h':
+        stdout(DUMP_LOG_USAGE + '\n');
+        return 0;
+      default:
+        if (a.startsWith('--')) {
+          stderr(`krill dump-log: unknown option ${a}\n${DUMP_LOG_USAGE}\n`);
+          return 2;
+        }
+        files.push(a);
+    }
+  }
+  if (files.length === 0) {
+    stderr(`krill dump-log: no files given\n${DUMP_LOG_USAGE}\n`);
+    return 2;
+  }
+  // Lines are gathered into ~64 KiB writes: a deep dump of a large segment is millions of lines.
+  let pending: string[] = [];
+  let pendingBytes = 0;
+  const flush = (): void => {
+    if (pending.length > 0) stdout(pending.join(''));
+    pending = [];
+    pendingBytes = 0;
+  };
+  const result = dumpLog(files, opts, (line) => {
+    pending.push(line, '\n');
+    pendingBytes += line.length + 1;
+    if (pendingBytes >= 64 * 1024) flush();
+  });
+  flush();
+  if (result.problems.length > 0) {
+    stderr(`krill dump-log: ${result.problems.length} problem(s) found in ${result.files} file(s)\n`);
+    return 1;
+  }
+  return 0;
+}
