@@ -6,13 +6,18 @@
  *
  * Starts one broker (127.0.0.1:9092, data under ./data by default), prints one line naming the
  * bound address(es) on stdout once it serves requests, and shuts down cleanly on SIGTERM/SIGINT.
+ *
+ *   krill dump-log [options] FILE|DIR...     (storage/tools/dump-log.ts)
  */
 import { launch, listenerUrls, type LaunchOptions } from './launch';
 import type { LogLevel } from './logger';
+import { dumpLogMain } from '../storage/tools/dump-log';
 
 const USAGE = `usage: krill [--config FILE] [--override key=value ...] [--port N] [--host H] [--data-dir DIR]
              [--max-api-version API=VERSION ...] [--log-level error|warn|info|debug|trace]
-Starts a krill broker (Kafka wire protocol). Config keys are Kafka's (server.properties).`;
+Starts a krill broker (Kafka wire protocol). Config keys are Kafka's (server.properties).
+       krill dump-log [--deep-iteration] [--print-data-log] [--index-sanity-check] FILE|DIR...
+Prints and checks log segments and indexes (like kafka-dump-log.sh; --help for its options).`;
 
 export function parseArgs(argv: string[]): LaunchOptions & { help?: boolean } {
   const opts: LaunchOptions & { help?: boolean } = {};
@@ -71,6 +76,10 @@ export function parseArgs(argv: string[]): LaunchOptions & { help?: boolean } {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  if (argv[0] === 'dump-log') {
+    process.exitCode = dumpLogMain(argv.slice(1));
+    return;
+  }
   let opts: ReturnType<typeof parseArgs>;
   try {
     opts = parseArgs(argv);
