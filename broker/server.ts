@@ -144,7 +144,13 @@ export class KafkaServer implements Broker {
   static async start(opts: KafkaServerOptions = {}): Promise<KafkaServer> {
     const config = KafkaConfig.load(opts);
     const logDirs = config.logDirs();
-    for (const d of logDirs) fs.mkdirSync(d, { recursive: true });
+    for (const d of logDirs) {
+      try {
+        fs.mkdirSync(d, { recursive: true });
+      } catch {
+        // An unusable log dir goes offline in the log manager; the others still serve.
+      }
+    }
     const metadataDir = config.metadataLogDir();
     fs.mkdirSync(metadataDir, { recursive: true });
     let clusterId: string | undefined;
@@ -231,7 +237,7 @@ export class KafkaServer implements Broker {
       }
     }
     const delta = { changedPartitions, removedTopics: [], changedTopicConfigs: new Set<string>(), changedBrokers: new Set<number>() };
-    this.replicaManager.applyDelta(delta);
+    this.replicaManager.applyDelta(delta, { existingPartitions: true });
     this.groupCoordinator.onMetadataDelta(delta); // loads the __consumer_offsets partitions led here
   }
 

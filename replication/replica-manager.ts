@@ -86,6 +86,8 @@ const partitionKey = (topic: string, partition: number): string => `${topic}-${p
 
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
+  /** Hosted partitions whose log could not be opened (offline directory, unloadable files): key -> why. */
+  private readonly offlinePartitions = new Map<string, string>();
   private readonly producePurgatory = new DelayedOperationPurgatory<DelayedProduce>('Produce');
   private readonly fetchPurgatory = new DelayedOperationPurgatory<DelayedFetch>('Fetch');
   private readonly log: Logger;
@@ -107,6 +109,8 @@ export class ReplicaManager {
   leaderPartitionOrThrow(topic: string, partition: number): Partition {
     const p = this.partitions.get(partitionKey(topic, partition));
     if (!p) {
+      const offline = this.offlinePartitions.get(partitionKey(topic, partition));
+      if (offline !== undefined) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, offline);
       if (this.opts.metadata.partition(topic, partition)) {
         throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.opts.brokerId} does not host ${topic}-${partition}`);
       }
@@ -118,11 +122,17 @@ export class ReplicaManager {
     return p;
   }
 
-  /** Creates, updates and removes local partitions to match committed metadata. */
-  applyDelta(delta: MetadataDelta): void {
+  /**
+   * Creates, updates and removes local partitions to match committed metadata. `existingPartitions`
+   * (the replay at startup) means the partitions were hosted before: a missing log is then not
+   * created while a log directory is offline. A partition whose log cannot be opened is offline
+   * (KAFKA_STORAGE_ERROR to clients); it never fails the others or the broker.
+   */
+  applyDelta(delta: MetadataDelta, opts: { existingPartitions?: boolean } = {}): void {
     for (const removed of delta.removedTopics) {
       for (const partition of removed.partitions) {
         const key = partitionKey(removed.name, partition);
+        this.offlinePartitions.delete(key);
         const p = this.partitions.get(key);
         if (!p) continue;
         this.partitions.delete(key);
@@ -147,7 +157,18 @@ export class ReplicaManager {
       }
       let p = this.partitions.get(key);
       if (!p) {
-        const log = this.opts.logManager.getOrCreateLog(state.topic, state.partition, state.topicId, this.opts.logConfig(state.topic));
+        let log;
+        try {
+          log = this.opts.logManager.getOrCreateLog(state.topic, state.partition, state.topicId, this.opts.logConfig(state.topic), {
+            isNew: !opts.existingPartitions,
+          });
+        } catch (err) {
+          const reason = `partition ${key} is offline: ${err instanceof Error ? err.message : String(err)}`;
+          this.offlinePartitions.set(key, reason);
+          this.log.error('partition is offline: its log cannot be opened', { topic: state.topic, partition: state.partition, err: reason });
+          continue;
+        }
+        this.offlinePartitions.delete(key);
         p = new Partition(state.topic, state.partition, state.topicId, this.opts.brokerId, log);
         this.partitions.set(key, p);
       }
