@@ -8,7 +8,7 @@ import type { EffectiveTopicConfig } from './config/log-config-from';
 import type { Logger } from './logger';
 import type { FetchSessionCache } from './fetch-session';
 import type { MetadataCache } from '../replication/metadata-cache';
-import type { Controller } from '../replication/controller/controller';
+import type { ControllerApi } from '../replication/controller/controller';
 import type { ReplicaManager } from '../replication/replica-manager';
 import type { LogManager } from '../storage/log-manager';
 import type { GroupCoordinator } from './coordinator/group/group-coordinator';
@@ -26,7 +26,8 @@ export interface Broker {
   readonly config: KafkaConfig;
   readonly logger: Logger;
   readonly metadata: MetadataCache;
-  readonly controller: Controller;
+  /** The controller (in this process for a combined node, over the Kafka protocol for a cluster broker). */
+  readonly controller: ControllerApi;
   readonly replicaManager: ReplicaManager;
   readonly logManager: LogManager;
   readonly fetchSessions: FetchSessionCache;

@@ -7,20 +7,42 @@
  * Starts one broker (127.0.0.1:9092, data under ./data by default), prints one line naming the
  * bound address(es) on stdout once it serves requests, and shuts down cleanly on SIGTERM/SIGINT.
  *
+ * Clusters (docs/replication.md):
+ *   krill --brokers N [--port P]           N brokers (node ids 0..N-1, ports P..P+N-1) and a
+ *                                           controller (port P+N) in this process
+ *   krill --process-roles controller [--node-id 3000] [--port 9093]
+ *                                           a controller alone (brokers of other processes join it)
+ *   krill --node-id N --controller HOST:PORT [--port P]
+ *                                           a broker of the cluster whose controller is HOST:PORT
+ *
  *   krill dump-log [options] FILE|DIR...     (storage/tools/dump-log.ts)
  */
 import { launch, listenerUrls, type LaunchOptions } from './launch';
+import { startCluster } from './cluster';
+import { ControllerServer } from './controller-server';
 import type { LogLevel } from './logger';
 import { dumpLogMain } from '../storage/tools/dump-log';
 
 const USAGE = `usage: krill [--config FILE] [--override key=value ...] [--port N] [--host H] [--data-dir DIR]
              [--max-api-version API=VERSION ...] [--log-level error|warn|info|debug|trace]
+             [--brokers N | --process-roles controller | --node-id N --controller HOST:PORT]
 Starts a krill broker (Kafka wire protocol). Config keys are Kafka's (server.properties).
+--brokers N runs an N-broker cluster (and its controller) in this process on ports P..P+N;
+--process-roles controller runs a cluster's controller; --node-id N --controller HOST:PORT runs
+one broker of that cluster (separate processes, or machines).
        krill dump-log [--deep-iteration] [--print-data-log] [--index-sanity-check] FILE|DIR...
 Prints and checks log segments and indexes (like kafka-dump-log.sh; --help for its options).`;
 
-export function parseArgs(argv: string[]): LaunchOptions & { help?: boolean } {
-  const opts: LaunchOptions & { help?: boolean } = {};
+export type CliOptions = LaunchOptions & {
+  help?: boolean;
+  /** --brokers N: an in-process cluster. */
+  brokers?: number;
+  /** --process-roles controller: a controller alone. */
+  controllerOnly?: boolean;
+};
+
+export function parseArgs(argv: string[]): CliOptions {
+  const opts: CliOptions = {};
   const overrides: string[] = [];
   const caps: Record<string, number> = {};
   const need = (i: number, flag: string): string => {
@@ -66,6 +88,33 @@ export function parseArgs(argv: string[]): LaunchOptions & { help?: boolean } {
       case '--log-level':
         opts.logLevel = value() as LogLevel;
         break;
+      case '--brokers': {
+        const v = value();
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1 || n > 100) throw new Error(`invalid --brokers ${v}`);
+        opts.brokers = n;
+        break;
+      }
+      case '--node-id': {
+        const v = value();
+        if (!/^\d+$/.test(v)) throw new Error(`invalid --node-id ${v}`);
+        overrides.unshift(`node.id=${v}`);
+        break;
+      }
+      case '--controller': {
+        const v = value();
+        if (!/^[^\s,]+:\d+$/.test(v)) throw new Error(`invalid --controller ${v} (expected HOST:PORT)`);
+        overrides.unshift('process.roles=broker', `controller.quorum.bootstrap.servers=${v}`);
+        break;
+      }
+      case '--process-roles': {
+        const v = value();
+        if (v === 'controller') opts.controllerOnly = true;
+        else if (v !== 'broker,controller' && v !== 'controller,broker') {
+          throw new Error(`--process-roles ${v}: use controller here, or --controller HOST:PORT for a broker`);
+        }
+        break;
+      }
       default:
         throw new Error(`unknown argument ${a}`);
     }
@@ -94,6 +143,10 @@ export async function main(argv: string[]): Promise<void> {
   if (opts.dataDir === undefined && !opts.configFile && !(opts.overrides ?? []).some((o) => o.startsWith('log.dir'))) {
     opts.dataDir = './data';
   }
+  if (opts.brokers !== undefined || opts.controllerOnly) {
+    await runClusterNode(opts);
+    return;
+  }
   const server = await launch(opts);
   let stopping = false;
   const stop = (signal: string) => {
@@ -111,4 +164,61 @@ export async function main(argv: string[]): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   process.stdout.write(`krill ready: ${listenerUrls(server).join(', ')} node ${server.nodeId} data ${server.config.logDirs().join(',')}\n`);
+}
+
+/** `--brokers N` (a whole cluster in this process) and `--process-roles controller`. */
+async function runClusterNode(opts: CliOptions): Promise<void> {
+  let close: () => Promise<void>;
+  let line: string;
+  if (opts.controllerOnly) {
+    const port = opts.port ?? 9093;
+    const host = opts.host ?? '127.0.0.1';
+    const hasNodeId = (opts.overrides ?? []).some((o) => o.startsWith('node.id='));
+    const controller = await ControllerServer.start({
+      file: opts.configFile,
+      overrides: opts.overrides,
+      props: {
+        ...(opts.config ?? {}),
+        ...(hasNodeId ? {} : { 'node.id': '3000' }),
+        'process.roles': 'controller',
+        listeners: `CONTROLLER://${host}:${port}`,
+        'controller.listener.names': 'CONTROLLER',
+        ...(opts.dataDir !== undefined ? { 'log.dirs': opts.dataDir } : {}),
+      },
+      logLevel: opts.logLevel,
+    });
+    close = () => controller.shutdown();
+    line = `krill controller ready: CONTROLLER://${controller.endpoint.host}:${controller.endpoint.port} node ${controller.nodeId} cluster ${controller.clusterId} data ${controller.config.metadataLogDir()}\n`;
+  } else {
+    const cluster = await startCluster({
+      brokers: opts.brokers!,
+      configFile: opts.configFile,
+      overrides: opts.overrides,
+      config: opts.config,
+      host: opts.host ?? '127.0.0.1',
+      port: opts.port ?? 9092,
+      dataDir: opts.dataDir,
+      keepDataDir: true,
+      maxApiVersions: opts.maxApiVersions,
+      logLevel: opts.logLevel,
+    });
+    close = () => cluster.close();
+    line = `krill ready: ${cluster.bootstrapServers.map((b) => `PLAINTEXT://${b}`).join(', ')} nodes ${[...cluster.brokers.keys()].join(',')} controller ${cluster.controllerAddress} data ${cluster.dataDir}\n`;
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`krill: received ${signal}, shutting down\n`);
+    close().then(
+      () => process.exit(0),
+      (err) => {
+        process.stderr.write(`krill: shutdown failed: ${(err as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.stdout.write(line);
 }

@@ -66,4 +66,6 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
 }
 
 export { KafkaServer } from './server';
+export { startCluster, type StartClusterOptions, type RunningCluster } from './cluster';
+export { ControllerServer } from './controller-server';
 export type { LaunchOptions } from './launch';

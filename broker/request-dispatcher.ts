@@ -35,13 +35,14 @@ export type InterceptDecision =
   | { action: 'respond'; response: unknown }
   | { action: 'pass' };
 
-export class RequestDispatcher implements FrameProcessor {
-  private readonly handlers = new Map<number, HandlerSpec>();
+/** A broker, or the controller node (its own listener and handler registry). */
+export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<number, number> } = Broker> implements FrameProcessor {
+  private readonly handlers = new Map<number, HandlerSpec<any, any, Ctx>>();
   readonly interceptors: RequestInterceptor[] = [];
 
   constructor(
-    private readonly broker: Broker,
-    handlers: readonly HandlerSpec[],
+    private readonly broker: Ctx,
+    handlers: readonly HandlerSpec<any, any, Ctx>[],
     private readonly log: Logger,
   ) {
     for (const h of handlers) {
@@ -63,7 +64,7 @@ export class RequestDispatcher implements FrameProcessor {
     return out;
   }
 
-  private supported(apiKey: number, version: number): HandlerSpec | undefined {
+  private supported(apiKey: number, version: number): HandlerSpec<any, any, Ctx> | undefined {
     const h = this.handlers.get(apiKey);
     if (!h || version < h.minVersion || version > h.maxVersion) return undefined;
     const cap = this.broker.versionCaps.get(apiKey);

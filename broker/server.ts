@@ -28,7 +28,9 @@ import { HANDLERS } from './handlers';
 import { SocketServer } from './network/socket-server';
 import type { AdvertisedEndpoint, Broker } from './broker';
 import { MetadataCache, type MetadataDelta } from '../replication/metadata-cache';
-import { Controller } from '../replication/controller/controller';
+import type { MetadataRecord } from '../replication/metadata-records';
+import { Controller, type ControllerApi } from '../replication/controller/controller';
+import { ClusterLink, controllerAddressOf, discoverClusterId } from './cluster-link';
 import { MetadataLogStore } from '../replication/controller/metadata-log-store';
 import { ReplicaManager } from '../replication/replica-manager';
 import { LogManager } from '../storage/log-manager';
@@ -59,7 +61,12 @@ export class KafkaServer implements Broker {
   readonly clusterId: string;
   readonly logger: Logger;
   readonly metadata: MetadataCache;
-  readonly controller: Controller;
+  /** The controller: in this process (combined node) or remote (cluster broker). */
+  readonly controller: ControllerApi;
+  /** The in-process controller of a combined node; null for a cluster broker. */
+  readonly localController: Controller | null;
+  /** The link to a remote controller; null for a combined node. */
+  readonly clusterLink: ClusterLink | null;
   readonly replicaManager: ReplicaManager;
   readonly logManager: LogManager;
   readonly fetchSessions: FetchSessionCache;
@@ -76,7 +83,7 @@ export class KafkaServer implements Broker {
     readonly config: KafkaConfig,
     opts: KafkaServerOptions,
     clusterId: string,
-    metadataLog: MetadataLogStore,
+    metadataLog: MetadataLogStore | null,
   ) {
     this.nodeId = config.nodeId;
     this.clusterId = clusterId;
@@ -84,7 +91,20 @@ export class KafkaServer implements Broker {
     this.versionCaps = opts.versionCaps ?? new Map();
     this.metadata = new MetadataCache(clusterId);
     this.defaultTopicConfig = logConfigFrom(config);
-    this.controller = new Controller({
+    const controllerAddress = controllerAddressOf(config);
+    this.clusterLink = controllerAddress
+      ? new ClusterLink({
+          address: controllerAddress,
+          nodeId: this.nodeId,
+          clusterId,
+          config,
+          logger: this.logger,
+          lastAppliedOffset: () => this.metadata.lastAppliedOffset,
+          applyMetadata: (batches) => this.applyMetadataBatches(batches),
+          listeners: () => this.registrationListeners(),
+        })
+      : null;
+    this.localController = metadataLog === null ? null : new Controller({
       nodeId: this.nodeId,
       clusterId,
       log: metadataLog,
@@ -99,12 +119,13 @@ export class KafkaServer implements Broker {
         return typeof d === 'string' ? d : null;
       },
     });
+    this.controller = this.clusterLink?.remoteController ?? this.localController!;
     this.logManager = new LogManager({
       logDirs: config.logDirs(),
       nodeId: this.nodeId,
       clusterId,
       defaultConfig: this.defaultTopicConfig.logConfig,
-      topicConfig: (topic) => (this.controller.image.topic(topic) ? this.topicConfig(topic).logConfig : undefined),
+      topicConfig: (topic) => (this.metadata.topic(topic) ? this.topicConfig(topic).logConfig : undefined),
       logger: storageLogger(this.logger.child('storage')),
       retentionCheckIntervalMs: config.getLong('log.retention.check.interval.ms'),
       flushCheckIntervalMs: config.getLong('log.flush.scheduler.interval.ms'),
@@ -128,9 +149,10 @@ export class KafkaServer implements Broker {
       logger: this.logger.child('group-coordinator'),
       replicaManager: this.replicaManager,
       metadata: this.metadata,
-      createOffsetsTopic: offsetsTopicCreator(this.controller, config, this.metadata),
+      // offsetsTopicCreator only calls createTopics, which every ControllerApi has.
+      createOffsetsTopic: offsetsTopicCreator(this.controller as Controller, config, this.metadata),
     });
-    this.dispatcher = new RequestDispatcher(this, HANDLERS, this.logger.child('request'));
+    this.dispatcher = new RequestDispatcher<Broker>(this, HANDLERS, this.logger.child('request'));
     this.socketServer = new SocketServer(
       this.dispatcher,
       {
@@ -161,10 +183,19 @@ export class KafkaServer implements Broker {
         // An unreadable meta.properties is reported by the log manager for that directory.
       }
     }
-    clusterId ??= randomUuid();
     const logger = opts.logger ?? new Logger(`krill[${config.nodeId}]`, opts.logLevel);
+    const controllerAddress = controllerAddressOf(config);
+    if (controllerAddress) {
+      // A cluster broker belongs to its controller's cluster; a directory of another one is refused.
+      const theirs = await discoverClusterId(controllerAddress, config.nodeId, config, config.getInt('initial.broker.registration.timeout.ms'), logger);
+      if (clusterId !== undefined && clusterId !== theirs) {
+        throw new Error(`INCONSISTENT_CLUSTER_ID: the log directories belong to cluster ${clusterId}, the controller to ${theirs}`);
+      }
+      clusterId = theirs;
+    }
+    clusterId ??= randomUuid();
     for (const k of config.unknownKeys()) logger.warn(`unknown configuration '${k}' was supplied; it is kept but not used`);
-    const metadataLog = new MetadataLogStore(metadataDir, storageLogger(logger.child('metadata-log')));
+    const metadataLog = controllerAddress ? null : new MetadataLogStore(metadataDir, storageLogger(logger.child('metadata-log')));
     const server = new KafkaServer(config, { ...opts, logger }, clusterId, metadataLog);
     try {
       await server.startup();
@@ -182,13 +213,14 @@ export class KafkaServer implements Broker {
       this.logger.warn('fast-crc32c is using its JavaScript fallback: record batch checks will be ~20x slower');
     }
     // Replay the metadata log into this broker's view; partitions are created after the logs load.
-    let replaying = true;
-    this.controller.subscribe((records, lastOffset) => {
-      const delta = this.metadata.apply(records, lastOffset);
-      if (!replaying) this.onMetadataDelta(delta);
-    });
+    this.replayingMetadata = true;
+    if (this.localController) {
+      this.localController.subscribe((records, lastOffset) => this.applyMetadataBatches([{ records, lastOffset }]));
+    } else {
+      await this.clusterLink!.startMetadata();
+    }
     await this.logManager.startup();
-    replaying = false;
+    this.replayingMetadata = false;
     this.groupCoordinator.startup();
     this.createPartitionsFromMetadata();
 
@@ -204,23 +236,43 @@ export class KafkaServer implements Broker {
       port: e.port,
       securityProtocol: e.securityProtocol,
     }));
-    await this.controller.registerBroker({
-      brokerId: this.nodeId,
-      incarnationId: randomUuid(),
-      endpoints: this.advertised.map((e) => ({
-        name: e.listenerName,
-        host: e.host,
-        port: e.port,
-        securityProtocol: SECURITY_PROTOCOL_IDS[e.securityProtocol] ?? 0,
-      })),
-      rack: this.config.getString('broker.rack'),
-      logDirs: [],
-    });
+    if (this.localController) {
+      await this.localController.registerBroker({
+        brokerId: this.nodeId,
+        incarnationId: randomUuid(),
+        endpoints: this.registrationListeners(),
+        rack: this.config.getString('broker.rack'),
+        logDirs: [],
+      });
+    } else {
+      this.clusterLink!.followMetadata();
+      await this.clusterLink!.join();
+    }
     this.state = 'running';
     this.logger.info(`started in ${Date.now() - t0} ms`, {
       listeners: this.advertised.map((e) => `${e.listenerName}://${e.host}:${e.port}`),
       logDirs: this.config.logDirs(),
     });
+  }
+
+  private replayingMetadata = false;
+
+  /** Applies metadata batches in log order; after the startup replay each delta goes to the components. */
+  private applyMetadataBatches(batches: { records: MetadataRecord[]; lastOffset: bigint }[]): void {
+    for (const b of batches) {
+      const delta = this.metadata.apply(b.records, b.lastOffset);
+      if (!this.replayingMetadata && this.state !== 'stopped') this.onMetadataDelta(delta);
+    }
+  }
+
+  /** This broker's endpoints as BrokerRegistration / RegisterBrokerRecord carry them. */
+  private registrationListeners(): { name: string; host: string; port: number; securityProtocol: number }[] {
+    return this.advertised.map((e) => ({
+      name: e.listenerName,
+      host: e.host,
+      port: e.port,
+      securityProtocol: SECURITY_PROTOCOL_IDS[e.securityProtocol] ?? 0,
+    }));
   }
 
   /** After the metadata replay: a partition for every replica this node hosts, and stray logs removed. */
@@ -299,14 +351,25 @@ export class KafkaServer implements Broker {
     return this.state === 'running';
   }
 
-  async shutdown(): Promise<void> {
+  /**
+   * Clean shutdown. `controlled: false` skips the controlled shutdown of a cluster broker (the
+   * controller notices only when the session expires: an in-process stand-in for a crash).
+   */
+  async shutdown(opts: { controlled?: boolean } = {}): Promise<void> {
     if (this.state === 'stopping' || this.state === 'stopped') return;
+    const wasRunning = this.state === 'running';
     this.state = 'stopping';
     this.logger.info('shutting down');
+    if (this.clusterLink && wasRunning && opts.controlled !== false && this.config.getBoolean('controlled.shutdown.enable')) {
+      // Leaderships move to other replicas while this broker still serves (followers, clients).
+      const done = await this.clusterLink.controlledShutdown();
+      if (!done) this.logger.warn('controlled shutdown did not complete in time; shutting down anyway');
+    }
+    await this.clusterLink?.stop();
     await this.socketServer.close();
     await this.groupCoordinator.shutdown();
     this.replicaManager.shutdown();
-    await this.controller.close();
+    await this.localController?.close();
     await this.logManager.close();
     this.state = 'stopped';
     this.logger.info('shut down cleanly');

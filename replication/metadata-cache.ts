@@ -12,7 +12,7 @@ import type {
   PartitionRecordData,
   RegisterBrokerRecordData,
 } from './metadata-records';
-import { ConfigResourceType } from './metadata-records';
+import { ConfigResourceType, ControlledShutdownChange, FencingChange } from './metadata-records';
 
 export interface PartitionState {
   topicId: string;
@@ -37,6 +37,7 @@ export interface TopicState {
 export interface BrokerState {
   id: number;
   epoch: bigint;
+  incarnationId: string;
   rack: string | null;
   fenced: boolean;
   inControlledShutdown: boolean;
@@ -108,6 +109,25 @@ export class MetadataCache {
           this.applyBroker(rec.data);
           delta.changedBrokers.add(rec.data.brokerId);
           break;
+        case 'BrokerRegistrationChangeRecord': {
+          const b = this.brokers.get(rec.data.brokerId);
+          if (!b || b.epoch !== rec.data.brokerEpoch) break;
+          const next = { ...b };
+          if (rec.data.fenced === FencingChange.FENCE) next.fenced = true;
+          else if (rec.data.fenced === FencingChange.UNFENCE) next.fenced = false;
+          if (rec.data.inControlledShutdown === ControlledShutdownChange.IN_CONTROLLED_SHUTDOWN) next.inControlledShutdown = true;
+          this.brokers.set(b.id, next);
+          delta.changedBrokers.add(b.id);
+          break;
+        }
+        case 'FenceBrokerRecord':
+        case 'UnfenceBrokerRecord': {
+          const b = this.brokers.get(rec.data.id);
+          if (!b || b.epoch !== rec.data.epoch) break;
+          this.brokers.set(b.id, { ...b, fenced: rec.type === 'FenceBrokerRecord' });
+          delta.changedBrokers.add(b.id);
+          break;
+        }
         case 'ProducerIdsRecord':
           this.nextProducerId = rec.data.nextProducerId;
           break;
@@ -170,6 +190,7 @@ export class MetadataCache {
     this.brokers.set(d.brokerId, {
       id: d.brokerId,
       epoch: d.brokerEpoch,
+      incarnationId: d.incarnationId,
       rack: d.rack,
       fenced: d.fenced,
       inControlledShutdown: d.inControlledShutdown,
@@ -195,6 +216,12 @@ export class MetadataCache {
 
   broker(id: number): BrokerState | undefined {
     return this.brokers.get(id);
+  }
+
+  /** Registered, not fenced and not in controlled shutdown: may lead partitions and join ISRs. */
+  isActive(id: number): boolean {
+    const b = this.brokers.get(id);
+    return b !== undefined && !b.fenced && !b.inControlledShutdown;
   }
 
   aliveBrokers(): BrokerState[] {

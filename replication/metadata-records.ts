@@ -97,6 +97,25 @@ export interface RegisterBrokerRecordData {
   logDirs: string[];
 }
 
+/** BrokerRegistrationChangeRecord.fenced values (Kafka's BrokerRegistrationFencingChange). */
+export const FencingChange = { UNFENCE: -1, NONE: 0, FENCE: 1 } as const;
+/** BrokerRegistrationChangeRecord.inControlledShutdown values. */
+export const ControlledShutdownChange = { NONE: 0, IN_CONTROLLED_SHUTDOWN: 1 } as const;
+
+export interface BrokerRegistrationChangeRecordData {
+  brokerId: number;
+  brokerEpoch: bigint;
+  fenced: number;
+  inControlledShutdown: number;
+  logDirs: string[];
+}
+
+/** Older forms of fencing (krill writes BrokerRegistrationChangeRecord, but reads these too). */
+export interface FenceBrokerRecordData {
+  id: number;
+  epoch: bigint;
+}
+
 export interface ProducerIdsRecordData {
   brokerId: number;
   brokerEpoch: bigint;
@@ -110,4 +129,7 @@ export type MetadataRecord =
   | { type: 'ConfigRecord'; data: ConfigRecordData }
   | { type: 'RemoveTopicRecord'; data: RemoveTopicRecordData }
   | { type: 'RegisterBrokerRecord'; data: RegisterBrokerRecordData }
+  | { type: 'BrokerRegistrationChangeRecord'; data: BrokerRegistrationChangeRecordData }
+  | { type: 'FenceBrokerRecord'; data: FenceBrokerRecordData }
+  | { type: 'UnfenceBrokerRecord'; data: FenceBrokerRecordData }
   | { type: 'ProducerIdsRecord'; data: ProducerIdsRecordData };

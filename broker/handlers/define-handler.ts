@@ -13,15 +13,16 @@ import type { Input } from '../../protocol/primitives/input';
 import type { RequestContext } from '../network/request-context';
 import type { Broker } from '../broker';
 
-export interface HandlerSpec<Req = any, Res = any> {
+/** `Ctx` is what the handler works on: a broker, or (controller listener) the controller node. */
+export interface HandlerSpec<Req = any, Res = any, Ctx = Broker> {
   apiKey: number;
   name: string;
   minVersion: number;
   maxVersion: number;
-  handle(broker: Broker, ctx: RequestContext, request: Req): Promise<Input<Res> | null> | Input<Res> | null;
+  handle(broker: Ctx, ctx: RequestContext, request: Req): Promise<Input<Res> | null> | Input<Res> | null;
 }
 
-export function defineHandler<Req, Res>(spec: HandlerSpec<Req, Res>): HandlerSpec<Req, Res> {
+export function defineHandler<Req, Res, Ctx = Broker>(spec: HandlerSpec<Req, Res, Ctx>): HandlerSpec<Req, Res, Ctx> {
   if (spec.minVersion > spec.maxVersion) throw new Error(`${spec.name}: empty version range`);
   return spec;
 }

@@ -5,8 +5,16 @@
  * published to the brokers, which apply the same records in the same order. Operations run one
  * at a time through a queue so that validation and the append see the same state.
  *
- * For now the controller runs in the broker's process (a combined KRaft node); replication adds
- * broker heartbeats/fencing, AlterPartition and leader election on top of the same log.
+ * Two ways to run it:
+ * - combined (one node, `process.roles=broker,controller`): the broker calls it directly; its one
+ *   broker registers unfenced and there are no sessions;
+ * - cluster (`sessions` set): brokers talk to it over the Kafka protocol (ControllerServer). A
+ *   broker registers fenced (BrokerRegistration), is unfenced by a heartbeat once it has caught up
+ *   with the metadata log, and is fenced again when it misses heartbeats for
+ *   broker.session.timeout.ms; fencing removes it from every ISR and moves its leaderships
+ *   (PartitionChangeBuilder: from the ISR, unclean only when allowed). Controlled shutdown, ISR
+ *   changes from partition leaders (AlterPartition), ElectLeaders and the periodic preferred
+ *   leader election all end as PartitionChangeRecords in the same log.
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import { randomUuid } from '../../protocol/primitives/uuid';
@@ -14,9 +22,14 @@ import type { Logger } from '../../broker/logger';
 import { MetadataCache } from '../metadata-cache';
 import {
   ConfigResourceType,
+  ControlledShutdownChange,
+  FencingChange,
   type MetadataRecord,
+  type PartitionChangeRecordData,
   type RegisterBrokerEndpoint,
 } from '../metadata-records';
+import type { PartitionState } from '../metadata-cache';
+import { buildPartitionChange, type Election } from './partition-change-builder';
 import { SerialQueue } from '../serial-queue';
 import type { MetadataLog } from './metadata-log';
 import { isInternalTopic, unifyCollisionChars, validateTopicName } from './topic-name';
@@ -32,6 +45,81 @@ export interface ControllerOptions {
   validateTopicConfig: (name: string, value: string | null) => void;
   /** A topic config's own default (not the broker's), which APPEND/SUBTRACT start from when unset. */
   topicConfigDefault?: (name: string) => string | null;
+  /** Cluster mode: brokers register fenced and keep sessions by heartbeating. Absent: combined node. */
+  sessions?: { sessionTimeoutMs: number };
+  /** unclean.leader.election.enable for a topic (its override, else the broker default). */
+  uncleanLeaderElection?: (topic: string) => boolean;
+  /** auto.leader.rebalance.enable: the preferred-leader check interval (leader.imbalance.check.interval.seconds). */
+  autoLeaderRebalanceIntervalMs?: number | null;
+  /** Clock (tests). */
+  now?: () => number;
+}
+
+export interface BrokerHeartbeatInput {
+  brokerId: number;
+  brokerEpoch: bigint;
+  currentMetadataOffset: bigint;
+  wantFence: boolean;
+  wantShutDown: boolean;
+}
+
+export interface BrokerHeartbeatReply {
+  isCaughtUp: boolean;
+  isFenced: boolean;
+  inControlledShutdown: boolean;
+  shouldShutDown: boolean;
+}
+
+export interface AlterPartitionInput {
+  brokerId: number;
+  brokerEpoch: bigint;
+  topics: {
+    /** By name (v0-1) or by id (v2+). */
+    topicName: string | null;
+    topicId: string | null;
+    partitions: {
+      partitionIndex: number;
+      leaderEpoch: number;
+      partitionEpoch: number;
+      leaderRecoveryState: number;
+      newIsrWithEpochs: { brokerId: number; brokerEpoch: bigint }[];
+    }[];
+  }[];
+}
+
+export interface AlterPartitionPartitionResult {
+  partitionIndex: number;
+  errorCode: number;
+  leaderId: number;
+  leaderEpoch: number;
+  isr: number[];
+  leaderRecoveryState: number;
+  partitionEpoch: number;
+}
+
+export interface AlterPartitionResult {
+  errorCode: number;
+  topics: { topicName: string; topicId: string; partitions: AlterPartitionPartitionResult[] }[];
+}
+
+export interface ElectLeadersResult {
+  topic: string;
+  partitionResult: { partitionId: number; errorCode: number; errorMessage: string | null }[];
+}
+
+/** ElectLeaders election_type: 0 preferred, 1 unclean. */
+export const ElectionType = { PREFERRED: 0, UNCLEAN: 1 } as const;
+
+/** The controller's view of one broker's session (in memory only, as in Kafka's BrokerHeartbeatManager). */
+interface BrokerSession {
+  lastSeenMs: number;
+  /** Offset of the RegisterBrokerRecord: the broker may be unfenced once it has applied it. */
+  registerOffset: bigint;
+  /** Last metadata offset the broker reported. */
+  metadataOffset: bigint;
+  /** Offset of the batch that moved its leaderships away, once in controlled shutdown. */
+  controlledShutdownOffset: bigint | null;
+  shutdownNow: boolean;
 }
 
 export interface CreateTopicSpec {
@@ -81,16 +169,38 @@ export interface BrokerRegistration {
 
 export type MetadataListener = (records: MetadataRecord[], lastOffset: bigint) => void;
 
-export class Controller {
+/**
+ * What brokers (and request handlers) may ask of the controller, whether it runs in this process
+ * (Controller) or elsewhere (RemoteController, over the Kafka protocol).
+ */
+export interface ControllerApi {
+  createTopics(specs: CreateTopicSpec[], validateOnly: boolean): Promise<CreateTopicResult[]>;
+  deleteTopics(targets: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]>;
+  createPartitions(specs: CreatePartitionsSpec[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]>;
+  alterTopicConfigs(
+    changes: { topic: string; ops: AlterConfigOp[]; incremental: boolean }[],
+    validateOnly: boolean,
+  ): Promise<{ topic: string; errorCode: number; errorMessage: string | null }[]>;
+  allocateProducerIds(brokerId: number, brokerEpoch: bigint, blockSize: number): Promise<{ first: bigint; size: number }>;
+  electLeaders(electionType: number, topicPartitions: { topic: string; partitions: number[] }[] | null): Promise<ElectLeadersResult[]>;
+  isInternal(topic: string): boolean;
+}
+
+export class Controller implements ControllerApi {
   readonly image: MetadataCache;
   private readonly queue = new SerialQueue();
   private readonly listeners: MetadataListener[] = [];
   private nextBrokerEpoch = 1n;
   private readonly log: Logger;
+  private readonly sessions = new Map<number, BrokerSession>();
+  private readonly now: () => number;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private closed = false;
 
   constructor(private readonly opts: ControllerOptions) {
     this.image = new MetadataCache(opts.clusterId);
     this.log = opts.logger;
+    this.now = opts.now ?? Date.now;
     for (const batch of opts.log.readAll()) {
       this.image.apply(batch.records, batch.lastOffset);
       for (const r of batch.records) {
@@ -101,10 +211,15 @@ export class Controller {
     }
   }
 
-  /** Replays the whole log to the listener, then keeps it informed of every new batch. */
-  subscribe(listener: MetadataListener): void {
-    for (const batch of this.opts.log.readAll()) listener(batch.records, batch.lastOffset);
+  /** Replays the whole log to the listener (unless `replay` is false), then keeps it informed of every new batch. */
+  subscribe(listener: MetadataListener, replay = true): void {
+    if (replay) for (const batch of this.opts.log.readAll()) listener(batch.records, batch.lastOffset);
     this.listeners.push(listener);
+  }
+
+  /** The log itself (the controller listener serves it to brokers as `__cluster_metadata`). */
+  get metadataLog(): MetadataLog {
+    return this.opts.log;
   }
 
   private commit(records: MetadataRecord[]): bigint {
@@ -121,27 +236,421 @@ export class Controller {
     return lastOffset;
   }
 
+  /** The offset of the last committed batch (the metadata log's end - 1). */
+  get lastCommittedOffset(): bigint {
+    return this.image.lastAppliedOffset;
+  }
+
+  get clusterMode(): boolean {
+    return this.opts.sessions !== undefined;
+  }
+
+  /**
+   * Starts the cluster-mode timers: session expiry (a quarter of broker.session.timeout.ms, so a
+   * dead broker is fenced within 1.25 session timeouts) and the preferred-leader check. Both are
+   * unref'd and stopped by close().
+   */
+  start(): void {
+    if (!this.opts.sessions || this.closed) return;
+    const tick = Math.max(20, Math.floor(this.opts.sessions.sessionTimeoutMs / 4));
+    const t = setInterval(() => void this.fenceStaleBrokers().catch((err) => this.log.error('fencing stale brokers failed', { err })), tick);
+    t.unref();
+    this.timers.push(t);
+    const every = this.opts.autoLeaderRebalanceIntervalMs;
+    if (every && every > 0) {
+      const r = setInterval(() => void this.balancePartitionLeaders().catch((err) => this.log.error('preferred leader election failed', { err })), every);
+      r.unref();
+      this.timers.push(r);
+    }
+  }
+
+  /**
+   * BrokerRegistration. In cluster mode the broker starts fenced, and a registration for an id
+   * whose previous incarnation still has a live session is refused (DUPLICATE_BROKER_REGISTRATION);
+   * a previous incarnation that is no longer alive is fenced out of its ISRs and leaderships first.
+   */
   registerBroker(reg: BrokerRegistration): Promise<bigint> {
     return this.queue.run(() => {
+      const existing = this.image.broker(reg.brokerId);
+      const records: MetadataRecord[] = [];
+      if (this.opts.sessions && existing) {
+        const session = this.sessions.get(reg.brokerId);
+        const alive = !existing.fenced && session !== undefined && this.now() - session.lastSeenMs <= this.opts.sessions.sessionTimeoutMs;
+        if (alive && existing.incarnationId !== reg.incarnationId) {
+          throw new KafkaError(
+            ErrorCode.DUPLICATE_BROKER_REGISTRATION,
+            `Another broker is registered with that broker id ${reg.brokerId} and its session has not timed out.`,
+          );
+        }
+        records.push(...this.removeFromIsrsAndLeaderships(reg.brokerId, 'a new registration'));
+      }
       const brokerEpoch = this.nextBrokerEpoch++;
-      this.commit([
-        {
-          type: 'RegisterBrokerRecord',
-          data: {
-            brokerId: reg.brokerId,
-            isMigratingZkBroker: false,
-            incarnationId: reg.incarnationId,
-            brokerEpoch,
-            endPoints: reg.endpoints,
-            features: [],
-            rack: reg.rack,
-            fenced: false,
-            inControlledShutdown: false,
-            logDirs: reg.logDirs,
-          },
+      records.push({
+        type: 'RegisterBrokerRecord',
+        data: {
+          brokerId: reg.brokerId,
+          isMigratingZkBroker: false,
+          incarnationId: reg.incarnationId,
+          brokerEpoch,
+          endPoints: reg.endpoints,
+          features: [],
+          rack: reg.rack,
+          fenced: this.opts.sessions !== undefined,
+          inControlledShutdown: false,
+          logDirs: reg.logDirs,
         },
-      ]);
+      });
+      const offset = this.commit(records);
+      if (this.opts.sessions) {
+        this.sessions.set(reg.brokerId, {
+          lastSeenMs: this.now(),
+          registerOffset: offset,
+          metadataOffset: -1n,
+          controlledShutdownOffset: null,
+          shutdownNow: false,
+        });
+        this.log.info(`registered broker ${reg.brokerId} with epoch ${brokerEpoch} (fenced until it catches up)`);
+      }
       return brokerEpoch;
+    });
+  }
+
+  /** STALE_BROKER_EPOCH / BROKER_ID_NOT_REGISTERED unless `epoch` is the broker's current one. */
+  private checkBrokerEpoch(brokerId: number, epoch: bigint): void {
+    const b = this.image.broker(brokerId);
+    if (!b) throw new KafkaError(ErrorCode.BROKER_ID_NOT_REGISTERED, `No broker with id ${brokerId} is registered.`);
+    if (b.epoch !== epoch) {
+      throw new KafkaError(ErrorCode.STALE_BROKER_EPOCH, `Expected broker epoch ${b.epoch}, but got broker epoch ${epoch}`);
+    }
+  }
+
+  private isActive = (id: number): boolean => this.image.isActive(id);
+
+  private hasLeaderships(brokerId: number): boolean {
+    for (const t of this.image.topics()) for (const p of t.partitions.values()) if (p.leader === brokerId) return true;
+    return false;
+  }
+
+  private *allPartitions(): Generator<{ topic: string; p: PartitionState }> {
+    for (const t of this.image.topics()) for (const p of t.partitions.values()) yield { topic: t.name, p };
+  }
+
+  private change(data: PartitionChangeRecordData): MetadataRecord {
+    return { type: 'PartitionChangeRecord', data };
+  }
+
+  private election(topic: string): Election {
+    return this.opts.uncleanLeaderElection?.(topic) ? 'UNCLEAN' : 'ONLINE';
+  }
+
+  /** Removes `brokerId` from every ISR it is in and moves its leaderships (fencing, controlled shutdown). */
+  private removeFromIsrsAndLeaderships(brokerId: number, why: string): MetadataRecord[] {
+    const out: MetadataRecord[] = [];
+    for (const { topic, p } of this.allPartitions()) {
+      if (!p.isr.includes(brokerId) && p.leader !== brokerId) continue;
+      const rec = buildPartitionChange(p, {
+        targetIsr: p.isr.filter((r) => r !== brokerId),
+        isAcceptableLeader: (r) => r !== brokerId && this.isActive(r),
+        election: this.election(topic),
+      });
+      if (rec) out.push(this.change(rec));
+    }
+    if (out.length > 0) this.log.info(`${why} of broker ${brokerId}: changing ${out.length} partition(s)`);
+    return out;
+  }
+
+  private fenceRecords(brokerId: number, why: string): MetadataRecord[] {
+    const b = this.image.broker(brokerId)!;
+    return [
+      ...this.removeFromIsrsAndLeaderships(brokerId, why),
+      {
+        type: 'BrokerRegistrationChangeRecord',
+        data: { brokerId, brokerEpoch: b.epoch, fenced: FencingChange.FENCE, inControlledShutdown: ControlledShutdownChange.NONE, logDirs: [] },
+      },
+    ];
+  }
+
+  private unfenceRecords(brokerId: number, brokerEpoch: bigint): MetadataRecord[] {
+    const out: MetadataRecord[] = [
+      {
+        type: 'BrokerRegistrationChangeRecord',
+        data: { brokerId, brokerEpoch, fenced: FencingChange.UNFENCE, inControlledShutdown: ControlledShutdownChange.NONE, logDirs: [] },
+      },
+    ];
+    // Partitions without a leader may now have one (the image still shows the broker fenced).
+    for (const { topic, p } of this.allPartitions()) {
+      if (p.leader !== -1) continue;
+      const rec = buildPartitionChange(p, { isAcceptableLeader: (r) => r === brokerId || this.isActive(r), election: this.election(topic) });
+      if (rec) out.push(this.change(rec));
+    }
+    return out;
+  }
+
+  /**
+   * BrokerHeartbeat (Kafka's BrokerHeartbeatManager states): FENCED -> UNFENCED once the broker
+   * asks (wantFence false) and has applied its own registration; UNFENCED -> CONTROLLED_SHUTDOWN
+   * on wantShutDown while it leads partitions (they move at once), else straight to SHUTDOWN_NOW;
+   * CONTROLLED_SHUTDOWN -> SHUTDOWN_NOW (fenced, shouldShutDown) once it leads nothing and every
+   * active broker has seen the leadership changes.
+   */
+  heartbeat(req: BrokerHeartbeatInput): Promise<BrokerHeartbeatReply> {
+    return this.queue.run(() => {
+      if (!this.opts.sessions) throw new KafkaError(ErrorCode.UNSUPPORTED_VERSION, 'broker heartbeats need a cluster-mode controller');
+      this.checkBrokerEpoch(req.brokerId, req.brokerEpoch);
+      const b = this.image.broker(req.brokerId)!;
+      let session = this.sessions.get(req.brokerId);
+      if (!session) {
+        // Registered before this controller started: its registration offset is in the past.
+        session = { lastSeenMs: this.now(), registerOffset: -1n, metadataOffset: -1n, controlledShutdownOffset: null, shutdownNow: false };
+        this.sessions.set(req.brokerId, session);
+      }
+      session.lastSeenMs = this.now();
+      session.metadataOffset = req.currentMetadataOffset;
+      const records: MetadataRecord[] = [];
+      if (b.fenced) {
+        if (req.wantShutDown) session.shutdownNow = true;
+        else if (!req.wantFence && req.currentMetadataOffset >= session.registerOffset) {
+          records.push(...this.unfenceRecords(req.brokerId, b.epoch));
+          this.log.info(`unfencing broker ${req.brokerId} (epoch ${b.epoch})`);
+        }
+      } else if (b.inControlledShutdown) {
+        if (req.wantFence || (!this.hasLeaderships(req.brokerId) && this.lowestActiveMetadataOffset(req.brokerId) >= (session.controlledShutdownOffset ?? -1n))) {
+          session.shutdownNow = true;
+          records.push(...this.fenceRecords(req.brokerId, 'shutdown'));
+          this.log.info(`broker ${req.brokerId} completed its controlled shutdown`);
+        } else {
+          // Leaderships that could not move before (no other ISR member) may be movable now.
+          records.push(...this.removeFromIsrsAndLeaderships(req.brokerId, 'controlled shutdown'));
+        }
+      } else if (req.wantFence) {
+        if (req.wantShutDown) session.shutdownNow = true;
+        records.push(...this.fenceRecords(req.brokerId, 'fencing on request'));
+      } else if (req.wantShutDown) {
+        if (this.hasLeaderships(req.brokerId)) {
+          records.push(
+            {
+              type: 'BrokerRegistrationChangeRecord',
+              data: {
+                brokerId: req.brokerId,
+                brokerEpoch: b.epoch,
+                fenced: FencingChange.NONE,
+                inControlledShutdown: ControlledShutdownChange.IN_CONTROLLED_SHUTDOWN,
+                logDirs: [],
+              },
+            },
+            ...this.removeFromIsrsAndLeaderships(req.brokerId, 'controlled shutdown'),
+          );
+          this.log.info(`broker ${req.brokerId} entered controlled shutdown`);
+        } else {
+          session.shutdownNow = true;
+          records.push(...this.fenceRecords(req.brokerId, 'shutdown'));
+        }
+      }
+      const offset = this.commit(records);
+      if (records.length > 0 && this.image.broker(req.brokerId)?.inControlledShutdown && session.controlledShutdownOffset === null) {
+        session.controlledShutdownOffset = offset;
+      }
+      const after = this.image.broker(req.brokerId)!;
+      return {
+        isCaughtUp: req.currentMetadataOffset >= session.registerOffset,
+        isFenced: after.fenced,
+        inControlledShutdown: after.inControlledShutdown,
+        shouldShutDown: session.shutdownNow,
+      };
+    });
+  }
+
+  /** The smallest metadata offset reported by the other active brokers (how far the slowest has read). */
+  private lowestActiveMetadataOffset(except: number): bigint {
+    let lowest = this.image.lastAppliedOffset;
+    for (const b of this.image.aliveBrokers()) {
+      if (b.id === except || b.inControlledShutdown) continue;
+      const s = this.sessions.get(b.id);
+      if (s && s.metadataOffset < lowest) lowest = s.metadataOffset;
+    }
+    return lowest;
+  }
+
+  /** Fences every unfenced broker whose session has expired. */
+  fenceStaleBrokers(): Promise<number[]> {
+    return this.queue.run(() => {
+      const timeout = this.opts.sessions?.sessionTimeoutMs;
+      if (timeout === undefined || this.closed) return [];
+      const now = this.now();
+      const fenced: number[] = [];
+      for (const b of this.image.allBrokers()) {
+        if (b.fenced) continue;
+        const s = this.sessions.get(b.id);
+        if (s && now - s.lastSeenMs <= timeout) continue;
+        if (!s) {
+          // Known from the log but never heard from since this controller started: give it a session.
+          this.sessions.set(b.id, { lastSeenMs: now, registerOffset: -1n, metadataOffset: -1n, controlledShutdownOffset: null, shutdownNow: false });
+          continue;
+        }
+        this.log.info(`fencing broker ${b.id} because its session has timed out (${now - s.lastSeenMs} ms since its last heartbeat)`);
+        this.commit(this.fenceRecords(b.id, 'fencing'));
+        fenced.push(b.id);
+      }
+      return fenced;
+    });
+  }
+
+  /**
+   * AlterPartition from a partition leader: every check of Kafka's validateAlterPartitionData
+   * (unknown partition, a newer epoch than ours = NOT_CONTROLLER, older leader epoch =
+   * FENCED_LEADER_EPOCH, not the leader = INVALID_REQUEST, older partition epoch =
+   * INVALID_UPDATE_VERSION, ISR not a subset of the replicas or without the leader = INVALID_REQUEST,
+   * fenced / shutting-down / stale-epoch members = INELIGIBLE_REPLICA (OPERATION_NOT_ATTEMPTED
+   * before v2)), then one PartitionChangeRecord per accepted change, all committed together.
+   */
+  alterPartition(req: AlterPartitionInput, version: number): Promise<AlterPartitionResult> {
+    return this.queue.run(() => {
+      try {
+        this.checkBrokerEpoch(req.brokerId, req.brokerEpoch);
+      } catch (err) {
+        return { errorCode: toErrorCode(err), topics: [] };
+      }
+      const records: MetadataRecord[] = [];
+      const topics: AlterPartitionResult['topics'] = [];
+      for (const t of req.topics) {
+        const topic = version >= 2 ? this.image.topicById(t.topicId ?? '') : this.image.topic(t.topicName ?? '');
+        const out = { topicName: version >= 2 ? '' : (t.topicName ?? ''), topicId: version >= 2 ? (t.topicId ?? '') : '', partitions: [] as AlterPartitionPartitionResult[] };
+        topics.push(out);
+        for (const pd of t.partitions) {
+          const fail = (errorCode: number): void => {
+            out.partitions.push({ partitionIndex: pd.partitionIndex, errorCode, leaderId: -1, leaderEpoch: -1, isr: [], leaderRecoveryState: 0, partitionEpoch: -1 });
+          };
+          if (!topic) {
+            fail(version >= 2 ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+            continue;
+          }
+          const p = topic.partitions.get(pd.partitionIndex);
+          const err = this.validateAlterPartition(req.brokerId, p, pd, version);
+          if (err !== ErrorCode.NONE || !p) {
+            fail(err);
+            continue;
+          }
+          const rec = buildPartitionChange(p, {
+            targetIsr: pd.newIsrWithEpochs.map((b) => b.brokerId),
+            isAcceptableLeader: this.isActive,
+            election: this.election(topic.name),
+          });
+          let after = p;
+          if (rec) {
+            records.push(this.change(rec));
+            after = this.previewChange(p, rec);
+            this.log.info(`broker ${req.brokerId} altered the ISR of ${topic.name}-${p.partition} to [${after.isr.join(',')}] (partition epoch ${after.partitionEpoch})`);
+          }
+          out.partitions.push({
+            partitionIndex: p.partition,
+            errorCode: ErrorCode.NONE,
+            leaderId: after.leader,
+            leaderEpoch: after.leaderEpoch,
+            isr: after.isr,
+            leaderRecoveryState: after.leaderRecoveryState,
+            partitionEpoch: after.partitionEpoch,
+          });
+        }
+      }
+      this.commit(records);
+      return { errorCode: ErrorCode.NONE, topics };
+    });
+  }
+
+  private validateAlterPartition(brokerId: number, p: PartitionState | undefined, pd: AlterPartitionInput['topics'][number]['partitions'][number], version: number): number {
+    if (!p) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    if (pd.leaderEpoch > p.leaderEpoch || pd.partitionEpoch > p.partitionEpoch) return ErrorCode.NOT_CONTROLLER;
+    if (pd.leaderEpoch < p.leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH;
+    if (brokerId !== p.leader) return ErrorCode.INVALID_REQUEST;
+    if (pd.partitionEpoch < p.partitionEpoch) return ErrorCode.INVALID_UPDATE_VERSION;
+    const newIsr = pd.newIsrWithEpochs.map((b) => b.brokerId);
+    if (new Set(newIsr).size !== newIsr.length || !newIsr.every((r) => p.replicas.includes(r))) return ErrorCode.INVALID_REQUEST;
+    if (!newIsr.includes(p.leader)) return ErrorCode.INVALID_REQUEST;
+    for (const m of pd.newIsrWithEpochs) {
+      const b = this.image.broker(m.brokerId);
+      if (!b || b.inControlledShutdown || b.fenced || (m.brokerEpoch !== -1n && m.brokerEpoch !== b.epoch)) {
+        return version > 1 ? ErrorCode.INELIGIBLE_REPLICA : ErrorCode.OPERATION_NOT_ATTEMPTED;
+      }
+    }
+    return ErrorCode.NONE;
+  }
+
+  /** The partition as it will be once `rec` is applied (the response reports it before commit). */
+  private previewChange(p: PartitionState, rec: PartitionChangeRecordData): PartitionState {
+    return {
+      ...p,
+      isr: rec.isr ? [...rec.isr] : p.isr,
+      leader: rec.leader !== -2 ? rec.leader : p.leader,
+      leaderEpoch: rec.leader !== -2 ? p.leaderEpoch + 1 : p.leaderEpoch,
+      partitionEpoch: p.partitionEpoch + 1,
+    };
+  }
+
+  /**
+   * ElectLeaders: PREFERRED moves leadership to the first replica if it is in the ISR and active
+   * (ELECTION_NOT_NEEDED if it already leads, PREFERRED_LEADER_NOT_AVAILABLE if it cannot);
+   * UNCLEAN elects a leader for a partition that has none, from outside the ISR if need be
+   * (ELECTION_NOT_NEEDED if it has one, ELIGIBLE_LEADERS_NOT_AVAILABLE if no replica is active).
+   * A null topic list means every partition, reporting only those where an election was needed.
+   */
+  electLeaders(electionType: number, topicPartitions: { topic: string; partitions: number[] }[] | null): Promise<ElectLeadersResult[]> {
+    return this.queue.run(() => {
+      if (electionType !== ElectionType.PREFERRED && electionType !== ElectionType.UNCLEAN) {
+        throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unknown election type ${electionType}`);
+      }
+      const records: MetadataRecord[] = [];
+      const results: ElectLeadersResult[] = [];
+      const electOne = (topic: string, partitionId: number): { errorCode: number; errorMessage: string | null } => {
+        const p = this.image.partition(topic, partitionId);
+        if (!p) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `No such partition as ${topic}-${partitionId}` };
+        if ((electionType === ElectionType.PREFERRED && p.leader === p.replicas[0]) || (electionType === ElectionType.UNCLEAN && p.leader !== -1)) {
+          return { errorCode: ErrorCode.ELECTION_NOT_NEEDED, errorMessage: null };
+        }
+        const rec = buildPartitionChange(p, {
+          isAcceptableLeader: this.isActive,
+          election: electionType === ElectionType.PREFERRED ? 'PREFERRED' : 'UNCLEAN',
+        });
+        const elected = rec && rec.leader !== -2 && (electionType === ElectionType.UNCLEAN || rec.leader === p.replicas[0]);
+        if (!rec || !elected) {
+          return electionType === ElectionType.PREFERRED
+            ? { errorCode: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, errorMessage: `Failed to elect leader for partition ${topic}-${partitionId} under strategy PreferredReplicaPartitionLeaderElectionStrategy` }
+            : { errorCode: ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, errorMessage: `Failed to elect leader for partition ${topic}-${partitionId} under strategy UncleanLeaderElectionStrategy` };
+        }
+        records.push(this.change(rec));
+        return { errorCode: ErrorCode.NONE, errorMessage: null };
+      };
+      if (topicPartitions === null) {
+        for (const t of this.image.topics()) {
+          const r: ElectLeadersResult = { topic: t.name, partitionResult: [] };
+          results.push(r);
+          for (const id of [...t.partitions.keys()].sort((a, b) => a - b)) {
+            const e = electOne(t.name, id);
+            if (e.errorCode !== ErrorCode.ELECTION_NOT_NEEDED) r.partitionResult.push({ partitionId: id, ...e });
+          }
+        }
+      } else {
+        for (const t of topicPartitions) {
+          results.push({ topic: t.topic, partitionResult: t.partitions.map((id) => ({ partitionId: id, ...electOne(t.topic, id) })) });
+        }
+      }
+      this.commit(records);
+      return results;
+    });
+  }
+
+  /** auto.leader.rebalance.enable: preferred election for every partition not led by its first replica. */
+  balancePartitionLeaders(): Promise<number> {
+    return this.queue.run(() => {
+      if (this.closed) return 0;
+      const records: MetadataRecord[] = [];
+      for (const { p } of this.allPartitions()) {
+        if (p.leader === p.replicas[0]) continue;
+        const rec = buildPartitionChange(p, { isAcceptableLeader: this.isActive, election: 'PREFERRED' });
+        if (rec && rec.leader === p.replicas[0]) records.push(this.change(rec));
+      }
+      if (records.length > 0) this.log.info(`preferred leader election moved ${records.length} partition(s) back to their preferred replica`);
+      this.commit(records);
+      return records.length;
     });
   }
 
@@ -204,7 +713,7 @@ export class Controller {
     }
     for (const c of spec.configs) this.opts.validateTopicConfig(c.name, c.value);
 
-    const alive = this.image.aliveBrokers().map((b) => b.id);
+    const alive = this.activeBrokerIds();
     let assignment: number[][];
     if (spec.assignments.length > 0) {
       if (spec.numPartitions !== -1 || spec.replicationFactor !== -1) {
@@ -274,8 +783,13 @@ export class Controller {
     return out;
   }
 
+  /** Brokers that may host new replicas: registered, unfenced and not shutting down. */
+  private activeBrokerIds(): number[] {
+    return this.image.aliveBrokers().filter((b) => !b.inControlledShutdown).map((b) => b.id);
+  }
+
   private partitionRecord(topicId: string, partitionId: number, replicas: number[]): MetadataRecord {
-    const alive = new Set(this.image.aliveBrokers().map((b) => b.id));
+    const alive = new Set(this.activeBrokerIds());
     const isr = replicas.filter((r) => alive.has(r));
     return {
       type: 'PartitionRecord',
@@ -339,7 +853,7 @@ export class Controller {
           }
           const add = s.count - current;
           const rf = topic.partitions.get(0)?.replicas.length ?? 1;
-          const alive = this.image.aliveBrokers().map((b) => b.id);
+          const alive = this.activeBrokerIds();
           let assignment: number[][];
           if (s.assignments) {
             if (s.assignments.length !== add) {
@@ -441,6 +955,7 @@ export class Controller {
   /** Hands out a block of producer ids (KIP-730's AllocateProducerIds, used by InitProducerId). */
   allocateProducerIds(brokerId: number, brokerEpoch: bigint, blockSize: number): Promise<{ first: bigint; size: number }> {
     return this.queue.run(() => {
+      if (this.opts.sessions) this.checkBrokerEpoch(brokerId, brokerEpoch);
       const first = this.image.nextProducerId;
       this.commit([
         { type: 'ProducerIdsRecord', data: { brokerId, brokerEpoch, nextProducerId: first + BigInt(blockSize) } },
@@ -454,6 +969,9 @@ export class Controller {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers.length = 0;
     await this.queue.drain();
     this.opts.log.close();
   }

@@ -18,7 +18,7 @@ import { METADATA_TOPIC_NAME } from '../../storage/log-manager';
 import { logConfig } from '../../storage/log-config';
 import type { StorageLogger } from '../../storage/support';
 import { MetadataRecordType, type MetadataRecord } from '../metadata-records';
-import type { MetadataBatch, MetadataLog } from './metadata-log';
+import type { MetadataBatch, MetadataLog, MetadataLogRead } from './metadata-log';
 
 export const METADATA_TOPIC = METADATA_TOPIC_NAME;
 export const METADATA_PARTITION_DIR = `${METADATA_TOPIC}-0`;
@@ -52,6 +52,26 @@ export function decodeMetadataRecord(value: Buffer): MetadataRecord | null {
   return { type: info.name, data: info.read(r, version) } as MetadataRecord;
 }
 
+/** One record batch holding `records` (offsets from `baseOffset`, leader epoch 0). */
+export function encodeMetadataBatch(records: MetadataRecord[], baseOffset = 0n): Buffer {
+  return buildRecordBatch(records.map((r) => ({ value: encodeMetadataRecord(r) })), { baseOffset, partitionLeaderEpoch: 0 });
+}
+
+/** Decodes the metadata records of every batch in `buf` (a Fetch response's record set). */
+export function decodeMetadataBatches(buf: Buffer): MetadataBatch[] {
+  const out: MetadataBatch[] = [];
+  for (const batch of splitBatches(buf)) {
+    const records: MetadataRecord[] = [];
+    for (const rec of readRecords(batch)) {
+      if (rec.value === null) continue;
+      const decoded = decodeMetadataRecord(rec.value);
+      if (decoded) records.push(decoded);
+    }
+    out.push({ records, lastOffset: batch.lastOffset });
+  }
+  return out;
+}
+
 export class MetadataLogStore implements MetadataLog {
   private readonly log: UnifiedLog;
 
@@ -75,19 +95,22 @@ export class MetadataLogStore implements MetadataLog {
       const data = this.log.read(offset, READ_CHUNK, { isolation: 'LOG_END', minOneMessage: true });
       if (data.sizeInBytes === 0) break;
       for (const chunk of data.records) {
-        for (const batch of splitBatches(chunk)) {
-          const records: MetadataRecord[] = [];
-          for (const rec of readRecords(batch)) {
-            if (rec.value === null) continue;
-            const decoded = decodeMetadataRecord(rec.value);
-            if (decoded) records.push(decoded);
-          }
-          out.push({ records, lastOffset: batch.lastOffset });
-          offset = batch.nextOffset;
+        for (const b of decodeMetadataBatches(chunk)) {
+          out.push(b);
+          offset = b.lastOffset + 1n;
         }
       }
     }
     return out;
+  }
+
+  get logEndOffset(): bigint {
+    return this.log.logEndOffset;
+  }
+
+  read(offset: bigint, maxBytes: number): MetadataLogRead {
+    const data = this.log.read(offset, maxBytes, { isolation: 'LOG_END', minOneMessage: true });
+    return { records: data.records, sizeInBytes: data.sizeInBytes };
   }
 
   append(records: MetadataRecord[]): bigint {

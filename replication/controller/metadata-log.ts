@@ -4,6 +4,13 @@
  * implementation lives in metadata-log-store.ts; `InMemoryMetadataLog` serves unit tests.
  */
 import type { MetadataRecord } from '../metadata-records';
+import { encodeMetadataBatch } from './metadata-log-store';
+
+/** Raw record batches of the log, as a Fetch response carries them. */
+export interface MetadataLogRead {
+  records: Buffer[];
+  sizeInBytes: number;
+}
 
 export interface MetadataBatch {
   records: MetadataRecord[];
@@ -15,6 +22,10 @@ export interface MetadataLog {
   readAll(): MetadataBatch[];
   /** Appends the records as one batch and makes it durable; returns the batch's last offset. */
   append(records: MetadataRecord[]): bigint;
+  /** The offset the next batch will get. */
+  readonly logEndOffset: bigint;
+  /** Whole batches from the one holding `offset`, at least one, about `maxBytes` (brokers fetch the log). */
+  read(offset: bigint, maxBytes: number): MetadataLogRead;
   close(): void;
 }
 
@@ -31,6 +42,24 @@ export class InMemoryMetadataLog implements MetadataLog {
     const lastOffset = this.nextOffset - 1n;
     this.batches.push({ records: [...records], lastOffset });
     return lastOffset;
+  }
+
+  get logEndOffset(): bigint {
+    return this.nextOffset;
+  }
+
+  read(offset: bigint, maxBytes: number): MetadataLogRead {
+    const records: Buffer[] = [];
+    let size = 0;
+    for (const b of this.batches) {
+      if (b.lastOffset < offset) continue;
+      const firstOffset = b.lastOffset - BigInt(b.records.length) + 1n;
+      const buf = encodeMetadataBatch(b.records, firstOffset);
+      if (size > 0 && size + buf.length > maxBytes) break;
+      records.push(buf);
+      size += buf.length;
+    }
+    return { records, sizeInBytes: size };
   }
 
   close(): void {}

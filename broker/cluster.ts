@@ -1,0 +1,172 @@
+/**
+ * startCluster: an N-broker krill cluster in this process, for tests and development.
+ *
+ *   const cluster = await startCluster({ brokers: 3, config: { 'min.insync.replicas': '2' } });
+ *   cluster.bootstrapServers;            // ['127.0.0.1:40001', '127.0.0.1:40002', '127.0.0.1:40003']
+ *   await cluster.stopBroker(1);         // controlled shutdown (leaderships move first)
+ *   await cluster.killBroker(2);         // no goodbye: the controller fences it when its session expires
+ *   await cluster.startBroker(1);        // back, same node id, port and data directory
+ *   await cluster.close();
+ *
+ * Shape: one controller (a ControllerServer, node id 3000 unless `controllerNodeId` is given, on
+ * its own listener) and brokers with node ids 0..N-1, each a KafkaServer in cluster mode
+ * (`process.roles=broker`, `controller.quorum.bootstrap.servers` = the controller). Brokers talk
+ * to the controller and to each other only over the Kafka protocol, exactly as separate processes
+ * do (`krill --node-id N --controller HOST:PORT`), so the in-process cluster exercises the same
+ * code. The controller is separate from every broker so that any broker can be stopped or killed.
+ *
+ * Ports: 0 (free ports) unless `port` is given, then brokers use port, port+1, ... and the
+ * controller port+N. Data: one temp directory (controller/ and broker-<id>/ inside), removed by
+ * close() unless keepDataDir, or `dataDir` if given.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { ConfigInput } from './config/kafka-config';
+import { ControllerServer } from './controller-server';
+import type { LogLevel, Logger } from './logger';
+import { parseVersionCaps } from './launch';
+import { startBroker, type RunningBroker } from './index';
+
+export interface StartClusterOptions {
+  brokers: number;
+  /** Kafka config for every node (brokers and controller). */
+  config?: Readonly<Record<string, ConfigInput>>;
+  /** A server.properties file and `key=value` overrides for every node (the CLI's --config / --override). */
+  configFile?: string;
+  overrides?: readonly string[];
+  /** Extra config for one broker, by node id. */
+  brokerConfig?: (nodeId: number) => Readonly<Record<string, ConfigInput>>;
+  host?: string;
+  /** First broker port (default 0: free ports). */
+  port?: number;
+  dataDir?: string;
+  keepDataDir?: boolean;
+  controllerNodeId?: number;
+  maxApiVersions?: Readonly<Record<string, number>>;
+  logLevel?: LogLevel;
+  logger?: Logger;
+}
+
+export interface RunningCluster {
+  readonly bootstrapServers: string[];
+  /** Running brokers by node id (undefined while stopped). */
+  readonly brokers: ReadonlyMap<number, RunningBroker>;
+  readonly controller: ControllerServer;
+  readonly controllerAddress: string;
+  readonly clusterId: string;
+  readonly dataDir: string;
+  broker(nodeId: number): RunningBroker;
+  /** Controlled shutdown of one broker (its data stays). */
+  stopBroker(nodeId: number): Promise<void>;
+  /** Stops one broker without controlled shutdown: the controller finds out when its session expires. */
+  killBroker(nodeId: number): Promise<void>;
+  /** (Re)starts a broker with its node id, port and data directory. */
+  startBroker(nodeId: number): Promise<RunningBroker>;
+  close(): Promise<void>;
+}
+
+export async function startCluster(opts: StartClusterOptions): Promise<RunningCluster> {
+  if (!Number.isInteger(opts.brokers) || opts.brokers < 1) throw new Error(`invalid broker count ${opts.brokers}`);
+  const host = opts.host ?? '127.0.0.1';
+  const ownDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'krill-cluster-'));
+  const controllerNodeId = opts.controllerNodeId ?? 3000;
+  const n = opts.brokers;
+  const common = { ...(opts.config ?? {}) };
+  const brokerDir = (id: number) => path.join(dataDir, `broker-${id}`);
+  const ports = new Map<number, number>();
+  for (let id = 0; id < n; id++) ports.set(id, opts.port !== undefined && opts.port !== 0 ? opts.port + id : 0);
+
+  let controller: ControllerServer | undefined;
+  const brokers = new Map<number, RunningBroker>();
+  const cleanup = async () => {
+    await Promise.all([...brokers.values()].map((b) => b.close().catch(() => undefined)));
+    brokers.clear();
+    await controller?.shutdown().catch(() => undefined);
+    if (ownDir && !opts.keepDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const controllerPort = opts.port !== undefined && opts.port !== 0 ? opts.port + n : 0;
+    controller = await ControllerServer.start({
+      file: opts.configFile,
+      overrides: opts.overrides,
+      props: {
+        ...common,
+        'process.roles': 'controller',
+        'node.id': String(controllerNodeId),
+        listeners: `CONTROLLER://${host}:${controllerPort}`,
+        'controller.listener.names': 'CONTROLLER',
+        'log.dirs': path.join(dataDir, 'controller'),
+      },
+      versionCaps: parseVersionCaps(opts.maxApiVersions),
+      logLevel: opts.logLevel,
+      logger: opts.logger?.child(`controller-${controllerNodeId}`),
+    });
+    const controllerAddress = `${controller.endpoint.host}:${controller.endpoint.port}`;
+
+    const start = async (id: number): Promise<RunningBroker> => {
+      const b = await startBroker({
+        configFile: opts.configFile,
+        overrides: opts.overrides,
+        host,
+        port: ports.get(id)!,
+        dataDir: brokerDir(id),
+        keepDataDir: true,
+        config: {
+          ...common,
+          ...(opts.brokerConfig?.(id) ?? {}),
+          'process.roles': 'broker',
+          'node.id': String(id),
+          'controller.quorum.bootstrap.servers': controllerAddress,
+        },
+        maxApiVersions: opts.maxApiVersions,
+        logLevel: opts.logLevel,
+        logger: opts.logger?.child(`broker-${id}`),
+      });
+      ports.set(id, b.port);
+      brokers.set(id, b);
+      return b;
+    };
+    await Promise.all([...ports.keys()].map((id) => start(id)));
+    const clusterId = controller.clusterId;
+    const ctl = controller;
+    return {
+      get bootstrapServers() {
+        return [...ports.entries()].sort((a, b) => a[0] - b[0]).map(([, port]) => `${host}:${port}`);
+      },
+      brokers,
+      controller: ctl,
+      controllerAddress,
+      clusterId,
+      dataDir,
+      broker(nodeId: number) {
+        const b = brokers.get(nodeId);
+        if (!b) throw new Error(`broker ${nodeId} is not running`);
+        return b;
+      },
+      async stopBroker(nodeId: number) {
+        const b = brokers.get(nodeId);
+        if (!b) return;
+        brokers.delete(nodeId);
+        await b.close();
+      },
+      async killBroker(nodeId: number) {
+        const b = brokers.get(nodeId);
+        if (!b) return;
+        brokers.delete(nodeId);
+        await b.server.shutdown({ controlled: false });
+      },
+      async startBroker(nodeId: number) {
+        if (!ports.has(nodeId)) throw new Error(`no broker ${nodeId} in this cluster`);
+        const running = brokers.get(nodeId);
+        if (running) return running;
+        return start(nodeId);
+      },
+      close: cleanup,
+    };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * A 3-broker in-process cluster: brokers register with the controller over the Kafka protocol,
+ * learn metadata from its log, and report the real leaders; a broker that stops heartbeating is
+ * fenced and its leaderships move within the ISR; a controlled shutdown moves them first; a
+ * restarted broker joins again with the same node id.
+ */
+import type { RunningCluster } from '../../broker/cluster';
+import { parseArgs } from '../../broker/cli';
+import { connectTo, createTopic, fastCluster, partitionsOf, waitFor } from './helpers';
+
+jest.setTimeout(30_000);
+
+describe('in-process cluster membership', () => {
+  let cluster: RunningCluster;
+  beforeAll(async () => {
+    cluster = await fastCluster();
+  });
+  afterAll(async () => {
+    await cluster?.close();
+  });
+
+  test('node ids 0..2; every broker lists all three at their own endpoints; the controller is separate', async () => {
+    expect([...cluster.brokers.keys()].sort()).toEqual([0, 1, 2]);
+    expect(cluster.controller.nodeId).toBe(3000);
+    for (const b of cluster.bootstrapServers) {
+      const conn = await connectTo(b);
+      try {
+        const dc = await conn.send('DescribeCluster', undefined, { includeClusterAuthorizedOperations: false, endpointType: 1 });
+        expect(dc.clusterId).toBe(cluster.clusterId);
+        expect(dc.brokers.map((x) => `${x.host}:${x.port}`).sort()).toEqual([...cluster.bootstrapServers].sort());
+        expect(dc.brokers.map((x) => x.brokerId).sort()).toEqual([0, 1, 2]);
+      } finally {
+        await conn.close();
+      }
+    }
+    // The controller listener speaks its own API set.
+    const ctl = await connectTo(cluster.controllerAddress);
+    try {
+      const keys = [...ctl.apiVersions.keys()];
+      for (const k of [1, 18, 19, 56, 60, 62, 63]) expect(keys).toContain(k);
+      expect(keys).not.toContain(0); // no Produce on a controller
+    } finally {
+      await ctl.close();
+    }
+  });
+
+  test('a topic created through any broker is seen by every broker with round-robin leaders', async () => {
+    await createTopic(cluster, 'members', 3, 3);
+    for (const b of cluster.bootstrapServers) {
+      const parts = await partitionsOf(b, 'members');
+      expect(parts.map((p) => p.leader)).toEqual([0, 1, 2]);
+      expect(parts.every((p) => p.isr.length === 3 && p.leaderEpoch === 0)).toBe(true);
+    }
+    const conn = await connectTo(cluster.bootstrapServers[1]);
+    try {
+      const res = await conn.send('CreateTopics', undefined, { topics: [{ name: 'too-many', numPartitions: 1, replicationFactor: 4, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false });
+      expect(res.topics[0].errorCode).toBe(38); // INVALID_REPLICATION_FACTOR
+    } finally {
+      await conn.close();
+    }
+  });
+
+  test('a broker that stops heartbeating is fenced; its leaderships move to the ISR; it is gone from Metadata', async () => {
+    const before = await partitionsOf(cluster.bootstrapServers[1], 'members');
+    await cluster.killBroker(0);
+    const after = await waitFor('partition 0 to get a new leader', async () => {
+      const parts = await partitionsOf(cluster.bootstrapServers[1], 'members');
+      return parts[0].leader !== 0 && parts[0].leader !== -1 ? parts : undefined;
+    });
+    expect(after[0].leaderEpoch).toBe(before[0].leaderEpoch + 1);
+    expect(after.every((p) => !p.isr.includes(0))).toBe(true);
+    // A partition broker 0 only followed keeps its leader and leader epoch.
+    expect(after[1]).toMatchObject({ leader: 1, leaderEpoch: before[1].leaderEpoch });
+    const conn = await connectTo(cluster.bootstrapServers[2]);
+    try {
+      const md = await conn.send('Metadata', undefined, { topics: [] });
+      expect(md.brokers.map((b) => b.nodeId).sort()).toEqual([1, 2]);
+    } finally {
+      await conn.close();
+    }
+    expect(cluster.controller.controller.image.broker(0)?.fenced).toBe(true);
+  });
+
+  test('a restarted broker registers again with the same node id, port and data', async () => {
+    const port = cluster.bootstrapServers[0];
+    await cluster.startBroker(0);
+    expect(cluster.bootstrapServers[0]).toBe(port);
+    expect(cluster.controller.controller.image.broker(0)?.fenced).toBe(false);
+    await waitFor('broker 0 in every broker\'s metadata', async () => {
+      for (const b of cluster.bootstrapServers) {
+        const conn = await connectTo(b);
+        try {
+          const md = await conn.send('Metadata', undefined, { topics: [] });
+          if (!md.brokers.some((x) => x.nodeId === 0)) return false;
+        } finally {
+          await conn.close();
+        }
+      }
+      return true;
+    });
+  });
+
+  test('a controlled shutdown moves the broker\'s leaderships before it stops', async () => {
+    const led = () => [...cluster.controller.controller.image.topics()].flatMap((t) => [...t.partitions.values()]).filter((p) => p.leader === 2);
+    expect(led().length).toBeGreaterThan(0);
+    await cluster.stopBroker(2);
+    // No waiting: by the time stopBroker returns, the controller has moved everything.
+    expect(led()).toEqual([]);
+    expect(cluster.controller.controller.image.broker(2)?.fenced).toBe(true);
+    await cluster.startBroker(2);
+  });
+});
+
+describe('krill CLI cluster flags', () => {
+  test('--brokers, --node-id/--controller and --process-roles controller', () => {
+    expect(parseArgs(['--brokers', '3', '--port', '19092'])).toMatchObject({ brokers: 3, port: 19092 });
+    expect(parseArgs(['--node-id', '2', '--controller', 'ctl.example:9093']).overrides).toEqual([
+      'process.roles=broker',
+      'controller.quorum.bootstrap.servers=ctl.example:9093',
+      'node.id=2',
+    ]);
+    expect(parseArgs(['--process-roles', 'controller', '--port', '9093'])).toMatchObject({ controllerOnly: true, port: 9093 });
+    expect(() => parseArgs(['--controller', 'nohost'])).toThrow(/HOST:PORT/);
+    expect(() => parseArgs(['--brokers', '0'])).toThrow(/--brokers/);
+  });
+});
