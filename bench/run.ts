@@ -16,6 +16,8 @@
  *   --profile DIR    run both broker processes under `node --cpu-prof` (profiles written to DIR/krill
  *                    and DIR/null) and print where their CPU time went during the measured workloads;
  *                    throughput numbers are then slowed by profiling
+ *   --priority N     run the bench and its brokers at nice value N (e.g. -10; needs root or
+ *                    CAP_SYS_NICE) so that other work on a shared machine disturbs the figures less
  *   --only REGEX     only the workloads whose name matches (e.g. 'produce 1KiB', 'fetch .* raw');
  *                    'startup' selects the start-up measurements
  */
@@ -59,10 +61,11 @@ interface Options {
   inFlight: number;
   profileDir: string | null;
   only: RegExp | null;
+  priority: number | null;
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { quick: false, json: false, runs: 3, inFlight: 4, profileDir: null, only: null };
+  const o: Options = { quick: false, json: false, runs: 3, inFlight: 4, profileDir: null, only: null, priority: null };
   let runsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -81,11 +84,15 @@ function parseOptions(argv: string[]): Options {
       const d = argv[++i];
       if (!d) throw new Error('--profile needs a directory');
       o.profileDir = path.resolve(d);
+    } else if (a === '--priority') {
+      const v = Number(argv[++i]);
+      if (!Number.isInteger(v) || v < -20 || v > 19) throw new Error('--priority needs a nice value from -20 to 19');
+      o.priority = v;
     } else if (a === '--only') {
       const re = argv[++i];
       if (!re) throw new Error('--only needs a regular expression');
       o.only = new RegExp(re);
-    } else throw new Error(`unknown option ${a}\nusage: run.js [--quick] [--json] [--runs N] [--in-flight N] [--profile DIR] [--only REGEX]`);
+    } else throw new Error(`unknown option ${a}\nusage: run.js [--quick] [--json] [--runs N] [--in-flight N] [--profile DIR] [--priority N] [--only REGEX]`);
   }
   if (o.quick && !runsGiven) o.runs = 1;
   return o;
@@ -123,6 +130,8 @@ interface Summary {
   mbPerSec: number;
   seconds: number;
   brokerCpu: number;
+  /** Broker CPU per message in µs: unlike throughput, hardly moved by other load on the machine. */
+  brokerCpuUsPerMsg: number;
   brokerPeakRssMB: number;
   clientCpu: number;
 }
@@ -153,6 +162,7 @@ function summarize(xs: Sample[]): Summary {
     mbPerSec: round(median(xs.map((x) => x.mbPerSec))),
     seconds: round(median(xs.map((x) => x.seconds)), 3),
     brokerCpu: round(median(xs.map((x) => x.brokerCpu)), 2),
+    brokerCpuUsPerMsg: round(median(xs.map((x) => (x.brokerCpu / x.messages) * 1e6)), 2),
     brokerPeakRssMB: round(median(xs.map((x) => x.brokerPeakRssMB))),
     clientCpu: round(median(xs.map((x) => x.clientCpu)), 2),
   };
@@ -310,21 +320,22 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
     };
 
     for (let run = 1; run <= o.runs; run++) {
-      // Alternate which target goes first, so drift (thermal, page cache, GC) does not favour one.
+      // Each workload runs on both targets back to back, alternating which goes first from run to
+      // run, so that load from elsewhere on the machine and drift hit both sides alike.
       const order: TargetName[] = run % 2 === 1 ? ['null', 'krill'] : ['krill', 'null'];
       for (const { size, batches, rawPasses, rdkafkaMessages } of plan(o)) {
         const label = sizeLabel(size);
-        for (const t of order) {
-          const bp = procs[t];
-          const c = clients[t];
-          const n = batches * BATCH_MESSAGES;
-          const fetchKj = `fetch ${label} kafkajs`;
-          const fetchRw = `fetch ${label} raw`;
-          const needFetch = selected(fetchKj) || selected(fetchRw);
-          for (const acks of [1, -1]) {
-            const name = `produce ${label} acks=${acks}`;
-            // The fetches read back the acks=1 topic, so it is produced whenever a fetch is selected.
-            if (!selected(name) && !(acks === 1 && needFetch)) continue;
+        const n = batches * BATCH_MESSAGES;
+        const fetchKj = `fetch ${label} kafkajs`;
+        const fetchRw = `fetch ${label} raw`;
+        const needFetch = selected(fetchKj) || selected(fetchRw);
+        for (const acks of [1, -1]) {
+          const name = `produce ${label} acks=${acks}`;
+          // The fetches read back the acks=1 topic, so it is produced whenever a fetch is selected.
+          if (!selected(name) && !(acks === 1 && needFetch)) continue;
+          for (const t of order) {
+            const bp = procs[t];
+            const c = clients[t];
             const topic = `bench-${label}-acks${acks}-r${run}`;
             await c.createTopic(topic);
             const produce = (): Promise<ClientResult> => produceKafkaJs(c, topic, size, batches, acks, o.inFlight);
@@ -334,14 +345,24 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
             if (hwm !== n) throw new Error(`${t}: ${topic} has high watermark ${hwm} after producing ${n} messages`);
             if (s) record(name, 'produce', size, acks, t, s);
           }
-          const topic = `bench-${label}-acks1-r${run}`;
-          if (selected(fetchKj)) record(fetchKj, 'fetch-kafkajs', size, null, t, await measure(bp, run, () => fetchKafkaJs(c, topic, n)));
-          if (selected(fetchRw)) record(fetchRw, 'fetch-raw', size, null, t, await measure(bp, run, () => fetchRaw(bp.host, bp.port, topic, n, size, rawPasses)));
-          const rdName = `produce ${label} rdkafka acks=1`;
-          if (rdkafka && selected(rdName)) {
+        }
+        const topic = `bench-${label}-acks1-r${run}`;
+        if (selected(fetchKj)) {
+          for (const t of order) record(fetchKj, 'fetch-kafkajs', size, null, t, await measure(procs[t], run, () => fetchKafkaJs(clients[t], topic, n)));
+        }
+        if (selected(fetchRw)) {
+          for (const t of order) {
+            const bp = procs[t];
+            record(fetchRw, 'fetch-raw', size, null, t, await measure(bp, run, () => fetchRaw(bp.host, bp.port, topic, n, size, rawPasses)));
+          }
+        }
+        const rdName = `produce ${label} rdkafka acks=1`;
+        if (rdkafka && selected(rdName)) {
+          for (const t of order) {
+            const bp = procs[t];
             const rdTopic = `bench-${label}-rdkafka-r${run}`;
-            await c.createTopic(rdTopic);
-            const s = await measure(bp, run, () => produceRdkafka(c.bootstrap, rdTopic, size, rdkafkaMessages, 1));
+            await clients[t].createTopic(rdTopic);
+            const s = await measure(bp, run, () => produceRdkafka(clients[t].bootstrap, rdTopic, size, rdkafkaMessages, 1));
             const hwm = await highWatermark(bp.host, bp.port, rdTopic);
             if (hwm !== rdkafkaMessages) throw new Error(`${t}: ${rdTopic} has high watermark ${hwm} after producing ${rdkafkaMessages} messages`);
             record(rdName, 'produce-rdkafka', size, 1, t, s);
@@ -392,8 +413,16 @@ async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
   const os = await import('node:os');
   const loadAtStart = os.loadavg().map((x) => round(x, 2));
+  if (o.priority !== null) {
+    try {
+      os.setPriority(0, o.priority); // inherited by every process the bench spawns from now on
+    } catch (err) {
+      log(`--priority ${o.priority}: ${(err as Error).message}; running at the normal priority`);
+      o.priority = null;
+    }
+  }
   if (loadAtStart[0] > 0.7) log(`note: load average ${loadAtStart.join(' ')} before the bench: other work on this machine makes the figures noisy`);
-  log(`krill bench: ${o.quick ? 'quick' : 'full'} run, ${o.runs} run(s) per measurement, ${o.inFlight} sends in flight`);
+  log(`krill bench: ${o.quick ? 'quick' : 'full'} run, ${o.runs} run(s) per measurement, ${o.inFlight} sends in flight${o.priority !== null ? `, nice ${o.priority}` : ''}`);
 
   const selected = (name: string): boolean => o.only === null || o.only.test(name);
   let startup: StartupReport | null = null;
@@ -448,10 +477,15 @@ function table(rows: string[][]): string {
 function renderText(r: Report): string {
   const out: string[] = [];
   out.push('');
-  out.push(`krill bench (${r.options.quick ? 'quick' : 'full'}; median of ${r.options.runs} run(s); ${r.machine.cpus} CPUs, node ${r.machine.node}; load average before: ${r.machine.loadAverageAtStart.join(' ')}; ${r.durationSeconds} s)`);
+  out.push(
+    `krill bench (${r.options.quick ? 'quick' : 'full'}; median of ${r.options.runs} run(s); ${r.machine.cpus} CPUs, node ${r.machine.node}; ` +
+      `load average before: ${r.machine.loadAverageAtStart.join(' ')}${r.options.priority !== null ? `; nice ${r.options.priority}` : ''}; ${r.durationSeconds} s)`,
+  );
   out.push('');
   if (r.workloads.length) {
-    const rows: string[][] = [['workload', 'msgs', 'krill msg/s', 'MB/s', 'null msg/s', 'MB/s', 'ratio', 'krill CPU s', 'null CPU s', 'client CPU s', 'krill peak RSS MB']];
+    const rows: string[][] = [
+      ['workload', 'msgs', 'krill msg/s', 'MB/s', 'null msg/s', 'MB/s', 'ratio', 'krill CPU s', 'µs/msg', 'null CPU s', 'µs/msg', 'client CPU s', 'krill peak RSS MB'],
+    ];
     for (const w of r.workloads) {
       const k = w.median.krill;
       const z = w.median.null;
@@ -464,7 +498,9 @@ function renderText(r: Report): string {
         z.mbPerSec.toFixed(1),
         w.ratio.toFixed(2) + ((w.kind === 'produce' || w.kind === 'fetch-kafkajs') && w.ratio < 0.9 ? ' *' : ''),
         k.brokerCpu.toFixed(2),
+        k.brokerCpuUsPerMsg.toFixed(2),
         z.brokerCpu.toFixed(2),
+        z.brokerCpuUsPerMsg.toFixed(2),
         k.clientCpu.toFixed(2),
         k.brokerPeakRssMB.toFixed(0),
       ]);
