@@ -363,35 +363,42 @@ function scanSync(step: ScanStep): void {
   }
 }
 
+/** Reads kept in flight by the read-ahead (see docs/storage.md for the measurement). */
+export const RECOVERY_READ_AHEAD = Number(process.env.KRILL_RECOVERY_READ_AHEAD ?? 3);
+
 /**
- * Feeds a step's segment to its scanner with one read always in flight on the thread pool: the
- * next chunk is copied from the page cache (or the disk) while this thread checks the current one.
+ * Feeds a step's segment to its scanner with RECOVERY_READ_AHEAD reads in flight on the thread
+ * pool: the next chunks are copied from the page cache (or the disk) while this thread checks the
+ * current one.
  */
 async function scanAsync(step: ScanStep): Promise<void> {
   const { seg, scanner, progress } = step;
   const size = seg.log.sizeInBytes;
   if (size <= RECOVERY_CHUNK_BYTES) return scanSync(step);
-  const bufs = [takeChunk(), takeChunk()];
-  let pos = 0;
-  let cur = 0;
-  let pending: Promise<number> | null = seg.log.readAsync(bufs[0], 0, 0, Math.min(RECOVERY_CHUNK_BYTES, size));
+  const depth = Math.max(1, RECOVERY_READ_AHEAD);
+  const bufs = Array.from({ length: depth }, takeChunk);
+  const reads: { buf: Buffer; read: Promise<number> }[] = [];
+  let issued = 0;
+  const issue = (buf: Buffer): void => {
+    const n = Math.min(RECOVERY_CHUNK_BYTES, size - issued);
+    reads.push({ buf, read: seg.log.readAsync(buf, 0, issued, n) });
+    issued += n;
+  };
   try {
-    while (pending !== null) {
-      const n = await pending;
-      pending = null;
-      const next = pos + n;
-      if (next < size) pending = seg.log.readAsync(bufs[1 - cur], 0, next, Math.min(RECOVERY_CHUNK_BYTES, size - next));
-      scanner.feed(bufs[cur], n);
+    for (const b of bufs) if (issued < size) issue(b);
+    while (reads.length > 0) {
+      const { buf, read } = reads[0];
+      const n = await read;
+      reads.shift();
+      scanner.feed(buf, n);
       progress.advance(n);
-      pos = next;
-      cur = 1 - cur;
       if (!scanner.wantsMore) break;
+      if (issued < size) issue(buf);
     }
   } finally {
-    // A read still in flight writes into its buffer: let it land before the buffer is reused.
-    if (pending !== null) await pending.catch(() => 0);
-    giveChunk(bufs[0]);
-    giveChunk(bufs[1]);
+    // Reads still in flight write into their buffers: let them land before the buffers are reused.
+    for (const r of reads) await r.read.catch(() => 0);
+    for (const b of bufs) giveChunk(b);
   }
 }
 

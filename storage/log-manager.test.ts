@@ -5,6 +5,7 @@ import { randomUuid } from '../protocol/primitives/uuid';
 import { OffsetCheckpointFile } from './checkpoint/offset-checkpoint-file';
 import { nodeFs } from './fs';
 import { LogConfig, logConfig } from './log-config';
+import { RECOVERY_READ_AHEAD } from './log-loader';
 import { LogManager, LogManagerOptions } from './log-manager';
 import { recordsBuffer } from './log-segment';
 import { readMetaProperties } from './meta-properties';
@@ -353,8 +354,8 @@ describe('recovery at startup (issue 5)', () => {
         expect(log.loadReport.recoveredSegments).toBe(1);
         expect(log.loadReport.scannedBytes).toBeGreaterThan(3 << 20);
       }
-      // One read-ahead per log in flight: up to `threads` at a time.
-      expect(fs.maxInFlight).toBe(threads);
+      // RECOVERY_READ_AHEAD reads per log in flight, for up to `threads` logs at a time.
+      expect(fs.maxInFlight).toBe(threads * RECOVERY_READ_AHEAD);
       expect(b.logger.matching(new RegExp(`loaded 3 log\\(s\\) in \\d+ ms; recovered 3 \\(.* MB re-read at .* MB/s, 0 truncated\\) with ${threads} recovery thread`)).length).toBe(1);
       await b.lm.close();
       nodefs.rmSync(path.join(d, '.kafka_cleanshutdown'));

@@ -75,13 +75,13 @@ export function readInt64Number(buf: Buffer, at: number): number {
 
 /** Index entries in their on-disk format, growing as a segment is scanned. */
 export class IndexBuilder {
-  private buf: Buffer;
+  protected buf: Buffer;
   entries = 0;
   constructor(readonly entrySize: number) {
     this.buf = Buffer.allocUnsafe(entrySize * 64);
   }
-  /** The next entry's bytes (valid until the next call). */
-  protected slot(): Buffer {
+  /** Where the next entry goes (room made for it); the caller writes it and counts it. */
+  protected next(): number {
     const pos = this.entries * this.entrySize;
     if (pos + this.entrySize > this.buf.length) {
       const grown = Buffer.allocUnsafe(this.buf.length * 2);
@@ -89,7 +89,7 @@ export class IndexBuilder {
       this.buf = grown;
     }
     this.entries++;
-    return this.buf.subarray(pos, pos + this.entrySize);
+    return pos;
   }
   get bytes(): Buffer {
     return this.buf.subarray(0, this.entries * this.entrySize);
@@ -101,9 +101,9 @@ export class OffsetIndexBuilder extends IndexBuilder {
     super(8);
   }
   append(relativeOffset: number, position: number): void {
-    const s = this.slot();
-    s.writeInt32BE(relativeOffset, 0);
-    s.writeInt32BE(position, 4);
+    const at = this.next();
+    this.buf.writeInt32BE(relativeOffset, at);
+    this.buf.writeInt32BE(position, at + 4);
   }
 }
 
@@ -115,9 +115,9 @@ export class TimeIndexBuilder extends IndexBuilder {
   /** Kafka's TimeIndex.maybeAppend: only a timestamp above the last entry's (or above -1) is added. */
   maybeAppend(timestamp: number, relativeOffset: number): void {
     if (timestamp <= this.lastTimestamp) return;
-    const s = this.slot();
-    s.writeBigInt64BE(BigInt(timestamp), 0);
-    s.writeInt32BE(relativeOffset, 8);
+    const at = this.next();
+    this.buf.writeBigInt64BE(BigInt(timestamp), at);
+    this.buf.writeInt32BE(relativeOffset, at + 8);
     this.lastTimestamp = timestamp;
   }
 }
@@ -190,17 +190,16 @@ export class BatchRules {
     const rel = dHi < -1 || dHi > 1 ? dHi * TWO_32 : dHi * TWO_32 + (lo - this.segLo);
     this.relBase = rel;
     this.relLast = rel + delta;
-    const base = (): bigint => buf.readBigInt64BE(at);
-    if (rel < 0) return `batch base offset ${base()} is below the segment base offset ${this.rules.baseOffset}`;
-    if (this.relLast > INT32_MAX) return `batch last offset ${base() + BigInt(delta)} overflows the segment's int32 relative offsets`;
+    if (rel < 0) return `batch base offset ${buf.readBigInt64BE(at)} is below the segment base offset ${this.rules.baseOffset}`;
+    if (this.relLast > INT32_MAX) return `batch last offset ${buf.readBigInt64BE(at) + BigInt(delta)} overflows the segment's int32 relative offsets`;
     const prevRel = this.prevRel;
     if (prevRel !== null && rel <= prevRel) {
-      return `non-monotonic or duplicate offsets: batch base offset ${base()} is not above the previous batch's last offset ${this.offset(prevRel)}`;
+      return `non-monotonic or duplicate offsets: batch base offset ${buf.readBigInt64BE(at)} is not above the previous batch's last offset ${this.offset(prevRel)}`;
     }
     if (this.rules.contiguous) {
       const expected = prevRel === null ? 0 : prevRel + 1;
       if (rel !== expected) {
-        return `offset gap: batch base offset ${base()} where ${this.offset(expected)} was expected (a non-compacted log has no gaps)`;
+        return `offset gap: batch base offset ${buf.readBigInt64BE(at)} where ${this.offset(expected)} was expected (a non-compacted log has no gaps)`;
       }
     }
     const epoch = buf.readInt32BE(at + PARTITION_LEADER_EPOCH_OFFSET);
