@@ -32,7 +32,8 @@ import type { MetadataRecord } from '../replication/metadata-records';
 import { Controller, type ControllerApi } from '../replication/controller/controller';
 import { ClusterLink, controllerAddressOf, discoverClusterId } from './cluster-link';
 import { MetadataLogStore } from '../replication/controller/metadata-log-store';
-import { ReplicaManager } from '../replication/replica-manager';
+import { ReplicaManager, type ReplicationOptions } from '../replication/replica-manager';
+import { remoteAlterPartition } from '../replication/alter-partition-manager';
 import { LogManager } from '../storage/log-manager';
 import { readMetaProperties } from '../storage/meta-properties';
 import { nodeFs } from '../storage/fs';
@@ -141,6 +142,7 @@ export class KafkaServer implements Broker {
       logger: this.logger.child('replica-manager'),
       logConfig: (topic) => this.topicConfig(topic).logConfig,
       minInsyncReplicas: (topic) => this.topicConfig(topic).logConfig.minInSyncReplicas,
+      replication: this.clusterLink ? this.replicationOptions(this.clusterLink) : undefined,
     });
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'));
     this.groupCoordinator = new GroupCoordinator({
@@ -247,6 +249,7 @@ export class KafkaServer implements Broker {
     } else {
       this.clusterLink!.followMetadata();
       await this.clusterLink!.join();
+      this.replicaManager.startup();
     }
     this.state = 'running';
     this.logger.info(`started in ${Date.now() - t0} ms`, {
@@ -256,6 +259,34 @@ export class KafkaServer implements Broker {
   }
 
   private replayingMetadata = false;
+
+  /** Follower fetching and ISR management of a cluster broker (Kafka's replica.* settings). */
+  private replicationOptions(link: ClusterLink): ReplicationOptions {
+    const c = this.config;
+    const interBroker = c.interBrokerListenerName();
+    return {
+      brokerEpoch: () => link.brokerEpoch,
+      replicaLagTimeMaxMs: () => c.getLong('replica.lag.time.max.ms'),
+      fetcher: {
+        maxWaitMs: c.getInt('replica.fetch.wait.max.ms'),
+        minBytes: c.getInt('replica.fetch.min.bytes'),
+        responseMaxBytes: c.getInt('replica.fetch.response.max.bytes'),
+        partitionMaxBytes: c.getInt('replica.fetch.max.bytes'),
+        backoffMs: c.getInt('replica.fetch.backoff.ms'),
+        socketTimeoutMs: c.getInt('replica.socket.timeout.ms'),
+      },
+      alterPartition: remoteAlterPartition(link.controlChannel),
+      endpointOf: (brokerId) => {
+        const b = this.metadata.broker(brokerId);
+        const ep = b?.endpoints.find((e) => e.name === interBroker) ?? b?.endpoints[0];
+        return ep ? { host: ep.host, port: ep.port } : undefined;
+      },
+      onIsrChangeProposed: (topic, partition, kind, isr) => this.isrChangeListeners.forEach((l) => l(topic, partition, kind, isr)),
+    };
+  }
+
+  /** Test and metrics hook: every ISR change a leader on this broker proposes. */
+  readonly isrChangeListeners: ((topic: string, partition: number, kind: 'expand' | 'shrink', isr: number[]) => void)[] = [];
 
   /** Applies metadata batches in log order; after the startup replay each delta goes to the components. */
   private applyMetadataBatches(batches: { records: MetadataRecord[]; lastOffset: bigint }[]): void {
@@ -365,6 +396,7 @@ export class KafkaServer implements Broker {
       const done = await this.clusterLink.controlledShutdown();
       if (!done) this.logger.warn('controlled shutdown did not complete in time; shutting down anyway');
     }
+    await this.replicaManager.stopReplication();
     await this.clusterLink?.stop();
     await this.socketServer.close();
     await this.groupCoordinator.shutdown();

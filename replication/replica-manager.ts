@@ -6,14 +6,20 @@
  * is woken by the append or HWM change that can complete it (no polling).
  *
  * Partitions are created and dropped only by applying controller metadata (`applyDelta`), so the
- * set of local logs always matches the committed metadata.
+ * set of local logs always matches the committed metadata. The same deltas make a partition the
+ * leader (follower state reset, leader epoch start offset recorded) or a follower (handed to the
+ * replica fetchers, which truncate first). On the leader, follower Fetch requests update follower
+ * state (ISR expansion, HWM), and a periodic task (replica.lag.time.max.ms / 2) shrinks ISRs;
+ * ISR changes go to the controller through the AlterPartitionManager.
  */
 import { ErrorCode, KafkaError, errorName, toErrorCode } from '../protocol/errors';
 import type { Logger } from '../broker/logger';
 import type { LogManager } from '../storage/log-manager';
 import type { LogConfig } from '../storage/log-config';
 import type { MetadataCache, MetadataDelta } from './metadata-cache';
-import { Partition, type FetchIsolation } from './partition';
+import { Partition, type AlterPartitionItem, type AlterPartitionOutcome, type FetchIsolation, type PartitionContext } from './partition';
+import { AlterPartitionManager, type AlterPartitionTransport } from './alter-partition-manager';
+import { ReplicaFetcherManager, type FetcherConfig } from './replica-fetcher';
 import { DelayedOperation, DelayedOperationPurgatory } from './delayed/purgatory';
 import { isInternalTopic } from './controller/topic-name';
 
@@ -50,10 +56,16 @@ export interface FetchPartitionRequest {
   fetchOffset: bigint;
   partitionMaxBytes: number;
   currentLeaderEpoch: number;
+  /** Follower fetches (v12+): the epoch of the follower's last record; -1 when not sent. */
+  lastFetchedEpoch?: number;
+  /** Follower fetches: the follower's log start offset. */
+  logStartOffset?: bigint;
 }
 
 export interface FetchParams {
   replicaId: number;
+  /** The follower's broker epoch (replica_state, v15+); -1 when not sent. */
+  replicaEpoch?: bigint;
   maxWaitMs: number;
   minBytes: number;
   maxBytes: number;
@@ -70,6 +82,22 @@ export interface FetchPartitionResult {
   logStartOffset: bigint;
   records: Buffer[];
   recordsSize: number;
+  /** Follower fetch whose last fetched epoch diverges from the leader's log (v12+). */
+  divergingEpoch?: { epoch: number; endOffset: bigint };
+}
+
+/** What replication needs beyond a single broker (absent: a combined single node). */
+export interface ReplicationOptions {
+  /** This broker's epoch (BrokerRegistration), sent with ISR changes and follower fetches. */
+  brokerEpoch: () => bigint;
+  replicaLagTimeMaxMs: () => number;
+  fetcher: FetcherConfig;
+  /** How AlterPartition reaches the controller. */
+  alterPartition: AlterPartitionTransport;
+  /** The inter-broker endpoint of a broker (follower fetches connect there). */
+  endpointOf: (brokerId: number) => { host: string; port: number } | undefined;
+  /** Told about every ISR change a leader here proposes (tests and metrics). */
+  onIsrChangeProposed?: (topic: string, partition: number, kind: 'expand' | 'shrink', isr: number[]) => void;
 }
 
 export interface ReplicaManagerOptions {
@@ -80,6 +108,9 @@ export interface ReplicaManagerOptions {
   /** The effective config of a topic (broker defaults + topic overrides). */
   logConfig: (topic: string) => LogConfig;
   minInsyncReplicas: (topic: string) => number;
+  replication?: ReplicationOptions;
+  /** Clock (tests). */
+  now?: () => number;
 }
 
 const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
@@ -92,9 +123,70 @@ export class ReplicaManager {
   private readonly fetchPurgatory = new DelayedOperationPurgatory<DelayedFetch>('Fetch');
   private readonly log: Logger;
   private closed = false;
+  /** Follower replication (null on a combined single node, which has no followers). */
+  readonly fetcherManager: ReplicaFetcherManager | null;
+  readonly alterPartitionManager: AlterPartitionManager | null;
+  private readonly partitionContext: PartitionContext;
+  private isrTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: ReplicaManagerOptions) {
     this.log = opts.logger;
+    const r = opts.replication;
+    const now = opts.now ?? Date.now;
+    this.alterPartitionManager = r ? new AlterPartitionManager(opts.brokerId, r.brokerEpoch, r.alterPartition, this.log.child('alter-partition')) : null;
+    this.fetcherManager = r
+      ? new ReplicaFetcherManager(
+          {
+            nodeId: opts.brokerId,
+            brokerEpoch: r.brokerEpoch,
+            partition: (topic, partition) => this.partitions.get(partitionKey(topic, partition)),
+            endpointOf: r.endpointOf,
+            logger: this.log.child('replica-fetcher'),
+          },
+          r.fetcher,
+        )
+      : null;
+    this.partitionContext = {
+      now,
+      replicaLagTimeMaxMs: () => r?.replicaLagTimeMaxMs() ?? 30_000,
+      minInsyncReplicas: (topic) => opts.minInsyncReplicas(topic),
+      isReplicaIsrEligible: (brokerId, fetchedEpoch) => {
+        const b = opts.metadata.broker(brokerId);
+        return b !== undefined && !b.fenced && !b.inControlledShutdown && (fetchedEpoch === null || fetchedEpoch === -1n || fetchedEpoch === b.epoch);
+      },
+      cachedBrokerEpoch: (brokerId) => opts.metadata.broker(brokerId)?.epoch,
+      localBrokerEpoch: () => r?.brokerEpoch() ?? -1n,
+      submitAlterPartition: (item: AlterPartitionItem): Promise<AlterPartitionOutcome> =>
+        this.alterPartitionManager ? this.alterPartitionManager.submit(item) : Promise.resolve({ ok: false, errorCode: ErrorCode.OPERATION_NOT_ATTEMPTED }),
+      onHighWatermarkChanged: (p) => this.onHighWatermarkChanged(p),
+      onIsrChangeProposed: (p, kind, isr) => r?.onIsrChangeProposed?.(p.topic, p.partition, kind, isr),
+      info: (msg) => this.log.info(msg),
+    };
+  }
+
+  /** Starts the ISR expiration task (replica.lag.time.max.ms / 2), unref'd, stopped by shutdown(). */
+  startup(): void {
+    const r = this.opts.replication;
+    if (!r || this.isrTimer || this.closed) return;
+    const every = Math.max(10, Math.floor(r.replicaLagTimeMaxMs() / 2));
+    this.isrTimer = setInterval(() => this.maybeShrinkIsrs(), every);
+    this.isrTimer.unref();
+  }
+
+  private maybeShrinkIsrs(): void {
+    for (const p of this.partitions.values()) {
+      if (!p.isLeader) continue;
+      try {
+        p.maybeShrinkIsr();
+      } catch (err) {
+        this.log.error('ISR check failed', { topic: p.topic, partition: p.partition, err });
+      }
+    }
+  }
+
+  /** The fault hook behind "slow a broker": every follower fetch of this broker waits `ms` first. */
+  setFollowerFetchDelay(ms: number): void {
+    if (this.fetcherManager) this.fetcherManager.fetchDelayMs = Math.max(0, ms);
   }
 
   getPartition(topic: string, partition: number): Partition | undefined {
@@ -136,6 +228,7 @@ export class ReplicaManager {
         const p = this.partitions.get(key);
         if (!p) continue;
         this.partitions.delete(key);
+        this.fetcherManager?.removePartition(removed.name, partition);
         try {
           this.opts.logManager.deleteLog(removed.name, partition);
         } catch (err) {
@@ -151,6 +244,7 @@ export class ReplicaManager {
         // No longer (or never) a replica here.
         if (this.partitions.has(key)) {
           this.partitions.delete(key);
+          this.fetcherManager?.removePartition(state.topic, state.partition);
           this.opts.logManager.deleteLog(state.topic, state.partition);
         }
         continue;
@@ -169,13 +263,18 @@ export class ReplicaManager {
           continue;
         }
         this.offlinePartitions.delete(key);
-        p = new Partition(state.topic, state.partition, state.topicId, this.opts.brokerId, log);
+        p = new Partition(state.topic, state.partition, state.topicId, this.opts.brokerId, log, this.partitionContext);
         this.partitions.set(key, p);
       }
-      p.applyState(state);
+      const change = p.applyState(state);
+      if (this.fetcherManager) {
+        if (p.isLeader || p.leaderId < 0) this.fetcherManager.removePartition(p.topic, p.partition);
+        else if (change.isNewLeaderEpoch || !this.fetcherManager.isFetching(p.topic, p.partition)) this.fetcherManager.addPartition(p);
+      }
       this.producePurgatory.checkAndComplete(key);
       this.fetchPurgatory.checkAndComplete(key);
     }
+    if (this.fetcherManager) for (const id of delta.changedBrokers) this.fetcherManager.onBrokerChanged(id);
     for (const topic of delta.changedTopicConfigs) {
       const t = this.opts.metadata.topic(topic);
       if (!t) continue;
@@ -244,9 +343,10 @@ export class ReplicaManager {
   }
 
   async fetchMessages(params: FetchParams): Promise<FetchPartitionResult[]> {
-    const first = this.readFromLocalLog(params);
+    // Only the first read of a follower fetch updates its state (Kafka: not the purgatory's re-read).
+    const first = this.readFromLocalLog(params, true);
     const bytes = first.reduce((n, r) => n + r.recordsSize, 0);
-    const anyError = first.some((r) => r.errorCode !== ErrorCode.NONE);
+    const anyError = first.some((r) => r.errorCode !== ErrorCode.NONE || r.divergingEpoch !== undefined);
     if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || params.partitions.length === 0 || this.closed) {
       return first;
     }
@@ -264,8 +364,9 @@ export class ReplicaManager {
    * order; the first partition that returns data may exceed it by one batch (KIP-74), so a
    * consumer always makes progress past a batch larger than its limits.
    */
-  readFromLocalLog(params: FetchParams): FetchPartitionResult[] {
+  readFromLocalLog(params: FetchParams, updateFetchState = false): FetchPartitionResult[] {
     let budget = params.maxBytes;
+    const fromFollower = params.replicaId >= 0;
     let gotData = false;
     return params.partitions.map((req) => {
       const res: FetchPartitionResult = {
@@ -281,7 +382,20 @@ export class ReplicaManager {
       try {
         const p = this.leaderPartitionOrThrow(req.topic, req.partition);
         const maxBytes = Math.max(0, Math.min(req.partitionMaxBytes, budget));
-        const r = p.read(req.fetchOffset, maxBytes, params.isolation, !gotData, req.currentLeaderEpoch);
+        const r =
+          fromFollower && updateFetchState
+            ? p.fetchForFollower({
+                replicaId: params.replicaId,
+                replicaEpoch: params.replicaEpoch ?? -1n,
+                fetchOffset: req.fetchOffset,
+                lastFetchedEpoch: req.lastFetchedEpoch ?? -1,
+                currentLeaderEpoch: req.currentLeaderEpoch,
+                followerLogStartOffset: req.logStartOffset ?? -1n,
+                maxBytes,
+                minOneMessage: !gotData,
+              })
+            : p.read(req.fetchOffset, maxBytes, params.isolation, !gotData, req.currentLeaderEpoch);
+        if (r.divergingEpoch) res.divergingEpoch = r.divergingEpoch;
         res.highWatermark = r.highWatermark;
         res.lastStableOffset = r.lastStableOffset;
         res.logStartOffset = r.logStartOffset;
@@ -329,9 +443,28 @@ export class ReplicaManager {
     return this.partitions.values();
   }
 
+  /**
+   * OffsetForLeaderEpoch on the leader: the end offset of `leaderEpoch` in this log (and the largest
+   * epoch <= it), or -1/-1 when unknown; NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH,
+   * UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION as KafkaErrors.
+   */
+  lastOffsetForLeaderEpoch(topic: string, partition: number, currentLeaderEpoch: number, leaderEpoch: number): { leaderEpoch: number; endOffset: bigint } {
+    return this.leaderPartitionOrThrow(topic, partition).lastOffsetForLeaderEpoch(currentLeaderEpoch, leaderEpoch);
+  }
+
+  /** Stops following leaders (before the broker stops serving). */
+  async stopReplication(): Promise<void> {
+    if (this.isrTimer) clearInterval(this.isrTimer);
+    this.isrTimer = null;
+    await this.fetcherManager?.shutdown();
+  }
+
   /** Answers every waiting request with what it has (broker shutdown). */
   shutdown(): void {
     this.closed = true;
+    if (this.isrTimer) clearInterval(this.isrTimer);
+    this.isrTimer = null;
+    void this.fetcherManager?.shutdown();
     this.producePurgatory.completeAll();
     this.fetchPurgatory.completeAll();
   }
@@ -388,6 +521,6 @@ class DelayedFetch extends DelayedOperation {
   }
 
   protected onComplete(): void {
-    this.done(this.rm.readFromLocalLog(this.params));
+    this.done(this.rm.readFromLocalLog(this.params, false));
   }
 }

@@ -12,8 +12,13 @@
  * at the top level). Topic ids (v13+): an unknown id gets UNKNOWN_TOPIC_ID.
  * Per-partition errors: OFFSET_OUT_OF_RANGE, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER,
  * FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (current_leader_epoch v9+), KAFKA_STORAGE_ERROR.
+ * Followers (replica_id >= 0, or replica_state v15+ with the broker epoch): every fetch updates
+ * the follower's state on the leader (LEO, caught-up time: ISR and HWM decisions); a
+ * last_fetched_epoch (v12+) that the leader's log contradicts is answered with diverging_epoch and
+ * no records, so the follower truncates; a replica outside the replica set gets
+ * UNKNOWN_LEADER_EPOCH.
  * Not implemented yet: aborted transactions (read_committed returns an empty list until
- * transactions exist), follower fetch state (replication), preferred read replicas.
+ * transactions exist), preferred read replicas.
  */
 import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
@@ -58,8 +63,8 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
           fetchOffset: p.fetchOffset,
           partitionMaxBytes: p.partitionMaxBytes,
           currentLeaderEpoch: v >= 9 ? p.currentLeaderEpoch : -1,
-          logStartOffset: p.logStartOffset,
-          lastFetchedEpoch: p.lastFetchedEpoch,
+          logStartOffset: v >= 5 ? p.logStartOffset : -1n,
+          lastFetchedEpoch: v >= 12 ? p.lastFetchedEpoch : -1,
         });
       }
     }
@@ -82,6 +87,7 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
     const maxBytes = Math.min(req.maxBytes, broker.config.getInt('fetch.max.bytes'));
     const results = await broker.replicaManager.fetchMessages({
       replicaId,
+      replicaEpoch: v >= 15 ? req.replicaState.replicaEpoch : -1n,
       maxWaitMs: req.maxWaitMs,
       minBytes: req.minBytes,
       maxBytes,
@@ -93,6 +99,8 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
           fetchOffset: p.fetchOffset,
           partitionMaxBytes: p.partitionMaxBytes,
           currentLeaderEpoch: p.currentLeaderEpoch,
+          lastFetchedEpoch: p.lastFetchedEpoch,
+          logStartOffset: p.logStartOffset,
         }),
       ),
     });
@@ -116,6 +124,7 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
         logStartOffset: r.logStartOffset,
         abortedTransactions: readCommitted ? [] : null,
         preferredReadReplica: -1,
+        divergingEpoch: v >= 12 && r.divergingEpoch ? r.divergingEpoch : undefined,
         records: r.records.length === 0 ? EMPTY : r.records.length === 1 ? r.records[0] : Buffer.concat(r.records),
       });
     });

@@ -11,6 +11,7 @@ import { deleteGroupsHandler } from './delete-groups';
 import { deleteRecordsHandler } from './delete-records';
 import { deleteTopicsHandler } from './delete-topics';
 import { describeClusterHandler } from './describe-cluster';
+import { electLeadersHandler } from './elect-leaders';
 import { describeConfigsHandler } from './describe-configs';
 import { describeGroupsHandler } from './describe-groups';
 import { fetchHandler } from './fetch';
@@ -25,6 +26,7 @@ import { metadataHandler } from './metadata';
 import { offsetCommitHandler } from './offset-commit';
 import { offsetDeleteHandler } from './offset-delete';
 import { offsetFetchHandler } from './offset-fetch';
+import { offsetForLeaderEpochHandler } from './offset-for-leader-epoch';
 import { produceHandler } from './produce';
 import { syncGroupHandler } from './sync-group';
 
@@ -35,6 +37,7 @@ export const HANDLERS: readonly HandlerSpec[] = [
   metadataHandler,
   offsetCommitHandler,
   offsetFetchHandler,
+  offsetForLeaderEpochHandler,
   findCoordinatorHandler,
   joinGroupHandler,
   heartbeatHandler,
@@ -51,6 +54,7 @@ export const HANDLERS: readonly HandlerSpec[] = [
   alterConfigsHandler,
   createPartitionsHandler,
   incrementalAlterConfigsHandler,
+  electLeadersHandler,
   offsetDeleteHandler,
   describeClusterHandler,
 ];

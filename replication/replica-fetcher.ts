@@ -1,0 +1,489 @@
+/**
+ * Follower replication (Kafka's ReplicaFetcherManager / ReplicaFetcherThread / AbstractFetcherThread).
+ *
+ * One ReplicaFetcher per source broker, each with one loop and its own connection. A partition is
+ * added when this broker becomes its follower at a new leader epoch, and goes through:
+ *
+ *   truncating  OffsetForLeaderEpoch(current leader epoch, our latest epoch) -> truncate to where
+ *               our log and the leader's agree (Kafka's getOffsetTruncationState; a reply naming an
+ *               epoch we do not have truncates to that epoch's end and asks again). A log with no
+ *               epoch truncates to its high watermark. Nothing is fetched before this is done, so
+ *               no divergent record survives a leader change.
+ *   fetching    Fetch (replica_id / replica_state with our broker epoch, current leader epoch,
+ *               last fetched epoch from v12) from our LEO; batches are appended as they are
+ *               (appendAsFollower), the high watermark follows the leader's (capped at our LEO),
+ *               the log start offset follows the leader's. A diverging epoch in the answer
+ *               truncates as above and continues.
+ *   fenced      FENCED_LEADER_EPOCH: our view is older than the leader's; the partition waits for
+ *               the metadata that re-adds it at the new epoch.
+ *
+ * Errors delay only the partitions concerned (replica.fetch.backoff.ms); a connection failure
+ * delays them all. OFFSET_OUT_OF_RANGE asks the leader for its end and start offsets (ListOffsets
+ * as a replica) and truncates or starts over at the leader's log start. Fetches long-poll on the
+ * leader (replica.fetch.wait.max.ms), so an idle follower costs one request per wait; an empty
+ * fetcher sleeps until a partition is added. Nothing busy-waits.
+ *
+ * `fetchDelayMs` on the manager is a fault hook: every fetch of this broker waits that long first
+ * (a slow follower).
+ */
+import { ErrorCode, KafkaError, errorName } from '../protocol/errors';
+import type { Logger } from '../broker/logger';
+import type { FetchResponsePartitionData } from '../protocol/generated/fetch';
+import { UnexpectedAppendOffsetError } from '../storage/support';
+import { NodeChannel } from './node-channel';
+import type { Partition } from './partition';
+
+export interface FetcherConfig {
+  maxWaitMs: number;
+  minBytes: number;
+  responseMaxBytes: number;
+  partitionMaxBytes: number;
+  backoffMs: number;
+  socketTimeoutMs: number;
+}
+
+export interface FetcherHost {
+  nodeId: number;
+  brokerEpoch(): bigint;
+  /** The local partition, if this broker still hosts it. */
+  partition(topic: string, partition: number): Partition | undefined;
+  /** The inter-broker endpoint of a broker. */
+  endpointOf(brokerId: number): { host: string; port: number } | undefined;
+  logger: Logger;
+}
+
+type FetchStateKind = 'truncating' | 'fetching' | 'fenced';
+
+interface PartitionFetchState {
+  topic: string;
+  partition: number;
+  topicId: string;
+  leaderEpoch: number;
+  fetchOffset: bigint;
+  state: FetchStateKind;
+  delayedUntil: number;
+}
+
+const keyOf = (topic: string, partition: number) => `${topic}-${partition}`;
+
+/** Kafka's OffsetTruncationState. */
+export function truncationOffset(
+  follower: { logEndOffset: bigint; highWatermark: bigint; endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint } | undefined },
+  leader: { leaderEpoch: number; endOffset: bigint },
+): { offset: bigint; completed: boolean } {
+  const leo = follower.logEndOffset;
+  const min = (a: bigint, b: bigint) => (a < b ? a : b);
+  if (leader.endOffset < 0n) return { offset: min(follower.highWatermark, leo), completed: true };
+  if (leader.leaderEpoch < 0) return { offset: min(leader.endOffset, leo), completed: true };
+  const mine = follower.endOffsetForEpoch(leader.leaderEpoch);
+  if (!mine) return { offset: min(leader.endOffset, leo), completed: true };
+  if (mine.epoch !== leader.leaderEpoch) return { offset: min(mine.endOffset, leo), completed: false };
+  return { offset: min(min(mine.endOffset, leader.endOffset), leo), completed: true };
+}
+
+export class ReplicaFetcher {
+  private readonly partitions = new Map<string, PartitionFetchState>();
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+  readonly channel: NodeChannel;
+
+  constructor(
+    readonly sourceBrokerId: number,
+    address: { host: string; port: number },
+    private readonly host: FetcherHost,
+    private readonly config: FetcherConfig,
+    private readonly fetchDelayMs: () => number,
+  ) {
+    this.channel = new NodeChannel(address.host, address.port, {
+      clientId: `krill-replica-fetcher-${host.nodeId}-${sourceBrokerId}`,
+      timeoutMs: Math.min(10_000, config.socketTimeoutMs),
+      requestTimeoutMs: config.socketTimeoutMs,
+    });
+  }
+
+  get size(): number {
+    return this.partitions.size;
+  }
+
+  has(topic: string, partition: number): boolean {
+    return this.partitions.has(keyOf(topic, partition));
+  }
+
+  add(p: Partition): void {
+    const truncate = p.log.latestEpoch >= 0;
+    this.partitions.set(p.key, {
+      topic: p.topic,
+      partition: p.partition,
+      topicId: p.topicId,
+      leaderEpoch: p.leaderEpoch,
+      fetchOffset: p.log.logEndOffset,
+      state: truncate ? 'truncating' : 'fetching',
+      delayedUntil: 0,
+    });
+    if (!truncate && p.log.logEndOffset > p.log.highWatermark) {
+      // No epochs to compare: only what is committed is known to be the leader's.
+      p.log.truncateTo(p.log.highWatermark);
+      this.partitions.get(p.key)!.fetchOffset = p.log.logEndOffset;
+    }
+    this.start();
+    this.wakeUp();
+  }
+
+  remove(topic: string, partition: number): void {
+    this.partitions.delete(keyOf(topic, partition));
+  }
+
+  private start(): void {
+    if (!this.loop && !this.stopped) this.loop = this.run();
+  }
+
+  private wakeUp(): void {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+
+  /** Sleeps up to `ms` (forever when undefined); add() and stop() cut it short. */
+  private sleep(ms: number | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      this.wake = () => {
+        if (timer) clearTimeout(timer);
+        resolve();
+      };
+      if (ms !== undefined) {
+        timer = setTimeout(() => {
+          this.wake = null;
+          resolve();
+        }, Math.max(0, ms));
+        timer.unref();
+      }
+    });
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      const now = Date.now();
+      const all = [...this.partitions.values()];
+      if (all.length === 0) {
+        await this.sleep(undefined);
+        continue;
+      }
+      try {
+        const truncating = all.filter((s) => s.state === 'truncating' && s.delayedUntil <= now);
+        if (truncating.length > 0) {
+          await this.truncate(truncating);
+          continue;
+        }
+        const fetching = all.filter((s) => s.state === 'fetching' && s.delayedUntil <= now);
+        if (fetching.length === 0) {
+          const next = Math.min(...all.filter((s) => s.state !== 'fenced').map((s) => s.delayedUntil));
+          await this.sleep(Number.isFinite(next) ? next - now : undefined);
+          continue;
+        }
+        const delay = this.fetchDelayMs();
+        if (delay > 0) {
+          await this.sleep(delay);
+          if (this.stopped) break;
+        }
+        await this.fetch(fetching.filter((s) => this.partitions.get(keyOf(s.topic, s.partition)) === s));
+      } catch (err) {
+        if (this.stopped) break;
+        this.host.logger.debug(`fetcher for broker ${this.sourceBrokerId} failed: ${(err as Error).message}; backing off`);
+        this.channel.drop();
+        const until = Date.now() + this.config.backoffMs;
+        for (const s of this.partitions.values()) s.delayedUntil = Math.max(s.delayedUntil, until);
+        await this.sleep(this.config.backoffMs);
+      }
+    }
+  }
+
+  /** The local partition for `s`, if it is still a follower of our source at the same epoch. */
+  private current(s: PartitionFetchState): Partition | undefined {
+    if (this.partitions.get(keyOf(s.topic, s.partition)) !== s) return undefined;
+    const p = this.host.partition(s.topic, s.partition);
+    if (!p || p.isLeader || p.leaderId !== this.sourceBrokerId || p.leaderEpoch !== s.leaderEpoch) return undefined;
+    return p;
+  }
+
+  private delay(s: PartitionFetchState, why: string): void {
+    s.delayedUntil = Date.now() + this.config.backoffMs;
+    this.host.logger.debug(`${s.topic}-${s.partition} from broker ${this.sourceBrokerId}: ${why}; retrying in ${this.config.backoffMs} ms`);
+  }
+
+  private async truncate(states: PartitionFetchState[]): Promise<void> {
+    const byTopic = new Map<string, PartitionFetchState[]>();
+    for (const s of states) {
+      const p = this.current(s);
+      if (!p) continue;
+      if (p.log.latestEpoch < 0) {
+        p.log.truncateTo(p.log.highWatermark);
+        s.fetchOffset = p.log.logEndOffset;
+        s.state = 'fetching';
+        continue;
+      }
+      const list = byTopic.get(s.topic) ?? [];
+      list.push(s);
+      byTopic.set(s.topic, list);
+    }
+    if (byTopic.size === 0) return;
+    const res = await this.channel.send('OffsetForLeaderEpoch', {
+      replicaId: this.host.nodeId,
+      topics: [...byTopic.entries()].map(([topic, list]) => ({
+        topic,
+        partitions: list.map((s) => ({ partition: s.partition, currentLeaderEpoch: s.leaderEpoch, leaderEpoch: this.host.partition(s.topic, s.partition)!.log.latestEpoch })),
+      })),
+    });
+    for (const [topic, list] of byTopic) {
+      for (const s of list) {
+        const p = this.current(s);
+        if (!p) continue;
+        const r = res.topics.find((t) => t.topic === topic)?.partitions.find((x) => x.partition === s.partition);
+        if (!r) {
+          this.delay(s, 'no OffsetForLeaderEpoch answer');
+          continue;
+        }
+        if (r.errorCode === ErrorCode.FENCED_LEADER_EPOCH) {
+          s.state = 'fenced';
+          continue;
+        }
+        if (r.errorCode !== ErrorCode.NONE) {
+          this.delay(s, `OffsetForLeaderEpoch: ${errorName(r.errorCode)}`);
+          continue;
+        }
+        const t = truncationOffset(
+          { logEndOffset: p.log.logEndOffset, highWatermark: p.log.highWatermark, endOffsetForEpoch: (e) => p.log.endOffsetForEpoch(e) },
+          { leaderEpoch: r.leaderEpoch, endOffset: r.endOffset },
+        );
+        if (t.offset < p.log.logEndOffset) {
+          this.host.logger.info(
+            `truncating ${p.key} from ${p.log.logEndOffset} to ${t.offset}: the leader (broker ${this.sourceBrokerId}, epoch ${s.leaderEpoch}) ends epoch ${r.leaderEpoch} at ${r.endOffset}`,
+          );
+          p.log.truncateTo(t.offset);
+        }
+        s.fetchOffset = p.log.logEndOffset;
+        if (t.completed) s.state = 'fetching';
+      }
+    }
+  }
+
+  private async fetch(states: PartitionFetchState[]): Promise<void> {
+    const live = states.filter((s) => this.current(s));
+    if (live.length === 0) return;
+    const version = await this.channel.versionFor('Fetch');
+    const byTopic = new Map<string, PartitionFetchState[]>();
+    for (const s of live) {
+      const k = version >= 13 ? s.topicId : s.topic;
+      const list = byTopic.get(k) ?? [];
+      list.push(s);
+      byTopic.set(k, list);
+    }
+    const sent = new Map(live.map((s) => [s, s.fetchOffset]));
+    const res = await this.channel.send(
+      'Fetch',
+      {
+        replicaId: version < 15 ? this.host.nodeId : undefined,
+        replicaState: version >= 15 ? { replicaId: this.host.nodeId, replicaEpoch: this.host.brokerEpoch() } : undefined,
+        maxWaitMs: this.config.maxWaitMs,
+        minBytes: this.config.minBytes,
+        maxBytes: this.config.responseMaxBytes,
+        isolationLevel: 0,
+        sessionId: 0,
+        sessionEpoch: -1,
+        topics: [...byTopic.entries()].map(([k, list]) => ({
+          topic: version < 13 ? k : undefined,
+          topicId: version >= 13 ? k : undefined,
+          partitions: list.map((s) => {
+            const p = this.host.partition(s.topic, s.partition)!;
+            return {
+              partition: s.partition,
+              currentLeaderEpoch: s.leaderEpoch,
+              fetchOffset: s.fetchOffset,
+              lastFetchedEpoch: version >= 12 ? p.log.latestEpoch : undefined,
+              logStartOffset: p.log.logStartOffset,
+              partitionMaxBytes: this.config.partitionMaxBytes,
+            };
+          }),
+        })),
+      },
+      { version },
+    );
+    if (res.errorCode !== ErrorCode.NONE) {
+      for (const s of live) this.delay(s, `Fetch: ${errorName(res.errorCode)}`);
+      return;
+    }
+    for (const t of res.responses) {
+      const list = byTopic.get(version >= 13 ? t.topicId : t.topic) ?? [];
+      for (const pd of t.partitions) {
+        const s = list.find((x) => x.partition === pd.partitionIndex);
+        if (!s || s.fetchOffset !== sent.get(s)) continue;
+        const p = this.current(s);
+        if (!p) continue;
+        try {
+          await this.processPartition(s, p, pd);
+        } catch (err) {
+          if (err instanceof KafkaError && err.code === ErrorCode.KAFKA_STORAGE_ERROR) {
+            this.host.logger.error(`${p.key}: storage error while replicating: ${err.message}`);
+          } else {
+            this.host.logger.warn(`${p.key}: replicating from broker ${this.sourceBrokerId} failed: ${(err as Error).message}`);
+          }
+          this.delay(s, (err as Error).message);
+        }
+      }
+    }
+  }
+
+  private async processPartition(s: PartitionFetchState, p: Partition, pd: FetchResponsePartitionData): Promise<void> {
+    switch (pd.errorCode) {
+      case ErrorCode.NONE:
+        break;
+      case ErrorCode.FENCED_LEADER_EPOCH:
+        s.state = 'fenced';
+        return;
+      case ErrorCode.OFFSET_OUT_OF_RANGE:
+        await this.handleOutOfRange(s, p);
+        return;
+      default:
+        this.delay(s, `Fetch: ${errorName(pd.errorCode)}`);
+        return;
+    }
+    const log = p.log;
+    const diverging = pd.divergingEpoch;
+    if (diverging && diverging.epoch >= 0 && diverging.endOffset >= 0n) {
+      const t = truncationOffset(
+        { logEndOffset: log.logEndOffset, highWatermark: log.highWatermark, endOffsetForEpoch: (e) => log.endOffsetForEpoch(e) },
+        { leaderEpoch: diverging.epoch, endOffset: diverging.endOffset },
+      );
+      if (t.offset < log.logEndOffset) {
+        this.host.logger.info(`truncating ${p.key} from ${log.logEndOffset} to ${t.offset}: diverging epoch ${diverging.epoch} ends at ${diverging.endOffset} on the leader`);
+        log.truncateTo(t.offset);
+      }
+      s.fetchOffset = log.logEndOffset;
+      if (!t.completed) s.state = 'truncating';
+      return;
+    }
+    if (pd.records && pd.records.length > 0) {
+      try {
+        p.appendRecordsToFollower(pd.records);
+      } catch (err) {
+        if (!(err instanceof UnexpectedAppendOffsetError)) throw err;
+        // The leader's log start may fall inside a batch (DeleteRecords): start our log at that batch.
+        if (log.logEndOffset === log.logStartOffset && err.firstOffset < log.logEndOffset && err.lastOffset >= log.logEndOffset) {
+          log.truncateFullyAndStartAt(err.firstOffset);
+          p.appendRecordsToFollower(pd.records);
+        } else {
+          throw err;
+        }
+      }
+    }
+    const leo = log.logEndOffset;
+    log.updateHighWatermark(pd.highWatermark < leo ? pd.highWatermark : leo);
+    if (pd.logStartOffset > log.logStartOffset && pd.logStartOffset <= log.highWatermark) {
+      log.maybeIncrementLogStartOffset(pd.logStartOffset, 'LeaderOffsetIncremented');
+    }
+    s.fetchOffset = leo;
+  }
+
+  /** OFFSET_OUT_OF_RANGE: compare with the leader's end and start offsets (ListOffsets as a replica). */
+  private async handleOutOfRange(s: PartitionFetchState, p: Partition): Promise<void> {
+    const ask = async (timestamp: bigint): Promise<bigint> => {
+      const res = await this.channel.send('ListOffsets', {
+        replicaId: this.host.nodeId,
+        isolationLevel: 0,
+        topics: [{ name: s.topic, partitions: [{ partitionIndex: s.partition, currentLeaderEpoch: s.leaderEpoch, timestamp, maxNumOffsets: 1 }] }],
+        timeoutMs: 10_000,
+      });
+      const r = res.topics[0]?.partitions[0];
+      if (!r || r.errorCode !== ErrorCode.NONE) throw new KafkaError(r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, `ListOffsets on the leader failed`);
+      return r.offset;
+    };
+    const log = p.log;
+    const leaderEnd = await ask(-1n);
+    if (!this.current(s)) return;
+    if (leaderEnd < log.logEndOffset) {
+      this.host.logger.warn(`truncating ${p.key} to the leader's end offset ${leaderEnd} (ours ${log.logEndOffset}): out of range`);
+      log.truncateTo(leaderEnd);
+    } else {
+      const leaderStart = await ask(-2n);
+      if (!this.current(s)) return;
+      if (log.logEndOffset < leaderStart) {
+        this.host.logger.info(`${p.key}: our log ends at ${log.logEndOffset}, before the leader's log start ${leaderStart}: starting over there`);
+        log.truncateFullyAndStartAt(leaderStart);
+      } else {
+        this.delay(s, 'offset out of range');
+      }
+    }
+    s.fetchOffset = log.logEndOffset;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.partitions.clear();
+    this.wakeUp();
+    this.channel.close();
+    await this.loop?.catch(() => undefined);
+  }
+}
+
+export class ReplicaFetcherManager {
+  private readonly fetchers = new Map<number, ReplicaFetcher>();
+  /** Fault hook: delay every fetch of this broker by this many ms. */
+  fetchDelayMs = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly host: FetcherHost,
+    private readonly config: FetcherConfig,
+  ) {}
+
+  /** Follows `p` from its current leader at its current epoch (re-added: truncation first). */
+  addPartition(p: Partition): void {
+    if (this.stopped) return;
+    this.removePartition(p.topic, p.partition);
+    if (p.leaderId < 0 || p.isLeader) return;
+    const address = this.host.endpointOf(p.leaderId);
+    if (!address) {
+      this.host.logger.warn(`no endpoint for broker ${p.leaderId}, the leader of ${p.key}; not fetching yet`);
+      return;
+    }
+    let f = this.fetchers.get(p.leaderId);
+    if (!f) {
+      f = new ReplicaFetcher(p.leaderId, address, this.host, this.config, () => this.fetchDelayMs);
+      this.fetchers.set(p.leaderId, f);
+    } else {
+      f.channel.retarget(address.host, address.port);
+    }
+    f.add(p);
+  }
+
+  removePartition(topic: string, partition: number): void {
+    for (const [id, f] of this.fetchers) {
+      if (!f.has(topic, partition)) continue;
+      f.remove(topic, partition);
+      if (f.size === 0) {
+        this.fetchers.delete(id);
+        void f.stop();
+      }
+    }
+  }
+
+  /** A broker re-registered (maybe on another address): point its fetcher there. */
+  onBrokerChanged(brokerId: number): void {
+    const f = this.fetchers.get(brokerId);
+    const address = this.host.endpointOf(brokerId);
+    if (f && address) f.channel.retarget(address.host, address.port);
+  }
+
+  isFetching(topic: string, partition: number): boolean {
+    for (const f of this.fetchers.values()) if (f.has(topic, partition)) return true;
+    return false;
+  }
+
+  async shutdown(): Promise<void> {
+    this.stopped = true;
+    const all = [...this.fetchers.values()];
+    this.fetchers.clear();
+    await Promise.all(all.map((f) => f.stop()));
+  }
+}
