@@ -6,6 +6,7 @@
  *   await cluster.stopBroker(1);         // controlled shutdown (leaderships move first)
  *   await cluster.killBroker(2);         // no goodbye: the controller fences it when its session expires
  *   await cluster.startBroker(1);        // back, same node id, port and data directory
+ *   cluster.slowReplication(2, 500);     // fault: broker 2's follower fetches wait 500 ms each
  *   await cluster.close();
  *
  * Shape: one controller (a ControllerServer, node id 3000 unless `controllerNodeId` is given, on
@@ -63,6 +64,8 @@ export interface RunningCluster {
   killBroker(nodeId: number): Promise<void>;
   /** (Re)starts a broker with its node id, port and data directory. */
   startBroker(nodeId: number): Promise<RunningBroker>;
+  /** Fault injection: every follower fetch of this broker waits `delayMs` first (0 = normal). */
+  slowReplication(nodeId: number, delayMs: number): void;
   close(): Promise<void>;
 }
 
@@ -156,6 +159,9 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
         if (!b) return;
         brokers.delete(nodeId);
         await b.server.shutdown({ controlled: false });
+      },
+      slowReplication(nodeId: number, delayMs: number) {
+        brokers.get(nodeId)?.server.replicaManager.setFollowerFetchDelay(delayMs);
       },
       async startBroker(nodeId: number) {
         if (!ports.has(nodeId)) throw new Error(`no broker ${nodeId} in this cluster`);
