@@ -2,7 +2,8 @@
  * Crash test (issue 5): a producer writes with acks=1 while the broker process (the CLI, a child
  * process) is killed with SIGKILL at random moments. After each restart every acknowledged record
  * is present exactly once, at the offset it was acknowledged with, offsets are contiguous, and
- * dump-log's checks pass on the recovered log (after a clean stop, so the active segment is closed).
+ * dump-log's checks pass on the recovered log (read while the restarted broker is idle; at the end
+ * the CLI's `krill dump-log --closed` on the cleanly stopped log).
  *
  * The kill moment is drawn per cycle (deterministic PRNG): after 1..300 acknowledgements, with up to
  * 8 produce requests in flight, so the process dies mid-append, mid-roll or mid-index-write.
@@ -101,17 +102,15 @@ test(`acks=1 producer, broker SIGKILLed at random moments (${CYCLES} cycles): ev
     const check = await connect(broker.host, broker.port);
     total = await checkLog(check, acked, `cycle ${cycle} after SIGKILL`);
     await check.close();
-    // dump-log on the recovered files, with the active segment closed by a clean stop.
-    await broker.stop();
+    // dump-log on the recovered files (the broker is idle: nothing is being appended).
     const problems = dumpLog([partitionDir(broker.dataDir, TOPIC)], { deepIteration: true, indexSanityCheck: true }, () => undefined).problems;
     expect({ cycle, problems }).toEqual({ cycle, problems: [] });
-    await broker.start();
   }
   expect(acked.size).toBeGreaterThan(CYCLES);
   expect(total).toBeGreaterThanOrEqual(acked.size);
   // The CLI itself, once, on the final log.
   await broker.stop();
-  const cli = spawnSync(process.execPath, [path.resolve(__dirname, '../../bin/krill.js'), 'dump-log', '--deep-iteration', '--index-sanity-check', partitionDir(broker.dataDir, TOPIC)], {
+  const cli = spawnSync(process.execPath, [path.resolve(__dirname, '../../bin/krill.js'), 'dump-log', '--deep-iteration', '--index-sanity-check', '--closed', partitionDir(broker.dataDir, TOPIC)], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
     timeout: 30_000,

@@ -213,7 +213,7 @@ export async function restartAndCheck(dataDir: string, pristine: PristineLog, su
     await conn?.close();
     await broker?.close();
   }
-  const problems = dumpLog([partitionDir(dataDir, pristine.topic)], { deepIteration: true, indexSanityCheck: true }, () => undefined).problems;
+  const problems = dumpLog([partitionDir(dataDir, pristine.topic)], { deepIteration: true, indexSanityCheck: true, closedLog: true }, () => undefined).problems;
   expect({ label, problems }).toEqual({ label, problems: [] });
   return { served, lines };
 }
