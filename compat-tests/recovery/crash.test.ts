@@ -7,8 +7,8 @@
  *
  * The kill moment is drawn per cycle (deterministic PRNG): after 1..300 acknowledgements, with up to
  * 8 produce requests in flight, so the process dies mid-append, mid-roll or mid-index-write.
- * Default: 20 cycles. KRILL_CRASH_CYCLES=N for a longer run (`npm run test:crash` style:
- * `KRILL_CRASH_CYCLES=200 npx jest compat-tests/recovery/crash`).
+ * Default: 20 cycles (part of npm test). The long run, not part of npm test: `npm run test:crash`
+ * (200 cycles; KRILL_CRASH_CYCLES=N to change).
  */
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
