@@ -443,10 +443,31 @@ its segment files. Exit status: 0 when everything is consistent, 1 when a proble
   --closed                the log was shut down cleanly: the newest segment's time index must end
                           with its largest timestamp too (as loading requires)`;
 
+class OutputClosed extends Error {}
+
+/**
+ * Writes to fd 1 synchronously: a deep dump is one long synchronous loop, so a closed pipe
+ * (`| head`) must stop it at once (EPIPE) instead of surfacing as an 'error' event at the end.
+ */
+function writeStdout(s: string): void {
+  const b = Buffer.from(s, 'utf8');
+  let off = 0;
+  while (off < b.length) {
+    try {
+      off += nodefs.writeSync(1, b, off, b.length - off);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EPIPE') throw new OutputClosed();
+      if (code !== 'EAGAIN') throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5); // a non-blocking pipe is full
+    }
+  }
+}
+
 /** The `krill dump-log` command; returns the exit status. */
 export function dumpLogMain(
   argv: string[],
-  stdout: (s: string) => void = (s) => process.stdout.write(s),
+  stdout: (s: string) => void = writeStdout,
   stderr: (s: string) => void = (s) => process.stderr.write(s),
 ): number {
   const opts: DumpLogOptions = {};
@@ -517,12 +538,18 @@ export function dumpLogMain(
     pending = [];
     pendingBytes = 0;
   };
-  const result = dumpLog(files, opts, (line) => {
-    pending.push(line, '\n');
-    pendingBytes += line.length + 1;
-    if (pendingBytes >= 64 * 1024) flush();
-  });
-  flush();
+  let result: DumpLogResult;
+  try {
+    result = dumpLog(files, opts, (line) => {
+      pending.push(line, '\n');
+      pendingBytes += line.length + 1;
+      if (pendingBytes >= 64 * 1024) flush();
+    });
+    flush();
+  } catch (e) {
+    if (e instanceof OutputClosed) return 0; // the reader went away (| head): not an error
+    throw e;
+  }
   if (result.problems.length > 0) {
     stderr(`krill dump-log: ${result.problems.length} problem(s) found in ${result.files} file(s)\n`);
     return 1;
