@@ -13,6 +13,7 @@ import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import type { RunningCluster } from '../../broker/cluster';
 import { fetchAll } from '../../replication/network-client';
 import { connectTo, createTopic, fastCluster, partitionsOf, waitFor } from './helpers';
+import { ContinuousProducer, checkExactlyOnce } from './workload';
 
 jest.setTimeout(60_000);
 
@@ -104,53 +105,6 @@ async function settled(cluster: RunningCluster, topic: string, partitions: numbe
   );
 }
 
-class ContinuousProducer {
-  /** id -> the attempt that was acknowledged. */
-  readonly acked = new Map<string, number>();
-  readonly attempted = new Set<string>();
-  errors = 0;
-  private running = true;
-  private loop: Promise<void>;
-
-  constructor(
-    private readonly producer: Producer,
-    private readonly topic: string,
-  ) {
-    this.loop = this.run();
-  }
-
-  private async run(): Promise<void> {
-    let seq = 0;
-    while (this.running) {
-      const ids = Array.from({ length: 6 }, () => `m${seq++}`);
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await this.producer.send({ topic: this.topic, acks: -1, timeout: 5000, messages: ids.map((id) => ({ key: id, value: `${id}#${attempt}` })) });
-          for (const id of ids) this.acked.set(id, attempt);
-          break;
-        } catch {
-          this.errors++;
-          for (const id of ids) this.attempted.add(`${id}#${attempt}`);
-          if (attempt > 200) throw new Error(`could not produce ${ids[0]} after ${attempt} attempts`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-      for (const id of ids) this.attempted.add(`${id}#${this.acked.get(id)}`);
-    }
-  }
-
-  /** Waits until `n` more produce requests were acknowledged. */
-  async progress(n: number): Promise<void> {
-    const target = this.acked.size + n * 6;
-    await waitFor(`${n} more acknowledged sends`, () => this.acked.size >= target, 20_000);
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    await this.loop;
-  }
-}
-
 describe('failover with acks=-1 and min.insync.replicas=2', () => {
   let cluster: RunningCluster;
   let producer: Producer | undefined;
@@ -199,12 +153,7 @@ describe('failover with acks=-1 and min.insync.replicas=2', () => {
       const ref = logBytes(cluster, parts[part].leader, topic, part);
       for (const r of parts[part].replicas) expect(logBytes(cluster, r, topic, part).equals(ref)).toBe(true);
     }
-    const dupes = [...seen].filter(([, n]) => n > 1);
-    expect(dupes).toEqual([]);
-    const missing = [...p.acked].map(([id, attempt]) => `${id}#${attempt}`).filter((v) => !seen.has(v));
-    expect(missing).toEqual([]);
-    // Nothing was written that was never sent.
-    expect([...seen.keys()].filter((v) => !p.attempted.has(v))).toEqual([]);
+    checkExactlyOnce(p, seen);
     expect(p.acked.size).toBeGreaterThan(400);
   });
 
