@@ -87,6 +87,20 @@ export function cpuSeconds(pid: number): number {
   return (Number(rest[11]) + Number(rest[12])) / clkTck();
 }
 
+/**
+ * Scheduler accounting of a process's main thread (/proc/<pid>/schedstat): seconds on a CPU and
+ * seconds runnable but waiting for one. The wait shows CPU contention (other processes, or the
+ * client on a 2-core machine) as opposed to the broker idling for the network or the disk.
+ */
+export function schedSeconds(pid: number): { run: number; wait: number } {
+  try {
+    const [run, wait] = fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
+    return { run: run / 1e9, wait: wait / 1e9 };
+  } catch {
+    return { run: NaN, wait: NaN };
+  }
+}
+
 /** VmRSS and VmHWM (peak RSS) in MB. */
 export function memoryMB(pid: number): { rss: number; peak: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');

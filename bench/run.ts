@@ -33,6 +33,7 @@ import {
   NULL_READY,
   removeTempDir,
   resetPeakRss,
+  schedSeconds,
   spawnBroker,
   type BrokerProcess,
 } from './proc';
@@ -121,11 +122,14 @@ interface Sample extends ClientResult {
   msgsPerSec: number;
   mbPerSec: number;
   brokerCpu: number;
+  /** Seconds the broker's main (JS) thread was runnable but waiting for a CPU. */
+  brokerRunQueueWait: number;
   brokerPeakRssMB: number;
   brokerRssAfterMB: number;
 }
 
 interface Summary {
+  brokerRunQueueWait: number;
   msgsPerSec: number;
   mbPerSec: number;
   seconds: number;
@@ -163,6 +167,7 @@ function summarize(xs: Sample[]): Summary {
     seconds: round(median(xs.map((x) => x.seconds)), 3),
     brokerCpu: round(median(xs.map((x) => x.brokerCpu)), 2),
     brokerCpuUsPerMsg: round(median(xs.map((x) => (x.brokerCpu / x.messages) * 1e6)), 2),
+    brokerRunQueueWait: round(median(xs.map((x) => x.brokerRunQueueWait)), 3),
     brokerPeakRssMB: round(median(xs.map((x) => x.brokerPeakRssMB))),
     clientCpu: round(median(xs.map((x) => x.clientCpu)), 2),
   };
@@ -180,12 +185,14 @@ const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);
 async function measure(bp: BrokerProcess, run: number, fn: () => Promise<ClientResult>): Promise<Sample> {
   resetPeakRss(bp.pid);
   const cpu0 = cpuSeconds(bp.pid);
+  const sched0 = schedSeconds(bp.pid);
   const w0 = monotonicUs();
   const r = await fn();
   const w = windows.get(bp.pid) ?? [];
   w.push([w0, monotonicUs()]);
   windows.set(bp.pid, w);
   const cpu1 = cpuSeconds(bp.pid);
+  const sched1 = schedSeconds(bp.pid);
   const mem = memoryMB(bp.pid);
   return {
     ...r,
@@ -193,6 +200,7 @@ async function measure(bp: BrokerProcess, run: number, fn: () => Promise<ClientR
     msgsPerSec: r.messages / r.seconds,
     mbPerSec: r.payloadBytes / r.seconds / 1e6,
     brokerCpu: round(cpu1 - cpu0, 2),
+    brokerRunQueueWait: round(sched1.wait - sched0.wait, 3),
     brokerPeakRssMB: round(mem.peak),
     brokerRssAfterMB: round(mem.rss),
   };
@@ -316,7 +324,10 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
         workloads.push(w);
       }
       w.samples[t].push(s);
-      log(`  run ${s.run} ${name.padEnd(24)} ${t.padEnd(5)} ${Math.round(s.msgsPerSec).toString().padStart(8)} msg/s ${s.mbPerSec.toFixed(1).padStart(7)} MB/s  broker CPU ${s.brokerCpu.toFixed(2)} s, peak RSS ${s.brokerPeakRssMB} MB`);
+      log(
+        `  run ${s.run} ${name.padEnd(28)} ${t.padEnd(5)} ${Math.round(s.msgsPerSec).toString().padStart(8)} msg/s ${s.mbPerSec.toFixed(1).padStart(7)} MB/s` +
+          `  ${s.seconds.toFixed(2)} s, broker CPU ${s.brokerCpu.toFixed(2)} s (waited ${s.brokerRunQueueWait.toFixed(2)} s for a CPU), client CPU ${s.clientCpu.toFixed(2)} s, peak RSS ${s.brokerPeakRssMB} MB`,
+      );
     };
 
     for (let run = 1; run <= o.runs; run++) {
