@@ -456,7 +456,7 @@ async function main(): Promise<void> {
   const notes = [
     'Client: KafkaJS 2.2.4 in the bench process (one core); each broker is its own process (the other core).',
     rdkafka
-      ? `produce ... rdkafka: librdkafka ${rdkafka.librdkafkaVersion} through node-rdkafka (a devDependency of this checkout) in the bench process: batch.num.messages ${BATCH_MESSAGES}, linger.ms 5, max.in.flight ${RDKAFKA_IN_FLIGHT}, one produce() call per message (that JS call is its bottleneck), completion by flush().`
+      ? `produce ... rdkafka: librdkafka ${rdkafka.librdkafkaVersion} through node-rdkafka (a devDependency of this checkout) in the bench process: batch.num.messages ${BATCH_MESSAGES}, linger.ms 5, max.in.flight ${RDKAFKA_IN_FLIGHT}, one produce() call per message, completion by flush().`
       : 'A librdkafka-class load generator is not available here (node-rdkafka is not installed), so every ceiling is KafkaJS\'s own.',
     `Produce: batches of ${BATCH_MESSAGES} messages to one partition, ${o.inFlight} send() calls in flight on KafkaJS's connection, no compression, no keys.`,
     'fetch kafkajs: KafkaJS Broker.fetch (Fetch v11, what its consumer sends: 10 MB max, 1 MB per partition, one in flight) decoding every record.',
