@@ -27,7 +27,7 @@ afterAll(async () => {
   await broker?.close();
 });
 
-jest.setTimeout(Math.max(60_000, CYCLES * 5_000));
+jest.setTimeout(Math.max(60_000, CYCLES * 10_000));
 
 /** Produces until told to stop; resolves the `reached` promise after `target` acknowledgements. */
 function producer(conn: BrokerConnection, cycle: number, target: number, acked: Map<string, bigint>, rnd: () => number) {
