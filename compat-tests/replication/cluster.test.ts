@@ -124,3 +124,42 @@ describe('krill CLI cluster flags', () => {
     expect(() => parseArgs(['--brokers', '0'])).toThrow(/--brokers/);
   });
 });
+
+describe('preferred leaders', () => {
+  let cluster: RunningCluster;
+  afterEach(async () => {
+    await cluster?.close();
+  });
+
+  test('ElectLeaders (preferred) moves leadership back to the first replica once it is in the ISR', async () => {
+    cluster = await fastCluster();
+    await createTopic(cluster, 'pref', 3, 3);
+    await cluster.stopBroker(0);
+    await cluster.startBroker(0);
+    await waitFor('broker 0 back in every ISR', async () => (await partitionsOf(cluster.bootstrapServers[1], 'pref')).every((p) => p.isr.includes(0)));
+    expect((await partitionsOf(cluster.bootstrapServers[1], 'pref'))[0].leader).not.toBe(0);
+    const conn = await connectTo(cluster.bootstrapServers[2]);
+    try {
+      for (const v of [0, 1, 2]) {
+        const res = await conn.send('ElectLeaders', v, { electionType: 0, topicPartitions: [{ topic: 'pref', partitions: [0, 1, 9] }], timeoutMs: 5000 });
+        const codes = res.replicaElectionResults[0].partitionResult.map((r) => r.errorCode);
+        // v0 elects; later versions find nothing left to do.
+        expect(codes).toEqual(v === 0 ? [0, 84, 3] : [84, 84, 3]); // NONE / ELECTION_NOT_NEEDED / UNKNOWN_TOPIC_OR_PARTITION
+      }
+      const unclean = await conn.send('ElectLeaders', 2, { electionType: 1, topicPartitions: [{ topic: 'pref', partitions: [0] }], timeoutMs: 5000 });
+      expect(unclean.replicaElectionResults[0].partitionResult[0].errorCode).toBe(84); // it has a leader
+    } finally {
+      await conn.close();
+    }
+    expect((await partitionsOf(cluster.bootstrapServers[2], 'pref')).map((p) => p.leader)).toEqual([0, 1, 2]);
+  });
+
+  test('auto.leader.rebalance.enable: leadership returns to the preferred replica by itself', async () => {
+    cluster = await fastCluster({ config: { 'auto.leader.rebalance.enable': 'true', 'leader.imbalance.check.interval.seconds': '1' } });
+    await createTopic(cluster, 'auto', 3, 3);
+    await cluster.stopBroker(1);
+    expect((await partitionsOf(cluster.bootstrapServers[0], 'auto'))[1].leader).not.toBe(1);
+    await cluster.startBroker(1);
+    await waitFor('preferred leaders everywhere', async () => (await partitionsOf(cluster.bootstrapServers[0], 'auto')).map((p) => p.leader).join() === '0,1,2', 10_000, 100);
+  });
+});
