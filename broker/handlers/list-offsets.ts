@@ -6,7 +6,10 @@
  * and earliest-pending-upload (-6, v10) = -1 (nothing is tiered); a timestamp >= 0 = the first
  * record whose timestamp is >= it, never past the fetchable end (else offset -1, timestamp -1).
  * v0 answers in old_style_offsets. current_leader_epoch (v4+) is checked (FENCED_LEADER_EPOCH /
- * UNKNOWN_LEADER_EPOCH); a partition listed twice gets INVALID_REQUEST.
+ * UNKNOWN_LEADER_EPOCH); a partition listed twice gets INVALID_REQUEST. Right after a leader
+ * election, while the new leader's high watermark is still below the start of its leader epoch,
+ * a client asking for the latest offset (or a timestamp past the high watermark) gets
+ * OFFSET_NOT_AVAILABLE (retriable), as in Kafka, rather than an offset that is about to grow.
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import type { ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/generated/list-offsets';
@@ -40,11 +43,22 @@ export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsR
             const log = part.log;
             const fetchableEnd = isFollower ? log.logEndOffset : readCommitted ? log.lastStableOffset : log.highWatermark;
             let found: { timestamp: bigint; offset: bigint; leaderEpoch: number } | null;
-            if (p.timestamp === LATEST) found = { timestamp: -1n, offset: fetchableEnd, leaderEpoch: part.leaderEpoch };
-            else if (p.timestamp === EARLIEST) found = log.fetchOffsetByTimestamp(EARLIEST);
+            const lagging = !isFollower && part.leaderEpochStartOffset !== null && part.leaderEpochStartOffset > log.highWatermark;
+            const notAvailable = () =>
+              new KafkaError(
+                ErrorCode.OFFSET_NOT_AVAILABLE,
+                `the high watermark (${log.highWatermark}) of ${t.name}-${p.partitionIndex} is behind the start offset of leader epoch ${part.leaderEpoch} (${part.leaderEpochStartOffset})`,
+              );
+            if (p.timestamp === LATEST) {
+              if (lagging) throw notAvailable();
+              found = { timestamp: -1n, offset: fetchableEnd, leaderEpoch: part.leaderEpoch };
+            } else if (p.timestamp === EARLIEST) found = log.fetchOffsetByTimestamp(EARLIEST);
             else {
               found = log.fetchOffsetByTimestamp(p.timestamp);
-              if (found && found.offset >= 0n && found.offset >= fetchableEnd) found = null;
+              if (found && found.offset >= 0n && found.offset >= fetchableEnd) {
+                if (lagging) throw notAvailable();
+                found = null;
+              }
             }
             if (v === 0) {
               return { ...base, errorCode: ErrorCode.NONE, oldStyleOffsets: found && found.offset >= 0n ? [found.offset] : [] };
@@ -59,7 +73,9 @@ export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsR
             };
           } catch (err) {
             if (!(err instanceof KafkaError)) broker.logger.error('ListOffsets failed', { topic: t.name, partition: p.partitionIndex, err });
-            return { ...base, errorCode: toErrorCode(err) };
+            const code = toErrorCode(err);
+            // OFFSET_NOT_AVAILABLE is new in v5; older clients get LEADER_NOT_AVAILABLE (Kafka does the same).
+            return { ...base, errorCode: code === ErrorCode.OFFSET_NOT_AVAILABLE && v < 5 ? ErrorCode.LEADER_NOT_AVAILABLE : code };
           }
         }),
       })),
