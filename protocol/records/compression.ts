@@ -37,11 +37,17 @@ import { ErrorCode, KafkaError } from '../errors';
 import { decodeLz4Frame, Lz4FrameError } from './lz4-frame';
 import { CompressionType } from './record-batch';
 
-// eslint-disable-next-line @typescript-eslint/no-var-requires
-const snappy: {
+/**
+ * The native codecs are loaded on first use: together they cost ~15 MB of RSS and ~40 ms of
+ * startup, which a broker that never sees a compressed batch should not pay.
+ */
+type SnappyModule = {
   compressSync(input: Uint8Array, opts: { copyOutputData: true }): Buffer;
   uncompressSync(input: Uint8Array, opts: { asBuffer: true; copyOutputData: true }): Buffer;
-} = require('snappy');
+};
+let snappyModule: SnappyModule | undefined;
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const snappy = (): SnappyModule => (snappyModule ??= require('snappy'));
 /**
  * snappy's default output is an externally allocated buffer; V8's accounting for those made
  * 32 KiB-block round trips ~8x slower in a steady loop (decompress 241 vs 2007 MB/s, compress
@@ -49,16 +55,20 @@ const snappy: {
  */
 const SNAPPY_OUT = { copyOutputData: true } as const;
 const SNAPPY_IN = { asBuffer: true, copyOutputData: true } as const;
+type Lz4Module = { compressFrameSync(input: Buffer): Buffer };
+let lz4Module: Lz4Module | undefined;
 // eslint-disable-next-line @typescript-eslint/no-var-requires
-const lz4: { compressFrameSync(input: Buffer): Buffer } = require('lz4-napi');
-// eslint-disable-next-line @typescript-eslint/no-var-requires
-const zstd: {
+const lz4 = (): Lz4Module => (lz4Module ??= require('lz4-napi'));
+type ZstdModule = {
   CCtx: new () => { compress(dst: Uint8Array, src: Uint8Array, level: number): number };
   DCtx: new () => { decompressStream(dst: Uint8Array, src: Uint8Array): [number, number, number] };
   getFrameContentSize(frame: Uint8Array): number | null;
   compressBound(n: number): number;
   dStreamOutSize(): number;
-} = require('zstd-napi/binding');
+};
+let zstdModule: ZstdModule | undefined;
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const zstd = (): ZstdModule => (zstdModule ??= require('zstd-napi/binding'));
 
 /**
  * Largest decompressed batch we accept. Kafka has no explicit cap (it streams), but a broker that
@@ -154,7 +164,7 @@ export function compress(type: CompressionType | number, buf: Buffer, level?: nu
     case CompressionType.SNAPPY:
       return xerialCompress(buf);
     case CompressionType.LZ4:
-      return lz4.compressFrameSync(buf);
+      return lz4().compressFrameSync(buf);
     case CompressionType.ZSTD:
       return zstdCompress(buf, level ?? DEFAULT_ZSTD_LEVEL);
   }
@@ -195,7 +205,7 @@ export function xerialCompress(buf: Buffer): Buffer {
   parts.push(header);
   let total = XERIAL_HEADER_SIZE;
   for (let pos = 0; pos < buf.length; pos += XERIAL_BLOCK_SIZE) {
-    const block = snappy.compressSync(buf.subarray(pos, Math.min(buf.length, pos + XERIAL_BLOCK_SIZE)), SNAPPY_OUT);
+    const block = snappy().compressSync(buf.subarray(pos, Math.min(buf.length, pos + XERIAL_BLOCK_SIZE)), SNAPPY_OUT);
     const len = Buffer.allocUnsafe(4);
     len.writeInt32BE(block.length, 0);
     parts.push(len, block);
@@ -206,7 +216,7 @@ export function xerialCompress(buf: Buffer): Buffer {
 
 /** A raw snappy block as KafkaJS codecs write it (no framing). */
 export function snappyRawCompress(buf: Buffer): Buffer {
-  return snappy.compressSync(buf, SNAPPY_OUT);
+  return snappy().compressSync(buf, SNAPPY_OUT);
 }
 
 /**
@@ -236,7 +246,7 @@ function snappyRawBlock(block: Buffer, max: number): Buffer {
     throw corrupt('snappy', `declared length ${declared} impossible for ${block.length} compressed bytes`);
   }
   try {
-    return snappy.uncompressSync(block, SNAPPY_IN);
+    return snappy().uncompressSync(block, SNAPPY_IN);
   } catch (err) {
     throw corrupt('snappy', message(err));
   }
@@ -282,8 +292,8 @@ function lz4Decompress(buf: Buffer, max: number): Buffer {
 // ---------------------------------------------------------------------------------------------
 // zstd
 
-let cctx: InstanceType<typeof zstd.CCtx> | undefined;
-let dctx: InstanceType<typeof zstd.DCtx> | undefined;
+let cctx: InstanceType<ZstdModule['CCtx']> | undefined;
+let dctx: InstanceType<ZstdModule['DCtx']> | undefined;
 /**
  * Scratch buffers reused across calls (all of this runs synchronously, so one of each suffices).
  * Results are copied out of them; buffers above SCRATCH_RETAIN_LIMIT are not kept, so one huge
@@ -295,8 +305,8 @@ const SCRATCH_RETAIN_LIMIT = 4 * 1024 * 1024;
 const MIN_STREAM_CHUNK = 64 * 1024;
 
 function zstdCompress(buf: Buffer, level: number): Buffer {
-  cctx ??= new zstd.CCtx();
-  const bound = zstd.compressBound(buf.length);
+  cctx ??= new (zstd().CCtx)();
+  const bound = zstd().compressBound(buf.length);
   let dst = compressScratch;
   if (!dst || dst.length < bound) {
     dst = Buffer.allocUnsafe(Math.max(bound, MIN_STREAM_CHUNK));
@@ -313,11 +323,11 @@ function zstdCompress(buf: Buffer, level: number): Buffer {
  * input exhausted and the frame unfinished means truncated data.
  */
 function zstdDecompress(buf: Buffer, max: number): Buffer {
-  dctx ??= new zstd.DCtx();
+  dctx ??= new (zstd().DCtx)();
   const d = dctx;
   let declared: number | null;
   try {
-    declared = buf.length >= 4 ? zstd.getFrameContentSize(buf) : null;
+    declared = buf.length >= 4 ? zstd().getFrameContentSize(buf) : null;
   } catch (err) {
     throw corrupt('zstd', message(err));
   }
