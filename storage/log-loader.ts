@@ -22,7 +22,16 @@
  */
 import * as path from 'node:path';
 import { KafkaError } from '../protocol/errors';
-import { CURRENT_MAGIC } from '../protocol/records/record-batch';
+import {
+  BATCH_LENGTH_OFFSET,
+  CURRENT_MAGIC,
+  LAST_OFFSET_DELTA_OFFSET,
+  LOG_OVERHEAD,
+  MAGIC_OFFSET,
+  MAX_TIMESTAMP_OFFSET,
+  PARTITION_LEADER_EPOCH_OFFSET,
+  RECORD_BATCH_OVERHEAD,
+} from '../protocol/records/record-batch';
 import { BatchHeader } from './file-records';
 import { StorageFs, isIoError } from './fs';
 import { LogConfig } from './log-config';
@@ -42,7 +51,7 @@ import {
 import { LogSegment } from './log-segment';
 import { LogSegments } from './log-segments';
 import { IndexVerifier } from './index/index-verifier';
-import { PreviousBatch, SegmentScanner } from './segment-scanner';
+import { PreviousBatch, SegmentScanner, readInt64Number } from './segment-scanner';
 import { CorruptIndexError, StorageLogger, Time, TopicPartition, tpString } from './support';
 
 export interface LoadParams {
@@ -577,23 +586,67 @@ function checkSegmentFiles(
   return undefined;
 }
 
+/**
+ * The load-time check of a trusted segment: one walk of its batch headers (framing and magic, no
+ * CRC) through 1 MiB reads, every index entry checked on the way (index-verifier.ts). Offsets are
+ * handled relative to the segment base, as numbers: no allocation per batch.
+ */
 function verifyIndexesAgainstLog(seg: LogSegment): SegmentSummary | string {
   const oi = seg.offsetIndex;
   const ti = seg.timeIndex;
-  const v = new IndexVerifier({ count: oi.entries, entry: (i) => oi.entry(i) }, { count: ti.entries, entry: (i) => ti.entry(i) }, 1);
-  let magic: string | undefined;
-  const s: SegmentSummary = { firstOffset: null, lastOffset: null, nextOffset: seg.baseOffset, leaderEpoch: -1 };
-  seg.log.scanBatches(0, (h) => {
-    if (h.magic !== CURRENT_MAGIC) {
-      magic = `batch at position ${h.position} has magic ${h.magic}`;
-      return false;
+  const v = new IndexVerifier(
+    seg.baseOffset,
+    { count: oi.entries, entry: (i) => oi.relativeEntry(i) },
+    { count: ti.entries, entry: (i) => ti.relativeEntry(i) },
+    1,
+  );
+  const size = seg.log.sizeInBytes;
+  const segHi = Number(seg.baseOffset >> 32n);
+  const segLo = Number(seg.baseOffset & 0xffffffffn);
+  let firstRel: number | null = null;
+  let lastRel: number | null = null;
+  let epoch = -1;
+  const buf = takeChunk();
+  try {
+    let winStart = 0;
+    let winLen = 0;
+    let pos = 0;
+    while (pos < size && v.wantsMore) {
+      if (size - pos < RECORD_BATCH_OVERHEAD) return `segment ${seg.baseOffset}: ${size - pos} bytes at position ${pos} are too few for a batch header`;
+      if (pos + RECORD_BATCH_OVERHEAD > winStart + winLen) {
+        winStart = pos;
+        winLen = Math.min(buf.length, size - pos);
+        seg.log.readInto(buf, 0, pos, winLen);
+      }
+      const at = pos - winStart;
+      const total = buf.readInt32BE(at + BATCH_LENGTH_OFFSET) + LOG_OVERHEAD;
+      if (total < RECORD_BATCH_OVERHEAD || pos + total > size) {
+        return `segment ${seg.baseOffset}: batch length ${total - LOG_OVERHEAD} at position ${pos} does not fit (file size ${size})`;
+      }
+      const magic = buf.readInt8(at + MAGIC_OFFSET);
+      if (magic !== CURRENT_MAGIC) return `segment ${seg.baseOffset}: batch at position ${pos} has magic ${magic}`;
+      const dHi = buf.readInt32BE(at) - segHi;
+      const rel = dHi * 4294967296 + (buf.readUInt32BE(at + 4) - segLo);
+      const relLast = rel + buf.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET);
+      v.visit({ position: pos, relLast, maxTimestamp: readInt64Number(buf, at + MAX_TIMESTAMP_OFFSET) });
+      if (firstRel === null) firstRel = rel;
+      lastRel = relLast;
+      const e = buf.readInt32BE(at + PARTITION_LEADER_EPOCH_OFFSET);
+      if (e > epoch) epoch = e;
+      pos += total;
     }
-    v.visit({ position: h.position, lastOffset: h.lastOffset, maxTimestamp: Number(h.maxTimestamp) });
-    visitSummary(s, h);
-    return v.wantsMore;
-  });
-  const problems = magic !== undefined ? [magic] : v.finish();
-  return problems.length > 0 ? `segment ${seg.baseOffset}: ${problems[0]}` : s;
+  } finally {
+    giveChunk(buf);
+  }
+  const problems = v.finish();
+  if (problems.length > 0) return `segment ${seg.baseOffset}: ${problems[0]}`;
+  const abs = (r: number): bigint => seg.baseOffset + BigInt(r);
+  return {
+    firstOffset: firstRel === null ? null : abs(firstRel),
+    lastOffset: lastRel === null ? null : abs(lastRel),
+    nextOffset: lastRel === null ? seg.baseOffset : abs(lastRel + 1),
+    leaderEpoch: epoch,
+  };
 }
 
 /** Deletes stray *.deleted files, .cleaned files and swap files of an unfinished split; returns the valid swaps. */

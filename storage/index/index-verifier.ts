@@ -20,20 +20,22 @@ export interface IndexEntryView<E> {
   entry(i: number): E;
 }
 
+/** Offsets are relative to the segment's base offset (numbers: a segment spans < 2^31 offsets). */
 export interface OffsetEntry {
-  offset: bigint;
+  rel: number;
   position: number;
 }
 
 export interface TimeEntry {
   timestamp: number;
-  offset: bigint;
+  rel: number;
 }
 
 /** The batch header fields the verifier needs. */
 export interface VerifiedBatch {
   position: number;
-  lastOffset: bigint;
+  /** Last offset relative to the segment base. */
+  relLast: number;
   maxTimestamp: number;
 }
 
@@ -44,10 +46,11 @@ export class IndexVerifier {
   private oEntry: OffsetEntry | null;
   private tEntry: TimeEntry | null;
   private runMax = -1;
-  private runMaxOffset: bigint | null = null;
+  private runMaxRel = -1;
   private prevTimestamp = -Infinity;
 
   constructor(
+    private readonly baseOffset: bigint,
     private readonly offsets: IndexEntryView<OffsetEntry> | null,
     private readonly times: IndexEntryView<TimeEntry> | null,
     /** Stop collecting after this many problems. */
@@ -62,6 +65,10 @@ export class IndexVerifier {
     return this.problems.length < this.maxProblems;
   }
 
+  private abs(rel: number): bigint {
+    return this.baseOffset + BigInt(rel);
+  }
+
   private problem(msg: string): void {
     if (this.problems.length < this.maxProblems) this.problems.push(msg);
   }
@@ -69,29 +76,31 @@ export class IndexVerifier {
   /** The next batch of the segment, in file order. */
   visit(b: VerifiedBatch): void {
     while (this.oEntry !== null && this.oEntry.position < b.position) {
-      this.problem(`offset index entry ${this.o} (offset ${this.oEntry.offset}, position ${this.oEntry.position}) does not point at the start of a batch`);
+      this.problem(`offset index entry ${this.o} (offset ${this.abs(this.oEntry.rel)}, position ${this.oEntry.position}) does not point at the start of a batch`);
       this.nextOffsetEntry();
     }
     if (this.oEntry !== null && this.oEntry.position === b.position) {
-      if (this.oEntry.offset !== b.lastOffset) {
-        this.problem(`offset index entry ${this.o} names offset ${this.oEntry.offset} for the batch at position ${b.position}, whose last offset is ${b.lastOffset}`);
+      if (this.oEntry.rel !== b.relLast) {
+        this.problem(
+          `offset index entry ${this.o} names offset ${this.abs(this.oEntry.rel)} for the batch at position ${b.position}, whose last offset is ${this.abs(b.relLast)}`,
+        );
       }
       this.nextOffsetEntry();
     }
     if (b.maxTimestamp > this.runMax) {
       this.runMax = b.maxTimestamp;
-      this.runMaxOffset = b.lastOffset;
+      this.runMaxRel = b.relLast;
     }
-    while (this.tEntry !== null && this.tEntry.offset <= b.lastOffset) {
+    while (this.tEntry !== null && this.tEntry.rel <= b.relLast) {
       const e = this.tEntry;
       if (e.timestamp <= this.prevTimestamp) {
         this.problem(`time index entry ${this.t} has timestamp ${e.timestamp}, not above the previous entry's ${this.prevTimestamp}`);
-      } else if (e.offset !== b.lastOffset) {
-        this.problem(`time index entry ${this.t} (timestamp ${e.timestamp}) names offset ${e.offset}, inside the batch ending at ${b.lastOffset}`);
-      } else if (e.timestamp !== b.maxTimestamp || this.runMaxOffset !== b.lastOffset) {
+      } else if (e.rel !== b.relLast) {
+        this.problem(`time index entry ${this.t} (timestamp ${e.timestamp}) names offset ${this.abs(e.rel)}, inside the batch ending at ${this.abs(b.relLast)}`);
+      } else if (e.timestamp !== b.maxTimestamp || this.runMaxRel !== b.relLast) {
         this.problem(
-          `time index entry ${this.t} (timestamp ${e.timestamp}, offset ${e.offset}) does not match the batch ending there ` +
-            `(max timestamp ${b.maxTimestamp}; the segment's largest so far is ${this.runMax} at offset ${this.runMaxOffset})`,
+          `time index entry ${this.t} (timestamp ${e.timestamp}, offset ${this.abs(e.rel)}) does not match the batch ending there ` +
+            `(max timestamp ${b.maxTimestamp}; the segment's largest so far is ${this.runMax} at offset ${this.abs(this.runMaxRel)})`,
         );
       }
       this.prevTimestamp = e.timestamp;
@@ -107,17 +116,17 @@ export class IndexVerifier {
   finish(complete = true, activeSegment = false): string[] {
     if (!complete) return this.problems;
     while (this.oEntry !== null) {
-      this.problem(`offset index entry ${this.o} (offset ${this.oEntry.offset}, position ${this.oEntry.position}) lies past the last batch`);
+      this.problem(`offset index entry ${this.o} (offset ${this.abs(this.oEntry.rel)}, position ${this.oEntry.position}) lies past the last batch`);
       this.nextOffsetEntry();
     }
     while (this.tEntry !== null) {
-      this.problem(`time index entry ${this.t} (timestamp ${this.tEntry.timestamp}, offset ${this.tEntry.offset}) lies past the last batch`);
+      this.problem(`time index entry ${this.t} (timestamp ${this.tEntry.timestamp}, offset ${this.abs(this.tEntry.rel)}) lies past the last batch`);
       this.nextTimeEntry();
     }
     if (this.times !== null && this.runMax >= 0 && !activeSegment) {
       const last = this.times.count > 0 ? this.times.entry(this.times.count - 1) : null;
-      if (last === null || last.timestamp !== this.runMax || last.offset !== this.runMaxOffset) {
-        this.problem(`the time index does not end with the segment's largest timestamp ${this.runMax} (offset ${this.runMaxOffset})`);
+      if (last === null || last.timestamp !== this.runMax || last.rel !== this.runMaxRel) {
+        this.problem(`the time index does not end with the segment's largest timestamp ${this.runMax} (offset ${this.abs(this.runMaxRel)})`);
       }
     }
     return this.problems;

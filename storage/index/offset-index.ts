@@ -34,6 +34,13 @@ export class OffsetIndex extends AbstractIndex {
     return (this.data as Buffer).readInt32BE(i * ENTRY_SIZE + 4);
   }
 
+  /** Entry `i` as (offset relative to the base, position), without allocating a bigint. */
+  relativeEntry(i: number): { rel: number; position: number } {
+    this.ensureLoaded();
+    if (i < 0 || i >= this._entries) throw new RangeError(`index entry ${i} out of range (${this._entries} entries)`);
+    return { rel: this.rel(i), position: this.pos(i) };
+  }
+
   entry(i: number): OffsetPosition {
     this.ensureLoaded();
     if (i < 0 || i >= this._entries) throw new RangeError(`index entry ${i} out of range (${this._entries} entries)`);

@@ -36,6 +36,13 @@ export class TimeIndex extends AbstractIndex {
     return (this.data as Buffer).readInt32BE(i * ENTRY_SIZE + 8);
   }
 
+  /** Entry `i` with its offset relative to the base, without allocating a bigint. */
+  relativeEntry(i: number): { timestamp: number; rel: number } {
+    this.ensureLoaded();
+    if (i < 0 || i >= this._entries) throw new RangeError(`time index entry ${i} out of range (${this._entries} entries)`);
+    return { timestamp: this.ts(i), rel: this.rel(i) };
+  }
+
   entry(i: number): TimestampOffset {
     this.ensureLoaded();
     if (i < 0 || i >= this._entries) throw new RangeError(`time index entry ${i} out of range (${this._entries} entries)`);

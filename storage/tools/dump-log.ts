@@ -373,17 +373,17 @@ export class LogDumper {
     const times: TimeEntry[] = [];
     for (let i = 0; i < n; i++) {
       const at = i * entrySize;
-      if (kind === 'offset') offsets.push({ offset: base + BigInt(raw.readInt32BE(at)), position: raw.readInt32BE(at + 4) });
-      else times.push({ timestamp: readInt64Number(raw, at), offset: base + BigInt(raw.readInt32BE(at + 8)) });
+      if (kind === 'offset') offsets.push({ rel: raw.readInt32BE(at), position: raw.readInt32BE(at + 4) });
+      else times.push({ timestamp: readInt64Number(raw, at), rel: raw.readInt32BE(at + 8) });
     }
     const logFile = path.join(path.dirname(file), path.basename(file).replace(/\.(index|timeindex)$/, LOG_FILE_SUFFIX));
     const verifier =
       kind === 'offset'
-        ? new IndexVerifier({ count: offsets.length, entry: (i) => offsets[i] }, null)
-        : new IndexVerifier(null, { count: times.length, entry: (i) => times[i] });
+        ? new IndexVerifier(base, { count: offsets.length, entry: (i) => offsets[i] }, null)
+        : new IndexVerifier(base, null, { count: times.length, entry: (i) => times[i] });
+    const relLastOf = (h: Buffer): number => Number(h.readBigInt64BE(0) - base) + h.readInt32BE(23);
     const walk = walkHeaders(logFile, (position, h) => {
-      const lastOffset = h.readBigInt64BE(0) + BigInt(h.readInt32BE(23));
-      verifier.visit({ position, lastOffset, maxTimestamp: readInt64Number(h, 35) });
+      verifier.visit({ position, relLast: relLastOf(h), maxTimestamp: readInt64Number(h, 35) });
     });
     if (walk.stopped !== undefined) problems.push(`cannot check every entry against ${path.basename(logFile)}: ${walk.stopped}`);
     // The newest segment of a running broker has no final time-index entry yet (written when it
@@ -391,21 +391,19 @@ export class LogDumper {
     const newest = !nodefs.readdirSync(path.dirname(file)).some((n) => n.endsWith(LOG_FILE_SUFFIX) && (offsetFromFileName(n) ?? -1n) > base);
     for (const p of verifier.finish(walk.stopped === undefined, kind === 'time' && newest && !this.opts.closedLog)) problems.push(p);
     if (kind === 'time' && newest && !this.opts.closedLog && walk.stopped === undefined) {
-      const strict = new IndexVerifier(null, { count: times.length, entry: (i) => times[i] });
-      walkHeaders(logFile, (position, h) => strict.visit({ position, lastOffset: h.readBigInt64BE(0) + BigInt(h.readInt32BE(23)), maxTimestamp: readInt64Number(h, 35) }));
+      const strict = new IndexVerifier(base, null, { count: times.length, entry: (i) => times[i] });
+      walkHeaders(logFile, (position, h) => strict.visit({ position, relLast: relLastOf(h), maxTimestamp: readInt64Number(h, 35) }));
       if (strict.finish().length > 0) this.out(`(newest segment: its largest timestamp is not in the time index yet; a broker writes it when the segment rolls or the broker stops)`);
     }
-    for (let i = 0; i < offsets.length; i++) {
-      if (offsets[i].offset < base || raw.readInt32BE(i * 8) < 0) problems.push(`entry ${i} has a negative relative offset`);
-    }
+    for (let i = 0; i < offsets.length; i++) if (offsets[i].rel < 0) problems.push(`entry ${i} has a negative relative offset`);
 
     if (this.opts.indexSanityCheck) {
       if (problems.length === 0) this.out(`${file} passed sanity check.`);
       else this.out(`${file} failed sanity check: ${problems[0]}`);
     } else if (!this.opts.verifyIndexOnly) {
       if (n === 0) this.out(`${file} is empty.`);
-      if (kind === 'offset') for (const e of offsets) this.out(`offset: ${e.offset} position: ${e.position}`);
-      else for (const e of times) this.out(`timestamp: ${e.timestamp} offset: ${e.offset}`);
+      if (kind === 'offset') for (const e of offsets) this.out(`offset: ${base + BigInt(e.rel)} position: ${e.position}`);
+      else for (const e of times) this.out(`timestamp: ${e.timestamp} offset: ${base + BigInt(e.rel)}`);
     }
     if (zeros > 0) this.out(`${zeros} trailing zero entries (preallocated space) ignored`);
     this.report(file, problems);
