@@ -53,6 +53,7 @@ export interface RunningCluster {
   readonly bootstrapServers: string[];
   /** Running brokers by node id (undefined while stopped). */
   readonly brokers: ReadonlyMap<number, RunningBroker>;
+  /** The controller now running (replaced by restartController). */
   readonly controller: ControllerServer;
   readonly controllerAddress: string;
   readonly clusterId: string;
@@ -66,6 +67,11 @@ export interface RunningCluster {
   startBroker(nodeId: number): Promise<RunningBroker>;
   /** Fault injection: every follower fetch of this broker waits `delayMs` first (0 = normal). */
   slowReplication(nodeId: number, delayMs: number): void;
+  /**
+   * Stops the controller and starts it again on the same port and metadata log. Brokers keep
+   * serving meanwhile (nothing in the metadata can change) and reconnect by themselves.
+   */
+  restartController(downMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -91,21 +97,23 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
   };
   try {
     const controllerPort = opts.port !== undefined && opts.port !== 0 ? opts.port + n : 0;
-    controller = await ControllerServer.start({
-      file: opts.configFile,
-      overrides: opts.overrides,
-      props: {
-        ...common,
-        'process.roles': 'controller',
-        'node.id': String(controllerNodeId),
-        listeners: `CONTROLLER://${host}:${controllerPort}`,
-        'controller.listener.names': 'CONTROLLER',
-        'log.dirs': path.join(dataDir, 'controller'),
-      },
-      versionCaps: parseVersionCaps(opts.maxApiVersions),
-      logLevel: opts.logLevel,
-      logger: opts.logger?.child(`controller-${controllerNodeId}`),
-    });
+    const startController = (port: number) =>
+      ControllerServer.start({
+        file: opts.configFile,
+        overrides: opts.overrides,
+        props: {
+          ...common,
+          'process.roles': 'controller',
+          'node.id': String(controllerNodeId),
+          listeners: `CONTROLLER://${host}:${port}`,
+          'controller.listener.names': 'CONTROLLER',
+          'log.dirs': path.join(dataDir, 'controller'),
+        },
+        versionCaps: parseVersionCaps(opts.maxApiVersions),
+        logLevel: opts.logLevel,
+        logger: opts.logger?.child(`controller-${controllerNodeId}`),
+      });
+    controller = await startController(controllerPort);
     const controllerAddress = `${controller.endpoint.host}:${controller.endpoint.port}`;
 
     const start = async (id: number): Promise<RunningBroker> => {
@@ -133,13 +141,14 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
     };
     await Promise.all([...ports.keys()].map((id) => start(id)));
     const clusterId = controller.clusterId;
-    const ctl = controller;
     return {
       get bootstrapServers() {
         return [...ports.entries()].sort((a, b) => a[0] - b[0]).map(([, port]) => `${host}:${port}`);
       },
       brokers,
-      controller: ctl,
+      get controller() {
+        return controller!;
+      },
       controllerAddress,
       clusterId,
       dataDir,
@@ -159,6 +168,12 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
         if (!b) return;
         brokers.delete(nodeId);
         await b.server.shutdown({ controlled: false });
+      },
+      async restartController(downMs = 0) {
+        const port = controller!.endpoint.port;
+        await controller!.shutdown();
+        if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+        controller = await startController(port);
       },
       slowReplication(nodeId: number, delayMs: number) {
         brokers.get(nodeId)?.server.replicaManager.setFollowerFetchDelay(delayMs);

@@ -53,7 +53,7 @@ export class AlterPartitionManager {
           for (const q of batch) q.resolve(outcomes.get(q.item) ?? { ok: false, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR });
         },
         (err) => {
-          this.logger.warn(`AlterPartition request failed: ${(err as Error).message}`);
+          this.logger.debug(`AlterPartition request failed: ${(err as Error).message}`);
           for (const q of batch) q.resolve({ ok: false, errorCode: ErrorCode.REQUEST_TIMED_OUT });
         },
       )

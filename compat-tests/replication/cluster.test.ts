@@ -163,3 +163,28 @@ describe('preferred leaders', () => {
     await waitFor('preferred leaders everywhere', async () => (await partitionsOf(cluster.bootstrapServers[0], 'auto')).map((p) => p.leader).join() === '0,1,2', 10_000, 100);
   });
 });
+
+describe('controller restart', () => {
+  let cluster: RunningCluster;
+  afterAll(async () => {
+    await cluster?.close();
+  });
+
+  test('the metadata log is reloaded; brokers reconnect, keep their sessions and are fenced again when they die', async () => {
+    cluster = await fastCluster();
+    await createTopic(cluster, 'kept', 2, 3);
+    const before = await partitionsOf(cluster.bootstrapServers[0], 'kept');
+    await cluster.restartController(300);
+    expect(cluster.controller.controller.image.partition('kept', 1)).toMatchObject({ leader: before[1].leader, isr: [1, 2, 0] });
+    // Brokers stay unfenced through the restart (their heartbeats resume)...
+    await new Promise((r) => setTimeout(r, 1500));
+    for (const id of [0, 1, 2]) expect(cluster.controller.controller.image.broker(id)?.fenced).toBe(false);
+    // ...admin requests reach the new controller...
+    await createTopic(cluster, 'after-restart', 1, 3);
+    expect((await partitionsOf(cluster.bootstrapServers[2], 'after-restart'))[0].isr).toHaveLength(3);
+    // ...and a broker that dies is fenced by it.
+    await cluster.killBroker(2);
+    await waitFor('broker 2 fenced', () => cluster.controller.controller.image.broker(2)?.fenced === true, 5000);
+    await cluster.startBroker(2);
+  });
+});

@@ -11,7 +11,8 @@ import * as path from 'node:path';
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { fetchAll, metadata } from '../../replication/network-client';
 import { connectTo, waitFor } from './helpers';
-import { startProcessCluster, type ProcessCluster } from './processes';
+import * as os from 'node:os';
+import { spawnKrill, startProcessCluster, type ProcessCluster } from './processes';
 import { ContinuousProducer, checkExactlyOnce } from './workload';
 
 jest.setTimeout(90_000);
@@ -114,6 +115,32 @@ describe('a cluster of krill processes', () => {
       expect(bytes[0].length).toBeGreaterThan(0);
       expect(bytes[1].equals(bytes[0])).toBe(true);
       expect(bytes[2].equals(bytes[0])).toBe(true);
+    }
+  });
+});
+
+describe('krill --brokers N', () => {
+  test('one process runs a 3-broker cluster and its controller, prints one ready line, stops cleanly on SIGTERM', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-brokers-'));
+    try {
+      const k = await spawnKrill(
+        ['--brokers', '3', '--host', '127.0.0.1', '--port', '0', '--data-dir', dir, '--override', 'broker.heartbeat.interval.ms=100'],
+        /^krill ready: PLAINTEXT:\/\/([^\s:]+):(\d+), PLAINTEXT:\/\/\S+, PLAINTEXT:\/\/(\S+) nodes 0,1,2 controller (\S+) data (.+)$/,
+      );
+      try {
+        const conn = await connectTo(`${k.match[1]}:${k.match[2]}`);
+        try {
+          const md = await metadata(conn, null);
+          expect(md.brokers.map((b) => b.nodeId).sort()).toEqual([0, 1, 2]);
+        } finally {
+          await conn.close();
+        }
+        expect(fs.readdirSync(dir).sort()).toEqual(['broker-0', 'broker-1', 'broker-2', 'controller']);
+      } finally {
+        await k.stop('SIGTERM');
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -110,6 +110,13 @@ class NodeProcess {
   }
 }
 
+/** One `krill` process with these arguments, ready once its first stdout line matches `ready`. */
+export async function spawnKrill(args: string[], ready: RegExp): Promise<{ match: RegExpExecArray; stop(signal?: NodeJS.Signals): Promise<void> }> {
+  const p = new NodeProcess(() => args, ready);
+  const match = await p.start();
+  return { match, stop: (signal = 'SIGTERM') => p.stop(signal) };
+}
+
 export interface ProcessCluster {
   readonly dataDir: string;
   readonly controllerAddress: string;
