@@ -8,16 +8,12 @@ import {
   ApiKey,
   ALL_APIS,
   apiByKey,
-  readApiVersionsResponse,
-  readMetadataRequest,
-  readProduceRequest,
   requestHeaderVersion,
   responseHeaderVersion,
-  writeApiVersionsRequest,
-  writeApiVersionsResponse,
-  writeMetadataRequest,
-  writeProduceRequest,
 } from './generated';
+import { readApiVersionsResponse, writeApiVersionsRequest, writeApiVersionsResponse } from './generated/api-versions';
+import { readMetadataRequest, writeMetadataRequest } from './generated/metadata';
+import { readProduceRequest, writeProduceRequest } from './generated/produce';
 import { readRequestHeader as readRequestHeaderSchema } from './generated/request-header';
 import {
   CONSUMER_OFFSETS_RECORDS,

@@ -7,28 +7,18 @@
 /* eslint-disable @typescript-eslint/no-require-imports */
 import {
   APIS,
-  readCreateTopicsRequest,
-  readDescribeConfigsRequest,
-  readFetchRequest,
-  readFindCoordinatorRequest,
-  readJoinGroupRequest,
-  readListOffsetsRequest,
-  readMetadataRequest,
-  readOffsetCommitRequest,
-  readProduceRequest,
-  readApiVersionsRequest,
-  writeApiVersionsResponse,
-  writeCreateTopicsResponse,
-  writeDescribeConfigsResponse,
-  writeFetchResponse,
-  writeFindCoordinatorResponse,
-  writeJoinGroupResponse,
-  writeListOffsetsResponse,
-  writeMetadataResponse,
-  writeOffsetCommitResponse,
-  writeProduceResponse,
   type ApiInfo,
 } from './generated';
+import { readApiVersionsRequest, writeApiVersionsResponse } from './generated/api-versions';
+import { readCreateTopicsRequest, writeCreateTopicsResponse } from './generated/create-topics';
+import { readDescribeConfigsRequest, writeDescribeConfigsResponse } from './generated/describe-configs';
+import { readFetchRequest, writeFetchResponse } from './generated/fetch';
+import { readFindCoordinatorRequest, writeFindCoordinatorResponse } from './generated/find-coordinator';
+import { readJoinGroupRequest, writeJoinGroupResponse } from './generated/join-group';
+import { readListOffsetsRequest, writeListOffsetsResponse } from './generated/list-offsets';
+import { readMetadataRequest, writeMetadataResponse } from './generated/metadata';
+import { readOffsetCommitRequest, writeOffsetCommitResponse } from './generated/offset-commit';
+import { readProduceRequest, writeProduceResponse } from './generated/produce';
 import { readRequestHeader, writeRequestHeader } from './header';
 import { Reader } from './primitives/reader';
 import { Writer } from './primitives/writer';

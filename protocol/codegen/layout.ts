@@ -123,17 +123,33 @@ function renderApiIndex(models: MessageModel[], mods: Module[]): string {
   lines.push(`import type { Input } from '../primitives/input';`);
   lines.push(`import type { Reader } from '../primitives/reader';`);
   lines.push(`import type { Writer } from '../primitives/writer';`);
+  // Type-only imports: each API's module is loaded on first use of its codecs (below), so a
+  // process pays for the codecs it uses, not for all 88 at startup.
   reqs.forEach((q, i) => {
     const mod = moduleOf.get(q)!;
     alias.set(mod, `a${i}`);
-    lines.push(`import * as a${i} from '${importPath(mod.path)}';`);
+    lines.push(`import type * as a${i} from '${importPath(mod.path)}';`);
   });
   lines.push('');
   // Headers are not re-exported: protocol/header.ts is the header API (it derives the version).
+  // Only types are re-exported here; import codec functions from their own module.
   for (const mod of mods) {
     if (mod.path.startsWith('records/') || mod.messages.some((m) => m.type === 'header')) continue;
-    lines.push(`export * from '${importPath(mod.path)}';`);
+    lines.push(`export type * from '${importPath(mod.path)}';`);
   }
+  lines.push('');
+  lines.push(
+    '/** Loads a module once, on first call. */',
+    'function lazy<T>(load: () => T): () => T {',
+    '  let m: T | undefined;',
+    '  return () => (m ??= load());',
+    '}',
+    '',
+  );
+  reqs.forEach((q, i) => {
+    const mod = moduleOf.get(q)!;
+    lines.push(`const m${i} = lazy(() => require('${importPath(mod.path)}') as typeof a${i});`);
+  });
   lines.push('');
   lines.push(
     '/** One API: versions from its request schema, listeners, and the codecs of its request and response bodies. */',
@@ -190,8 +206,9 @@ function renderApiIndex(models: MessageModel[], mods: Module[]): string {
     parts.push(`listeners: [${(q.listeners ?? []).map(quote).join(', ')}]`);
     lines.push(`  ${apiName(q)}: {`);
     lines.push(`    ${parts.join(', ')},`);
-    lines.push(`    readRequest: ${a}.read${q.name}, writeRequest: ${a}.write${q.name},`);
-    lines.push(`    readResponse: ${a}.read${p.name}, writeResponse: ${a}.write${p.name},`);
+    const m = a.replace(/^a/, 'm');
+    lines.push(`    readRequest: (r, v) => ${m}().read${q.name}(r, v), writeRequest: (w, v, x) => ${m}().write${q.name}(w, v, x),`);
+    lines.push(`    readResponse: (r, v) => ${m}().read${p.name}(r, v), writeResponse: (w, v, x) => ${m}().write${p.name}(w, v, x),`);
     lines.push('  },');
   }
   lines.push('};', '');

@@ -2,191 +2,286 @@
 import type { Input } from '../primitives/input';
 import type { Reader } from '../primitives/reader';
 import type { Writer } from '../primitives/writer';
-import * as a0 from './produce';
-import * as a1 from './fetch';
-import * as a2 from './list-offsets';
-import * as a3 from './metadata';
-import * as a4 from './leader-and-isr';
-import * as a5 from './stop-replica';
-import * as a6 from './update-metadata';
-import * as a7 from './controlled-shutdown';
-import * as a8 from './offset-commit';
-import * as a9 from './offset-fetch';
-import * as a10 from './find-coordinator';
-import * as a11 from './join-group';
-import * as a12 from './heartbeat';
-import * as a13 from './leave-group';
-import * as a14 from './sync-group';
-import * as a15 from './describe-groups';
-import * as a16 from './list-groups';
-import * as a17 from './sasl-handshake';
-import * as a18 from './api-versions';
-import * as a19 from './create-topics';
-import * as a20 from './delete-topics';
-import * as a21 from './delete-records';
-import * as a22 from './init-producer-id';
-import * as a23 from './offset-for-leader-epoch';
-import * as a24 from './add-partitions-to-txn';
-import * as a25 from './add-offsets-to-txn';
-import * as a26 from './end-txn';
-import * as a27 from './write-txn-markers';
-import * as a28 from './txn-offset-commit';
-import * as a29 from './describe-acls';
-import * as a30 from './create-acls';
-import * as a31 from './delete-acls';
-import * as a32 from './describe-configs';
-import * as a33 from './alter-configs';
-import * as a34 from './alter-replica-log-dirs';
-import * as a35 from './describe-log-dirs';
-import * as a36 from './sasl-authenticate';
-import * as a37 from './create-partitions';
-import * as a38 from './create-delegation-token';
-import * as a39 from './renew-delegation-token';
-import * as a40 from './expire-delegation-token';
-import * as a41 from './describe-delegation-token';
-import * as a42 from './delete-groups';
-import * as a43 from './elect-leaders';
-import * as a44 from './incremental-alter-configs';
-import * as a45 from './alter-partition-reassignments';
-import * as a46 from './list-partition-reassignments';
-import * as a47 from './offset-delete';
-import * as a48 from './describe-client-quotas';
-import * as a49 from './alter-client-quotas';
-import * as a50 from './describe-user-scram-credentials';
-import * as a51 from './alter-user-scram-credentials';
-import * as a52 from './vote';
-import * as a53 from './begin-quorum-epoch';
-import * as a54 from './end-quorum-epoch';
-import * as a55 from './describe-quorum';
-import * as a56 from './alter-partition';
-import * as a57 from './update-features';
-import * as a58 from './envelope';
-import * as a59 from './fetch-snapshot';
-import * as a60 from './describe-cluster';
-import * as a61 from './describe-producers';
-import * as a62 from './broker-registration';
-import * as a63 from './broker-heartbeat';
-import * as a64 from './unregister-broker';
-import * as a65 from './describe-transactions';
-import * as a66 from './list-transactions';
-import * as a67 from './allocate-producer-ids';
-import * as a68 from './consumer-group-heartbeat';
-import * as a69 from './consumer-group-describe';
-import * as a70 from './controller-registration';
-import * as a71 from './get-telemetry-subscriptions';
-import * as a72 from './push-telemetry';
-import * as a73 from './assign-replicas-to-dirs';
-import * as a74 from './list-client-metrics-resources';
-import * as a75 from './describe-topic-partitions';
-import * as a76 from './share-group-heartbeat';
-import * as a77 from './share-group-describe';
-import * as a78 from './share-fetch';
-import * as a79 from './share-acknowledge';
-import * as a80 from './add-raft-voter';
-import * as a81 from './remove-raft-voter';
-import * as a82 from './update-raft-voter';
-import * as a83 from './initialize-share-group-state';
-import * as a84 from './read-share-group-state';
-import * as a85 from './write-share-group-state';
-import * as a86 from './delete-share-group-state';
-import * as a87 from './read-share-group-state-summary';
+import type * as a0 from './produce';
+import type * as a1 from './fetch';
+import type * as a2 from './list-offsets';
+import type * as a3 from './metadata';
+import type * as a4 from './leader-and-isr';
+import type * as a5 from './stop-replica';
+import type * as a6 from './update-metadata';
+import type * as a7 from './controlled-shutdown';
+import type * as a8 from './offset-commit';
+import type * as a9 from './offset-fetch';
+import type * as a10 from './find-coordinator';
+import type * as a11 from './join-group';
+import type * as a12 from './heartbeat';
+import type * as a13 from './leave-group';
+import type * as a14 from './sync-group';
+import type * as a15 from './describe-groups';
+import type * as a16 from './list-groups';
+import type * as a17 from './sasl-handshake';
+import type * as a18 from './api-versions';
+import type * as a19 from './create-topics';
+import type * as a20 from './delete-topics';
+import type * as a21 from './delete-records';
+import type * as a22 from './init-producer-id';
+import type * as a23 from './offset-for-leader-epoch';
+import type * as a24 from './add-partitions-to-txn';
+import type * as a25 from './add-offsets-to-txn';
+import type * as a26 from './end-txn';
+import type * as a27 from './write-txn-markers';
+import type * as a28 from './txn-offset-commit';
+import type * as a29 from './describe-acls';
+import type * as a30 from './create-acls';
+import type * as a31 from './delete-acls';
+import type * as a32 from './describe-configs';
+import type * as a33 from './alter-configs';
+import type * as a34 from './alter-replica-log-dirs';
+import type * as a35 from './describe-log-dirs';
+import type * as a36 from './sasl-authenticate';
+import type * as a37 from './create-partitions';
+import type * as a38 from './create-delegation-token';
+import type * as a39 from './renew-delegation-token';
+import type * as a40 from './expire-delegation-token';
+import type * as a41 from './describe-delegation-token';
+import type * as a42 from './delete-groups';
+import type * as a43 from './elect-leaders';
+import type * as a44 from './incremental-alter-configs';
+import type * as a45 from './alter-partition-reassignments';
+import type * as a46 from './list-partition-reassignments';
+import type * as a47 from './offset-delete';
+import type * as a48 from './describe-client-quotas';
+import type * as a49 from './alter-client-quotas';
+import type * as a50 from './describe-user-scram-credentials';
+import type * as a51 from './alter-user-scram-credentials';
+import type * as a52 from './vote';
+import type * as a53 from './begin-quorum-epoch';
+import type * as a54 from './end-quorum-epoch';
+import type * as a55 from './describe-quorum';
+import type * as a56 from './alter-partition';
+import type * as a57 from './update-features';
+import type * as a58 from './envelope';
+import type * as a59 from './fetch-snapshot';
+import type * as a60 from './describe-cluster';
+import type * as a61 from './describe-producers';
+import type * as a62 from './broker-registration';
+import type * as a63 from './broker-heartbeat';
+import type * as a64 from './unregister-broker';
+import type * as a65 from './describe-transactions';
+import type * as a66 from './list-transactions';
+import type * as a67 from './allocate-producer-ids';
+import type * as a68 from './consumer-group-heartbeat';
+import type * as a69 from './consumer-group-describe';
+import type * as a70 from './controller-registration';
+import type * as a71 from './get-telemetry-subscriptions';
+import type * as a72 from './push-telemetry';
+import type * as a73 from './assign-replicas-to-dirs';
+import type * as a74 from './list-client-metrics-resources';
+import type * as a75 from './describe-topic-partitions';
+import type * as a76 from './share-group-heartbeat';
+import type * as a77 from './share-group-describe';
+import type * as a78 from './share-fetch';
+import type * as a79 from './share-acknowledge';
+import type * as a80 from './add-raft-voter';
+import type * as a81 from './remove-raft-voter';
+import type * as a82 from './update-raft-voter';
+import type * as a83 from './initialize-share-group-state';
+import type * as a84 from './read-share-group-state';
+import type * as a85 from './write-share-group-state';
+import type * as a86 from './delete-share-group-state';
+import type * as a87 from './read-share-group-state-summary';
 
-export * from './add-offsets-to-txn';
-export * from './add-partitions-to-txn';
-export * from './add-raft-voter';
-export * from './allocate-producer-ids';
-export * from './alter-client-quotas';
-export * from './alter-configs';
-export * from './alter-partition-reassignments';
-export * from './alter-partition';
-export * from './alter-replica-log-dirs';
-export * from './alter-user-scram-credentials';
-export * from './api-versions';
-export * from './assign-replicas-to-dirs';
-export * from './begin-quorum-epoch';
-export * from './broker-heartbeat';
-export * from './broker-registration';
-export * from './consumer-group-describe';
-export * from './consumer-group-heartbeat';
-export * from './controlled-shutdown';
-export * from './controller-registration';
-export * from './create-acls';
-export * from './create-delegation-token';
-export * from './create-partitions';
-export * from './create-topics';
-export * from './delete-acls';
-export * from './delete-groups';
-export * from './delete-records';
-export * from './delete-share-group-state';
-export * from './delete-topics';
-export * from './describe-acls';
-export * from './describe-client-quotas';
-export * from './describe-cluster';
-export * from './describe-configs';
-export * from './describe-delegation-token';
-export * from './describe-groups';
-export * from './describe-log-dirs';
-export * from './describe-producers';
-export * from './describe-quorum';
-export * from './describe-topic-partitions';
-export * from './describe-transactions';
-export * from './describe-user-scram-credentials';
-export * from './elect-leaders';
-export * from './end-quorum-epoch';
-export * from './end-txn';
-export * from './envelope';
-export * from './expire-delegation-token';
-export * from './fetch-snapshot';
-export * from './fetch';
-export * from './find-coordinator';
-export * from './get-telemetry-subscriptions';
-export * from './heartbeat';
-export * from './incremental-alter-configs';
-export * from './init-producer-id';
-export * from './initialize-share-group-state';
-export * from './join-group';
-export * from './leader-and-isr';
-export * from './leave-group';
-export * from './list-client-metrics-resources';
-export * from './list-groups';
-export * from './list-offsets';
-export * from './list-partition-reassignments';
-export * from './list-transactions';
-export * from './message-data/consumer-protocol-assignment';
-export * from './message-data/consumer-protocol-subscription';
-export * from './message-data/default-principal-data';
-export * from './message-data/kraft-version-record';
-export * from './message-data/leader-change-message';
-export * from './message-data/snapshot-footer-record';
-export * from './message-data/snapshot-header-record';
-export * from './message-data/voters-record';
-export * from './metadata';
-export * from './offset-commit';
-export * from './offset-delete';
-export * from './offset-fetch';
-export * from './offset-for-leader-epoch';
-export * from './produce';
-export * from './push-telemetry';
-export * from './read-share-group-state-summary';
-export * from './read-share-group-state';
-export * from './remove-raft-voter';
-export * from './renew-delegation-token';
-export * from './sasl-authenticate';
-export * from './sasl-handshake';
-export * from './share-acknowledge';
-export * from './share-fetch';
-export * from './share-group-describe';
-export * from './share-group-heartbeat';
-export * from './stop-replica';
-export * from './sync-group';
-export * from './txn-offset-commit';
-export * from './unregister-broker';
-export * from './update-features';
-export * from './update-metadata';
-export * from './update-raft-voter';
-export * from './vote';
-export * from './write-share-group-state';
-export * from './write-txn-markers';
+export type * from './add-offsets-to-txn';
+export type * from './add-partitions-to-txn';
+export type * from './add-raft-voter';
+export type * from './allocate-producer-ids';
+export type * from './alter-client-quotas';
+export type * from './alter-configs';
+export type * from './alter-partition-reassignments';
+export type * from './alter-partition';
+export type * from './alter-replica-log-dirs';
+export type * from './alter-user-scram-credentials';
+export type * from './api-versions';
+export type * from './assign-replicas-to-dirs';
+export type * from './begin-quorum-epoch';
+export type * from './broker-heartbeat';
+export type * from './broker-registration';
+export type * from './consumer-group-describe';
+export type * from './consumer-group-heartbeat';
+export type * from './controlled-shutdown';
+export type * from './controller-registration';
+export type * from './create-acls';
+export type * from './create-delegation-token';
+export type * from './create-partitions';
+export type * from './create-topics';
+export type * from './delete-acls';
+export type * from './delete-groups';
+export type * from './delete-records';
+export type * from './delete-share-group-state';
+export type * from './delete-topics';
+export type * from './describe-acls';
+export type * from './describe-client-quotas';
+export type * from './describe-cluster';
+export type * from './describe-configs';
+export type * from './describe-delegation-token';
+export type * from './describe-groups';
+export type * from './describe-log-dirs';
+export type * from './describe-producers';
+export type * from './describe-quorum';
+export type * from './describe-topic-partitions';
+export type * from './describe-transactions';
+export type * from './describe-user-scram-credentials';
+export type * from './elect-leaders';
+export type * from './end-quorum-epoch';
+export type * from './end-txn';
+export type * from './envelope';
+export type * from './expire-delegation-token';
+export type * from './fetch-snapshot';
+export type * from './fetch';
+export type * from './find-coordinator';
+export type * from './get-telemetry-subscriptions';
+export type * from './heartbeat';
+export type * from './incremental-alter-configs';
+export type * from './init-producer-id';
+export type * from './initialize-share-group-state';
+export type * from './join-group';
+export type * from './leader-and-isr';
+export type * from './leave-group';
+export type * from './list-client-metrics-resources';
+export type * from './list-groups';
+export type * from './list-offsets';
+export type * from './list-partition-reassignments';
+export type * from './list-transactions';
+export type * from './message-data/consumer-protocol-assignment';
+export type * from './message-data/consumer-protocol-subscription';
+export type * from './message-data/default-principal-data';
+export type * from './message-data/kraft-version-record';
+export type * from './message-data/leader-change-message';
+export type * from './message-data/snapshot-footer-record';
+export type * from './message-data/snapshot-header-record';
+export type * from './message-data/voters-record';
+export type * from './metadata';
+export type * from './offset-commit';
+export type * from './offset-delete';
+export type * from './offset-fetch';
+export type * from './offset-for-leader-epoch';
+export type * from './produce';
+export type * from './push-telemetry';
+export type * from './read-share-group-state-summary';
+export type * from './read-share-group-state';
+export type * from './remove-raft-voter';
+export type * from './renew-delegation-token';
+export type * from './sasl-authenticate';
+export type * from './sasl-handshake';
+export type * from './share-acknowledge';
+export type * from './share-fetch';
+export type * from './share-group-describe';
+export type * from './share-group-heartbeat';
+export type * from './stop-replica';
+export type * from './sync-group';
+export type * from './txn-offset-commit';
+export type * from './unregister-broker';
+export type * from './update-features';
+export type * from './update-metadata';
+export type * from './update-raft-voter';
+export type * from './vote';
+export type * from './write-share-group-state';
+export type * from './write-txn-markers';
+
+/** Loads a module once, on first call. */
+function lazy<T>(load: () => T): () => T {
+  let m: T | undefined;
+  return () => (m ??= load());
+}
+
+const m0 = lazy(() => require('./produce') as typeof a0);
+const m1 = lazy(() => require('./fetch') as typeof a1);
+const m2 = lazy(() => require('./list-offsets') as typeof a2);
+const m3 = lazy(() => require('./metadata') as typeof a3);
+const m4 = lazy(() => require('./leader-and-isr') as typeof a4);
+const m5 = lazy(() => require('./stop-replica') as typeof a5);
+const m6 = lazy(() => require('./update-metadata') as typeof a6);
+const m7 = lazy(() => require('./controlled-shutdown') as typeof a7);
+const m8 = lazy(() => require('./offset-commit') as typeof a8);
+const m9 = lazy(() => require('./offset-fetch') as typeof a9);
+const m10 = lazy(() => require('./find-coordinator') as typeof a10);
+const m11 = lazy(() => require('./join-group') as typeof a11);
+const m12 = lazy(() => require('./heartbeat') as typeof a12);
+const m13 = lazy(() => require('./leave-group') as typeof a13);
+const m14 = lazy(() => require('./sync-group') as typeof a14);
+const m15 = lazy(() => require('./describe-groups') as typeof a15);
+const m16 = lazy(() => require('./list-groups') as typeof a16);
+const m17 = lazy(() => require('./sasl-handshake') as typeof a17);
+const m18 = lazy(() => require('./api-versions') as typeof a18);
+const m19 = lazy(() => require('./create-topics') as typeof a19);
+const m20 = lazy(() => require('./delete-topics') as typeof a20);
+const m21 = lazy(() => require('./delete-records') as typeof a21);
+const m22 = lazy(() => require('./init-producer-id') as typeof a22);
+const m23 = lazy(() => require('./offset-for-leader-epoch') as typeof a23);
+const m24 = lazy(() => require('./add-partitions-to-txn') as typeof a24);
+const m25 = lazy(() => require('./add-offsets-to-txn') as typeof a25);
+const m26 = lazy(() => require('./end-txn') as typeof a26);
+const m27 = lazy(() => require('./write-txn-markers') as typeof a27);
+const m28 = lazy(() => require('./txn-offset-commit') as typeof a28);
+const m29 = lazy(() => require('./describe-acls') as typeof a29);
+const m30 = lazy(() => require('./create-acls') as typeof a30);
+const m31 = lazy(() => require('./delete-acls') as typeof a31);
+const m32 = lazy(() => require('./describe-configs') as typeof a32);
+const m33 = lazy(() => require('./alter-configs') as typeof a33);
+const m34 = lazy(() => require('./alter-replica-log-dirs') as typeof a34);
+const m35 = lazy(() => require('./describe-log-dirs') as typeof a35);
+const m36 = lazy(() => require('./sasl-authenticate') as typeof a36);
+const m37 = lazy(() => require('./create-partitions') as typeof a37);
+const m38 = lazy(() => require('./create-delegation-token') as typeof a38);
+const m39 = lazy(() => require('./renew-delegation-token') as typeof a39);
+const m40 = lazy(() => require('./expire-delegation-token') as typeof a40);
+const m41 = lazy(() => require('./describe-delegation-token') as typeof a41);
+const m42 = lazy(() => require('./delete-groups') as typeof a42);
+const m43 = lazy(() => require('./elect-leaders') as typeof a43);
+const m44 = lazy(() => require('./incremental-alter-configs') as typeof a44);
+const m45 = lazy(() => require('./alter-partition-reassignments') as typeof a45);
+const m46 = lazy(() => require('./list-partition-reassignments') as typeof a46);
+const m47 = lazy(() => require('./offset-delete') as typeof a47);
+const m48 = lazy(() => require('./describe-client-quotas') as typeof a48);
+const m49 = lazy(() => require('./alter-client-quotas') as typeof a49);
+const m50 = lazy(() => require('./describe-user-scram-credentials') as typeof a50);
+const m51 = lazy(() => require('./alter-user-scram-credentials') as typeof a51);
+const m52 = lazy(() => require('./vote') as typeof a52);
+const m53 = lazy(() => require('./begin-quorum-epoch') as typeof a53);
+const m54 = lazy(() => require('./end-quorum-epoch') as typeof a54);
+const m55 = lazy(() => require('./describe-quorum') as typeof a55);
+const m56 = lazy(() => require('./alter-partition') as typeof a56);
+const m57 = lazy(() => require('./update-features') as typeof a57);
+const m58 = lazy(() => require('./envelope') as typeof a58);
+const m59 = lazy(() => require('./fetch-snapshot') as typeof a59);
+const m60 = lazy(() => require('./describe-cluster') as typeof a60);
+const m61 = lazy(() => require('./describe-producers') as typeof a61);
+const m62 = lazy(() => require('./broker-registration') as typeof a62);
+const m63 = lazy(() => require('./broker-heartbeat') as typeof a63);
+const m64 = lazy(() => require('./unregister-broker') as typeof a64);
+const m65 = lazy(() => require('./describe-transactions') as typeof a65);
+const m66 = lazy(() => require('./list-transactions') as typeof a66);
+const m67 = lazy(() => require('./allocate-producer-ids') as typeof a67);
+const m68 = lazy(() => require('./consumer-group-heartbeat') as typeof a68);
+const m69 = lazy(() => require('./consumer-group-describe') as typeof a69);
+const m70 = lazy(() => require('./controller-registration') as typeof a70);
+const m71 = lazy(() => require('./get-telemetry-subscriptions') as typeof a71);
+const m72 = lazy(() => require('./push-telemetry') as typeof a72);
+const m73 = lazy(() => require('./assign-replicas-to-dirs') as typeof a73);
+const m74 = lazy(() => require('./list-client-metrics-resources') as typeof a74);
+const m75 = lazy(() => require('./describe-topic-partitions') as typeof a75);
+const m76 = lazy(() => require('./share-group-heartbeat') as typeof a76);
+const m77 = lazy(() => require('./share-group-describe') as typeof a77);
+const m78 = lazy(() => require('./share-fetch') as typeof a78);
+const m79 = lazy(() => require('./share-acknowledge') as typeof a79);
+const m80 = lazy(() => require('./add-raft-voter') as typeof a80);
+const m81 = lazy(() => require('./remove-raft-voter') as typeof a81);
+const m82 = lazy(() => require('./update-raft-voter') as typeof a82);
+const m83 = lazy(() => require('./initialize-share-group-state') as typeof a83);
+const m84 = lazy(() => require('./read-share-group-state') as typeof a84);
+const m85 = lazy(() => require('./write-share-group-state') as typeof a85);
+const m86 = lazy(() => require('./delete-share-group-state') as typeof a86);
+const m87 = lazy(() => require('./read-share-group-state-summary') as typeof a87);
 
 /** One API: versions from its request schema, listeners, and the codecs of its request and response bodies. */
 export interface ApiInfo<Req = unknown, Res = unknown> {
@@ -394,443 +489,443 @@ export interface ApiMessages {
 export const APIS: { readonly [K in ApiName]: ApiInfo<ApiMessages[K]['request'], ApiMessages[K]['response']> } = {
   Produce: {
     apiKey: 0, name: 'Produce', minVersion: 0, maxVersion: 11, firstFlexibleVersion: 9, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 6 }, listeners: ['zkBroker', 'broker'],
-    readRequest: a0.readProduceRequest, writeRequest: a0.writeProduceRequest,
-    readResponse: a0.readProduceResponse, writeResponse: a0.writeProduceResponse,
+    readRequest: (r, v) => m0().readProduceRequest(r, v), writeRequest: (w, v, x) => m0().writeProduceRequest(w, v, x),
+    readResponse: (r, v) => m0().readProduceResponse(r, v), writeResponse: (w, v, x) => m0().writeProduceResponse(w, v, x),
   },
   Fetch: {
     apiKey: 1, name: 'Fetch', minVersion: 0, maxVersion: 17, firstFlexibleVersion: 12, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 3 }, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a1.readFetchRequest, writeRequest: a1.writeFetchRequest,
-    readResponse: a1.readFetchResponse, writeResponse: a1.writeFetchResponse,
+    readRequest: (r, v) => m1().readFetchRequest(r, v), writeRequest: (w, v, x) => m1().writeFetchRequest(w, v, x),
+    readResponse: (r, v) => m1().readFetchResponse(r, v), writeResponse: (w, v, x) => m1().writeFetchResponse(w, v, x),
   },
   ListOffsets: {
     apiKey: 2, name: 'ListOffsets', minVersion: 0, maxVersion: 10, firstFlexibleVersion: 6, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker'],
-    readRequest: a2.readListOffsetsRequest, writeRequest: a2.writeListOffsetsRequest,
-    readResponse: a2.readListOffsetsResponse, writeResponse: a2.writeListOffsetsResponse,
+    readRequest: (r, v) => m2().readListOffsetsRequest(r, v), writeRequest: (w, v, x) => m2().writeListOffsetsRequest(w, v, x),
+    readResponse: (r, v) => m2().readListOffsetsResponse(r, v), writeResponse: (w, v, x) => m2().writeListOffsetsResponse(w, v, x),
   },
   Metadata: {
     apiKey: 3, name: 'Metadata', minVersion: 0, maxVersion: 12, firstFlexibleVersion: 9, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 3 }, listeners: ['zkBroker', 'broker'],
-    readRequest: a3.readMetadataRequest, writeRequest: a3.writeMetadataRequest,
-    readResponse: a3.readMetadataResponse, writeResponse: a3.writeMetadataResponse,
+    readRequest: (r, v) => m3().readMetadataRequest(r, v), writeRequest: (w, v, x) => m3().writeMetadataRequest(w, v, x),
+    readResponse: (r, v) => m3().readMetadataResponse(r, v), writeResponse: (w, v, x) => m3().writeMetadataResponse(w, v, x),
   },
   LeaderAndIsr: {
     apiKey: 4, name: 'LeaderAndIsr', minVersion: 0, maxVersion: 7, firstFlexibleVersion: 4, latestVersionUnstable: false, listeners: ['zkBroker'],
-    readRequest: a4.readLeaderAndIsrRequest, writeRequest: a4.writeLeaderAndIsrRequest,
-    readResponse: a4.readLeaderAndIsrResponse, writeResponse: a4.writeLeaderAndIsrResponse,
+    readRequest: (r, v) => m4().readLeaderAndIsrRequest(r, v), writeRequest: (w, v, x) => m4().writeLeaderAndIsrRequest(w, v, x),
+    readResponse: (r, v) => m4().readLeaderAndIsrResponse(r, v), writeResponse: (w, v, x) => m4().writeLeaderAndIsrResponse(w, v, x),
   },
   StopReplica: {
     apiKey: 5, name: 'StopReplica', minVersion: 0, maxVersion: 4, firstFlexibleVersion: 2, latestVersionUnstable: false, listeners: ['zkBroker'],
-    readRequest: a5.readStopReplicaRequest, writeRequest: a5.writeStopReplicaRequest,
-    readResponse: a5.readStopReplicaResponse, writeResponse: a5.writeStopReplicaResponse,
+    readRequest: (r, v) => m5().readStopReplicaRequest(r, v), writeRequest: (w, v, x) => m5().writeStopReplicaRequest(w, v, x),
+    readResponse: (r, v) => m5().readStopReplicaResponse(r, v), writeResponse: (w, v, x) => m5().writeStopReplicaResponse(w, v, x),
   },
   UpdateMetadata: {
     apiKey: 6, name: 'UpdateMetadata', minVersion: 0, maxVersion: 8, firstFlexibleVersion: 6, latestVersionUnstable: false, listeners: ['zkBroker'],
-    readRequest: a6.readUpdateMetadataRequest, writeRequest: a6.writeUpdateMetadataRequest,
-    readResponse: a6.readUpdateMetadataResponse, writeResponse: a6.writeUpdateMetadataResponse,
+    readRequest: (r, v) => m6().readUpdateMetadataRequest(r, v), writeRequest: (w, v, x) => m6().writeUpdateMetadataRequest(w, v, x),
+    readResponse: (r, v) => m6().readUpdateMetadataResponse(r, v), writeResponse: (w, v, x) => m6().writeUpdateMetadataResponse(w, v, x),
   },
   ControlledShutdown: {
     apiKey: 7, name: 'ControlledShutdown', minVersion: 0, maxVersion: 3, firstFlexibleVersion: 3, latestVersionUnstable: false, listeners: ['zkBroker', 'controller'],
-    readRequest: a7.readControlledShutdownRequest, writeRequest: a7.writeControlledShutdownRequest,
-    readResponse: a7.readControlledShutdownResponse, writeResponse: a7.writeControlledShutdownResponse,
+    readRequest: (r, v) => m7().readControlledShutdownRequest(r, v), writeRequest: (w, v, x) => m7().writeControlledShutdownRequest(w, v, x),
+    readResponse: (r, v) => m7().readControlledShutdownResponse(r, v), writeResponse: (w, v, x) => m7().writeControlledShutdownResponse(w, v, x),
   },
   OffsetCommit: {
     apiKey: 8, name: 'OffsetCommit', minVersion: 0, maxVersion: 9, firstFlexibleVersion: 8, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 1 }, listeners: ['zkBroker', 'broker'],
-    readRequest: a8.readOffsetCommitRequest, writeRequest: a8.writeOffsetCommitRequest,
-    readResponse: a8.readOffsetCommitResponse, writeResponse: a8.writeOffsetCommitResponse,
+    readRequest: (r, v) => m8().readOffsetCommitRequest(r, v), writeRequest: (w, v, x) => m8().writeOffsetCommitRequest(w, v, x),
+    readResponse: (r, v) => m8().readOffsetCommitResponse(r, v), writeResponse: (w, v, x) => m8().writeOffsetCommitResponse(w, v, x),
   },
   OffsetFetch: {
     apiKey: 9, name: 'OffsetFetch', minVersion: 0, maxVersion: 9, firstFlexibleVersion: 6, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker'],
-    readRequest: a9.readOffsetFetchRequest, writeRequest: a9.writeOffsetFetchRequest,
-    readResponse: a9.readOffsetFetchResponse, writeResponse: a9.writeOffsetFetchResponse,
+    readRequest: (r, v) => m9().readOffsetFetchRequest(r, v), writeRequest: (w, v, x) => m9().writeOffsetFetchRequest(w, v, x),
+    readResponse: (r, v) => m9().readOffsetFetchResponse(r, v), writeResponse: (w, v, x) => m9().writeOffsetFetchResponse(w, v, x),
   },
   FindCoordinator: {
     apiKey: 10, name: 'FindCoordinator', minVersion: 0, maxVersion: 6, firstFlexibleVersion: 3, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker'],
-    readRequest: a10.readFindCoordinatorRequest, writeRequest: a10.writeFindCoordinatorRequest,
-    readResponse: a10.readFindCoordinatorResponse, writeResponse: a10.writeFindCoordinatorResponse,
+    readRequest: (r, v) => m10().readFindCoordinatorRequest(r, v), writeRequest: (w, v, x) => m10().writeFindCoordinatorRequest(w, v, x),
+    readResponse: (r, v) => m10().readFindCoordinatorResponse(r, v), writeResponse: (w, v, x) => m10().writeFindCoordinatorResponse(w, v, x),
   },
   JoinGroup: {
     apiKey: 11, name: 'JoinGroup', minVersion: 0, maxVersion: 9, firstFlexibleVersion: 6, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 1 }, listeners: ['zkBroker', 'broker'],
-    readRequest: a11.readJoinGroupRequest, writeRequest: a11.writeJoinGroupRequest,
-    readResponse: a11.readJoinGroupResponse, writeResponse: a11.writeJoinGroupResponse,
+    readRequest: (r, v) => m11().readJoinGroupRequest(r, v), writeRequest: (w, v, x) => m11().writeJoinGroupRequest(w, v, x),
+    readResponse: (r, v) => m11().readJoinGroupResponse(r, v), writeResponse: (w, v, x) => m11().writeJoinGroupResponse(w, v, x),
   },
   Heartbeat: {
     apiKey: 12, name: 'Heartbeat', minVersion: 0, maxVersion: 4, firstFlexibleVersion: 4, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a12.readHeartbeatRequest, writeRequest: a12.writeHeartbeatRequest,
-    readResponse: a12.readHeartbeatResponse, writeResponse: a12.writeHeartbeatResponse,
+    readRequest: (r, v) => m12().readHeartbeatRequest(r, v), writeRequest: (w, v, x) => m12().writeHeartbeatRequest(w, v, x),
+    readResponse: (r, v) => m12().readHeartbeatResponse(r, v), writeResponse: (w, v, x) => m12().writeHeartbeatResponse(w, v, x),
   },
   LeaveGroup: {
     apiKey: 13, name: 'LeaveGroup', minVersion: 0, maxVersion: 5, firstFlexibleVersion: 4, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a13.readLeaveGroupRequest, writeRequest: a13.writeLeaveGroupRequest,
-    readResponse: a13.readLeaveGroupResponse, writeResponse: a13.writeLeaveGroupResponse,
+    readRequest: (r, v) => m13().readLeaveGroupRequest(r, v), writeRequest: (w, v, x) => m13().writeLeaveGroupRequest(w, v, x),
+    readResponse: (r, v) => m13().readLeaveGroupResponse(r, v), writeResponse: (w, v, x) => m13().writeLeaveGroupResponse(w, v, x),
   },
   SyncGroup: {
     apiKey: 14, name: 'SyncGroup', minVersion: 0, maxVersion: 5, firstFlexibleVersion: 4, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a14.readSyncGroupRequest, writeRequest: a14.writeSyncGroupRequest,
-    readResponse: a14.readSyncGroupResponse, writeResponse: a14.writeSyncGroupResponse,
+    readRequest: (r, v) => m14().readSyncGroupRequest(r, v), writeRequest: (w, v, x) => m14().writeSyncGroupRequest(w, v, x),
+    readResponse: (r, v) => m14().readSyncGroupResponse(r, v), writeResponse: (w, v, x) => m14().writeSyncGroupResponse(w, v, x),
   },
   DescribeGroups: {
     apiKey: 15, name: 'DescribeGroups', minVersion: 0, maxVersion: 5, firstFlexibleVersion: 5, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a15.readDescribeGroupsRequest, writeRequest: a15.writeDescribeGroupsRequest,
-    readResponse: a15.readDescribeGroupsResponse, writeResponse: a15.writeDescribeGroupsResponse,
+    readRequest: (r, v) => m15().readDescribeGroupsRequest(r, v), writeRequest: (w, v, x) => m15().writeDescribeGroupsRequest(w, v, x),
+    readResponse: (r, v) => m15().readDescribeGroupsResponse(r, v), writeResponse: (w, v, x) => m15().writeDescribeGroupsResponse(w, v, x),
   },
   ListGroups: {
     apiKey: 16, name: 'ListGroups', minVersion: 0, maxVersion: 5, firstFlexibleVersion: 3, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a16.readListGroupsRequest, writeRequest: a16.writeListGroupsRequest,
-    readResponse: a16.readListGroupsResponse, writeResponse: a16.writeListGroupsResponse,
+    readRequest: (r, v) => m16().readListGroupsRequest(r, v), writeRequest: (w, v, x) => m16().writeListGroupsRequest(w, v, x),
+    readResponse: (r, v) => m16().readListGroupsResponse(r, v), writeResponse: (w, v, x) => m16().writeListGroupsResponse(w, v, x),
   },
   SaslHandshake: {
     apiKey: 17, name: 'SaslHandshake', minVersion: 0, maxVersion: 1, firstFlexibleVersion: Infinity, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a17.readSaslHandshakeRequest, writeRequest: a17.writeSaslHandshakeRequest,
-    readResponse: a17.readSaslHandshakeResponse, writeResponse: a17.writeSaslHandshakeResponse,
+    readRequest: (r, v) => m17().readSaslHandshakeRequest(r, v), writeRequest: (w, v, x) => m17().writeSaslHandshakeRequest(w, v, x),
+    readResponse: (r, v) => m17().readSaslHandshakeResponse(r, v), writeResponse: (w, v, x) => m17().writeSaslHandshakeResponse(w, v, x),
   },
   ApiVersions: {
     apiKey: 18, name: 'ApiVersions', minVersion: 0, maxVersion: 4, firstFlexibleVersion: 3, latestVersionUnstable: false, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a18.readApiVersionsRequest, writeRequest: a18.writeApiVersionsRequest,
-    readResponse: a18.readApiVersionsResponse, writeResponse: a18.writeApiVersionsResponse,
+    readRequest: (r, v) => m18().readApiVersionsRequest(r, v), writeRequest: (w, v, x) => m18().writeApiVersionsRequest(w, v, x),
+    readResponse: (r, v) => m18().readApiVersionsResponse(r, v), writeResponse: (w, v, x) => m18().writeApiVersionsResponse(w, v, x),
   },
   CreateTopics: {
     apiKey: 19, name: 'CreateTopics', minVersion: 0, maxVersion: 7, firstFlexibleVersion: 5, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 1 }, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a19.readCreateTopicsRequest, writeRequest: a19.writeCreateTopicsRequest,
-    readResponse: a19.readCreateTopicsResponse, writeResponse: a19.writeCreateTopicsResponse,
+    readRequest: (r, v) => m19().readCreateTopicsRequest(r, v), writeRequest: (w, v, x) => m19().writeCreateTopicsRequest(w, v, x),
+    readResponse: (r, v) => m19().readCreateTopicsResponse(r, v), writeResponse: (w, v, x) => m19().writeCreateTopicsResponse(w, v, x),
   },
   DeleteTopics: {
     apiKey: 20, name: 'DeleteTopics', minVersion: 0, maxVersion: 6, firstFlexibleVersion: 4, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a20.readDeleteTopicsRequest, writeRequest: a20.writeDeleteTopicsRequest,
-    readResponse: a20.readDeleteTopicsResponse, writeResponse: a20.writeDeleteTopicsResponse,
+    readRequest: (r, v) => m20().readDeleteTopicsRequest(r, v), writeRequest: (w, v, x) => m20().writeDeleteTopicsRequest(w, v, x),
+    readResponse: (r, v) => m20().readDeleteTopicsResponse(r, v), writeResponse: (w, v, x) => m20().writeDeleteTopicsResponse(w, v, x),
   },
   DeleteRecords: {
     apiKey: 21, name: 'DeleteRecords', minVersion: 0, maxVersion: 2, firstFlexibleVersion: 2, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a21.readDeleteRecordsRequest, writeRequest: a21.writeDeleteRecordsRequest,
-    readResponse: a21.readDeleteRecordsResponse, writeResponse: a21.writeDeleteRecordsResponse,
+    readRequest: (r, v) => m21().readDeleteRecordsRequest(r, v), writeRequest: (w, v, x) => m21().writeDeleteRecordsRequest(w, v, x),
+    readResponse: (r, v) => m21().readDeleteRecordsResponse(r, v), writeResponse: (w, v, x) => m21().writeDeleteRecordsResponse(w, v, x),
   },
   InitProducerId: {
     apiKey: 22, name: 'InitProducerId', minVersion: 0, maxVersion: 5, firstFlexibleVersion: 2, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a22.readInitProducerIdRequest, writeRequest: a22.writeInitProducerIdRequest,
-    readResponse: a22.readInitProducerIdResponse, writeResponse: a22.writeInitProducerIdResponse,
+    readRequest: (r, v) => m22().readInitProducerIdRequest(r, v), writeRequest: (w, v, x) => m22().writeInitProducerIdRequest(w, v, x),
+    readResponse: (r, v) => m22().readInitProducerIdResponse(r, v), writeResponse: (w, v, x) => m22().writeInitProducerIdResponse(w, v, x),
   },
   OffsetForLeaderEpoch: {
     apiKey: 23, name: 'OffsetForLeaderEpoch', minVersion: 0, maxVersion: 4, firstFlexibleVersion: 4, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 1 }, listeners: ['zkBroker', 'broker'],
-    readRequest: a23.readOffsetForLeaderEpochRequest, writeRequest: a23.writeOffsetForLeaderEpochRequest,
-    readResponse: a23.readOffsetForLeaderEpochResponse, writeResponse: a23.writeOffsetForLeaderEpochResponse,
+    readRequest: (r, v) => m23().readOffsetForLeaderEpochRequest(r, v), writeRequest: (w, v, x) => m23().writeOffsetForLeaderEpochRequest(w, v, x),
+    readResponse: (r, v) => m23().readOffsetForLeaderEpochResponse(r, v), writeResponse: (w, v, x) => m23().writeOffsetForLeaderEpochResponse(w, v, x),
   },
   AddPartitionsToTxn: {
     apiKey: 24, name: 'AddPartitionsToTxn', minVersion: 0, maxVersion: 5, firstFlexibleVersion: 3, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a24.readAddPartitionsToTxnRequest, writeRequest: a24.writeAddPartitionsToTxnRequest,
-    readResponse: a24.readAddPartitionsToTxnResponse, writeResponse: a24.writeAddPartitionsToTxnResponse,
+    readRequest: (r, v) => m24().readAddPartitionsToTxnRequest(r, v), writeRequest: (w, v, x) => m24().writeAddPartitionsToTxnRequest(w, v, x),
+    readResponse: (r, v) => m24().readAddPartitionsToTxnResponse(r, v), writeResponse: (w, v, x) => m24().writeAddPartitionsToTxnResponse(w, v, x),
   },
   AddOffsetsToTxn: {
     apiKey: 25, name: 'AddOffsetsToTxn', minVersion: 0, maxVersion: 4, firstFlexibleVersion: 3, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a25.readAddOffsetsToTxnRequest, writeRequest: a25.writeAddOffsetsToTxnRequest,
-    readResponse: a25.readAddOffsetsToTxnResponse, writeResponse: a25.writeAddOffsetsToTxnResponse,
+    readRequest: (r, v) => m25().readAddOffsetsToTxnRequest(r, v), writeRequest: (w, v, x) => m25().writeAddOffsetsToTxnRequest(w, v, x),
+    readResponse: (r, v) => m25().readAddOffsetsToTxnResponse(r, v), writeResponse: (w, v, x) => m25().writeAddOffsetsToTxnResponse(w, v, x),
   },
   EndTxn: {
     apiKey: 26, name: 'EndTxn', minVersion: 0, maxVersion: 5, firstFlexibleVersion: 3, latestVersionUnstable: true, listeners: ['zkBroker', 'broker'],
-    readRequest: a26.readEndTxnRequest, writeRequest: a26.writeEndTxnRequest,
-    readResponse: a26.readEndTxnResponse, writeResponse: a26.writeEndTxnResponse,
+    readRequest: (r, v) => m26().readEndTxnRequest(r, v), writeRequest: (w, v, x) => m26().writeEndTxnRequest(w, v, x),
+    readResponse: (r, v) => m26().readEndTxnResponse(r, v), writeResponse: (w, v, x) => m26().writeEndTxnResponse(w, v, x),
   },
   WriteTxnMarkers: {
     apiKey: 27, name: 'WriteTxnMarkers', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 1, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a27.readWriteTxnMarkersRequest, writeRequest: a27.writeWriteTxnMarkersRequest,
-    readResponse: a27.readWriteTxnMarkersResponse, writeResponse: a27.writeWriteTxnMarkersResponse,
+    readRequest: (r, v) => m27().readWriteTxnMarkersRequest(r, v), writeRequest: (w, v, x) => m27().writeWriteTxnMarkersRequest(w, v, x),
+    readResponse: (r, v) => m27().readWriteTxnMarkersResponse(r, v), writeResponse: (w, v, x) => m27().writeWriteTxnMarkersResponse(w, v, x),
   },
   TxnOffsetCommit: {
     apiKey: 28, name: 'TxnOffsetCommit', minVersion: 0, maxVersion: 4, firstFlexibleVersion: 3, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a28.readTxnOffsetCommitRequest, writeRequest: a28.writeTxnOffsetCommitRequest,
-    readResponse: a28.readTxnOffsetCommitResponse, writeResponse: a28.writeTxnOffsetCommitResponse,
+    readRequest: (r, v) => m28().readTxnOffsetCommitRequest(r, v), writeRequest: (w, v, x) => m28().writeTxnOffsetCommitRequest(w, v, x),
+    readResponse: (r, v) => m28().readTxnOffsetCommitResponse(r, v), writeResponse: (w, v, x) => m28().writeTxnOffsetCommitResponse(w, v, x),
   },
   DescribeAcls: {
     apiKey: 29, name: 'DescribeAcls', minVersion: 0, maxVersion: 3, firstFlexibleVersion: 2, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a29.readDescribeAclsRequest, writeRequest: a29.writeDescribeAclsRequest,
-    readResponse: a29.readDescribeAclsResponse, writeResponse: a29.writeDescribeAclsResponse,
+    readRequest: (r, v) => m29().readDescribeAclsRequest(r, v), writeRequest: (w, v, x) => m29().writeDescribeAclsRequest(w, v, x),
+    readResponse: (r, v) => m29().readDescribeAclsResponse(r, v), writeResponse: (w, v, x) => m29().writeDescribeAclsResponse(w, v, x),
   },
   CreateAcls: {
     apiKey: 30, name: 'CreateAcls', minVersion: 0, maxVersion: 3, firstFlexibleVersion: 2, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a30.readCreateAclsRequest, writeRequest: a30.writeCreateAclsRequest,
-    readResponse: a30.readCreateAclsResponse, writeResponse: a30.writeCreateAclsResponse,
+    readRequest: (r, v) => m30().readCreateAclsRequest(r, v), writeRequest: (w, v, x) => m30().writeCreateAclsRequest(w, v, x),
+    readResponse: (r, v) => m30().readCreateAclsResponse(r, v), writeResponse: (w, v, x) => m30().writeCreateAclsResponse(w, v, x),
   },
   DeleteAcls: {
     apiKey: 31, name: 'DeleteAcls', minVersion: 0, maxVersion: 3, firstFlexibleVersion: 2, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a31.readDeleteAclsRequest, writeRequest: a31.writeDeleteAclsRequest,
-    readResponse: a31.readDeleteAclsResponse, writeResponse: a31.writeDeleteAclsResponse,
+    readRequest: (r, v) => m31().readDeleteAclsRequest(r, v), writeRequest: (w, v, x) => m31().writeDeleteAclsRequest(w, v, x),
+    readResponse: (r, v) => m31().readDeleteAclsResponse(r, v), writeResponse: (w, v, x) => m31().writeDeleteAclsResponse(w, v, x),
   },
   DescribeConfigs: {
     apiKey: 32, name: 'DescribeConfigs', minVersion: 0, maxVersion: 4, firstFlexibleVersion: 4, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a32.readDescribeConfigsRequest, writeRequest: a32.writeDescribeConfigsRequest,
-    readResponse: a32.readDescribeConfigsResponse, writeResponse: a32.writeDescribeConfigsResponse,
+    readRequest: (r, v) => m32().readDescribeConfigsRequest(r, v), writeRequest: (w, v, x) => m32().writeDescribeConfigsRequest(w, v, x),
+    readResponse: (r, v) => m32().readDescribeConfigsResponse(r, v), writeResponse: (w, v, x) => m32().writeDescribeConfigsResponse(w, v, x),
   },
   AlterConfigs: {
     apiKey: 33, name: 'AlterConfigs', minVersion: 0, maxVersion: 2, firstFlexibleVersion: 2, latestVersionUnstable: false, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a33.readAlterConfigsRequest, writeRequest: a33.writeAlterConfigsRequest,
-    readResponse: a33.readAlterConfigsResponse, writeResponse: a33.writeAlterConfigsResponse,
+    readRequest: (r, v) => m33().readAlterConfigsRequest(r, v), writeRequest: (w, v, x) => m33().writeAlterConfigsRequest(w, v, x),
+    readResponse: (r, v) => m33().readAlterConfigsResponse(r, v), writeResponse: (w, v, x) => m33().writeAlterConfigsResponse(w, v, x),
   },
   AlterReplicaLogDirs: {
     apiKey: 34, name: 'AlterReplicaLogDirs', minVersion: 0, maxVersion: 2, firstFlexibleVersion: 2, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker'],
-    readRequest: a34.readAlterReplicaLogDirsRequest, writeRequest: a34.writeAlterReplicaLogDirsRequest,
-    readResponse: a34.readAlterReplicaLogDirsResponse, writeResponse: a34.writeAlterReplicaLogDirsResponse,
+    readRequest: (r, v) => m34().readAlterReplicaLogDirsRequest(r, v), writeRequest: (w, v, x) => m34().writeAlterReplicaLogDirsRequest(w, v, x),
+    readResponse: (r, v) => m34().readAlterReplicaLogDirsResponse(r, v), writeResponse: (w, v, x) => m34().writeAlterReplicaLogDirsResponse(w, v, x),
   },
   DescribeLogDirs: {
     apiKey: 35, name: 'DescribeLogDirs', minVersion: 0, maxVersion: 4, firstFlexibleVersion: 2, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker'],
-    readRequest: a35.readDescribeLogDirsRequest, writeRequest: a35.writeDescribeLogDirsRequest,
-    readResponse: a35.readDescribeLogDirsResponse, writeResponse: a35.writeDescribeLogDirsResponse,
+    readRequest: (r, v) => m35().readDescribeLogDirsRequest(r, v), writeRequest: (w, v, x) => m35().writeDescribeLogDirsRequest(w, v, x),
+    readResponse: (r, v) => m35().readDescribeLogDirsResponse(r, v), writeResponse: (w, v, x) => m35().writeDescribeLogDirsResponse(w, v, x),
   },
   SaslAuthenticate: {
     apiKey: 36, name: 'SaslAuthenticate', minVersion: 0, maxVersion: 2, firstFlexibleVersion: 2, latestVersionUnstable: false, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a36.readSaslAuthenticateRequest, writeRequest: a36.writeSaslAuthenticateRequest,
-    readResponse: a36.readSaslAuthenticateResponse, writeResponse: a36.writeSaslAuthenticateResponse,
+    readRequest: (r, v) => m36().readSaslAuthenticateRequest(r, v), writeRequest: (w, v, x) => m36().writeSaslAuthenticateRequest(w, v, x),
+    readResponse: (r, v) => m36().readSaslAuthenticateResponse(r, v), writeResponse: (w, v, x) => m36().writeSaslAuthenticateResponse(w, v, x),
   },
   CreatePartitions: {
     apiKey: 37, name: 'CreatePartitions', minVersion: 0, maxVersion: 3, firstFlexibleVersion: 2, latestVersionUnstable: false, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a37.readCreatePartitionsRequest, writeRequest: a37.writeCreatePartitionsRequest,
-    readResponse: a37.readCreatePartitionsResponse, writeResponse: a37.writeCreatePartitionsResponse,
+    readRequest: (r, v) => m37().readCreatePartitionsRequest(r, v), writeRequest: (w, v, x) => m37().writeCreatePartitionsRequest(w, v, x),
+    readResponse: (r, v) => m37().readCreatePartitionsResponse(r, v), writeResponse: (w, v, x) => m37().writeCreatePartitionsResponse(w, v, x),
   },
   CreateDelegationToken: {
     apiKey: 38, name: 'CreateDelegationToken', minVersion: 0, maxVersion: 3, firstFlexibleVersion: 2, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a38.readCreateDelegationTokenRequest, writeRequest: a38.writeCreateDelegationTokenRequest,
-    readResponse: a38.readCreateDelegationTokenResponse, writeResponse: a38.writeCreateDelegationTokenResponse,
+    readRequest: (r, v) => m38().readCreateDelegationTokenRequest(r, v), writeRequest: (w, v, x) => m38().writeCreateDelegationTokenRequest(w, v, x),
+    readResponse: (r, v) => m38().readCreateDelegationTokenResponse(r, v), writeResponse: (w, v, x) => m38().writeCreateDelegationTokenResponse(w, v, x),
   },
   RenewDelegationToken: {
     apiKey: 39, name: 'RenewDelegationToken', minVersion: 0, maxVersion: 2, firstFlexibleVersion: 2, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a39.readRenewDelegationTokenRequest, writeRequest: a39.writeRenewDelegationTokenRequest,
-    readResponse: a39.readRenewDelegationTokenResponse, writeResponse: a39.writeRenewDelegationTokenResponse,
+    readRequest: (r, v) => m39().readRenewDelegationTokenRequest(r, v), writeRequest: (w, v, x) => m39().writeRenewDelegationTokenRequest(w, v, x),
+    readResponse: (r, v) => m39().readRenewDelegationTokenResponse(r, v), writeResponse: (w, v, x) => m39().writeRenewDelegationTokenResponse(w, v, x),
   },
   ExpireDelegationToken: {
     apiKey: 40, name: 'ExpireDelegationToken', minVersion: 0, maxVersion: 2, firstFlexibleVersion: 2, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a40.readExpireDelegationTokenRequest, writeRequest: a40.writeExpireDelegationTokenRequest,
-    readResponse: a40.readExpireDelegationTokenResponse, writeResponse: a40.writeExpireDelegationTokenResponse,
+    readRequest: (r, v) => m40().readExpireDelegationTokenRequest(r, v), writeRequest: (w, v, x) => m40().writeExpireDelegationTokenRequest(w, v, x),
+    readResponse: (r, v) => m40().readExpireDelegationTokenResponse(r, v), writeResponse: (w, v, x) => m40().writeExpireDelegationTokenResponse(w, v, x),
   },
   DescribeDelegationToken: {
     apiKey: 41, name: 'DescribeDelegationToken', minVersion: 0, maxVersion: 3, firstFlexibleVersion: 2, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a41.readDescribeDelegationTokenRequest, writeRequest: a41.writeDescribeDelegationTokenRequest,
-    readResponse: a41.readDescribeDelegationTokenResponse, writeResponse: a41.writeDescribeDelegationTokenResponse,
+    readRequest: (r, v) => m41().readDescribeDelegationTokenRequest(r, v), writeRequest: (w, v, x) => m41().writeDescribeDelegationTokenRequest(w, v, x),
+    readResponse: (r, v) => m41().readDescribeDelegationTokenResponse(r, v), writeResponse: (w, v, x) => m41().writeDescribeDelegationTokenResponse(w, v, x),
   },
   DeleteGroups: {
     apiKey: 42, name: 'DeleteGroups', minVersion: 0, maxVersion: 2, firstFlexibleVersion: 2, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 0 }, listeners: ['zkBroker', 'broker'],
-    readRequest: a42.readDeleteGroupsRequest, writeRequest: a42.writeDeleteGroupsRequest,
-    readResponse: a42.readDeleteGroupsResponse, writeResponse: a42.writeDeleteGroupsResponse,
+    readRequest: (r, v) => m42().readDeleteGroupsRequest(r, v), writeRequest: (w, v, x) => m42().writeDeleteGroupsRequest(w, v, x),
+    readResponse: (r, v) => m42().readDeleteGroupsResponse(r, v), writeResponse: (w, v, x) => m42().writeDeleteGroupsResponse(w, v, x),
   },
   ElectLeaders: {
     apiKey: 43, name: 'ElectLeaders', minVersion: 0, maxVersion: 2, firstFlexibleVersion: 2, latestVersionUnstable: false, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a43.readElectLeadersRequest, writeRequest: a43.writeElectLeadersRequest,
-    readResponse: a43.readElectLeadersResponse, writeResponse: a43.writeElectLeadersResponse,
+    readRequest: (r, v) => m43().readElectLeadersRequest(r, v), writeRequest: (w, v, x) => m43().writeElectLeadersRequest(w, v, x),
+    readResponse: (r, v) => m43().readElectLeadersResponse(r, v), writeResponse: (w, v, x) => m43().writeElectLeadersResponse(w, v, x),
   },
   IncrementalAlterConfigs: {
     apiKey: 44, name: 'IncrementalAlterConfigs', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 1, latestVersionUnstable: false, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a44.readIncrementalAlterConfigsRequest, writeRequest: a44.writeIncrementalAlterConfigsRequest,
-    readResponse: a44.readIncrementalAlterConfigsResponse, writeResponse: a44.writeIncrementalAlterConfigsResponse,
+    readRequest: (r, v) => m44().readIncrementalAlterConfigsRequest(r, v), writeRequest: (w, v, x) => m44().writeIncrementalAlterConfigsRequest(w, v, x),
+    readResponse: (r, v) => m44().readIncrementalAlterConfigsResponse(r, v), writeResponse: (w, v, x) => m44().writeIncrementalAlterConfigsResponse(w, v, x),
   },
   AlterPartitionReassignments: {
     apiKey: 45, name: 'AlterPartitionReassignments', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['broker', 'controller', 'zkBroker'],
-    readRequest: a45.readAlterPartitionReassignmentsRequest, writeRequest: a45.writeAlterPartitionReassignmentsRequest,
-    readResponse: a45.readAlterPartitionReassignmentsResponse, writeResponse: a45.writeAlterPartitionReassignmentsResponse,
+    readRequest: (r, v) => m45().readAlterPartitionReassignmentsRequest(r, v), writeRequest: (w, v, x) => m45().writeAlterPartitionReassignmentsRequest(w, v, x),
+    readResponse: (r, v) => m45().readAlterPartitionReassignmentsResponse(r, v), writeResponse: (w, v, x) => m45().writeAlterPartitionReassignmentsResponse(w, v, x),
   },
   ListPartitionReassignments: {
     apiKey: 46, name: 'ListPartitionReassignments', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['broker', 'controller', 'zkBroker'],
-    readRequest: a46.readListPartitionReassignmentsRequest, writeRequest: a46.writeListPartitionReassignmentsRequest,
-    readResponse: a46.readListPartitionReassignmentsResponse, writeResponse: a46.writeListPartitionReassignmentsResponse,
+    readRequest: (r, v) => m46().readListPartitionReassignmentsRequest(r, v), writeRequest: (w, v, x) => m46().writeListPartitionReassignmentsRequest(w, v, x),
+    readResponse: (r, v) => m46().readListPartitionReassignmentsResponse(r, v), writeResponse: (w, v, x) => m46().writeListPartitionReassignmentsResponse(w, v, x),
   },
   OffsetDelete: {
     apiKey: 47, name: 'OffsetDelete', minVersion: 0, maxVersion: 0, firstFlexibleVersion: Infinity, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a47.readOffsetDeleteRequest, writeRequest: a47.writeOffsetDeleteRequest,
-    readResponse: a47.readOffsetDeleteResponse, writeResponse: a47.writeOffsetDeleteResponse,
+    readRequest: (r, v) => m47().readOffsetDeleteRequest(r, v), writeRequest: (w, v, x) => m47().writeOffsetDeleteRequest(w, v, x),
+    readResponse: (r, v) => m47().readOffsetDeleteResponse(r, v), writeResponse: (w, v, x) => m47().writeOffsetDeleteResponse(w, v, x),
   },
   DescribeClientQuotas: {
     apiKey: 48, name: 'DescribeClientQuotas', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 1, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a48.readDescribeClientQuotasRequest, writeRequest: a48.writeDescribeClientQuotasRequest,
-    readResponse: a48.readDescribeClientQuotasResponse, writeResponse: a48.writeDescribeClientQuotasResponse,
+    readRequest: (r, v) => m48().readDescribeClientQuotasRequest(r, v), writeRequest: (w, v, x) => m48().writeDescribeClientQuotasRequest(w, v, x),
+    readResponse: (r, v) => m48().readDescribeClientQuotasResponse(r, v), writeResponse: (w, v, x) => m48().writeDescribeClientQuotasResponse(w, v, x),
   },
   AlterClientQuotas: {
     apiKey: 49, name: 'AlterClientQuotas', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 1, latestVersionUnstable: false, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a49.readAlterClientQuotasRequest, writeRequest: a49.writeAlterClientQuotasRequest,
-    readResponse: a49.readAlterClientQuotasResponse, writeResponse: a49.writeAlterClientQuotasResponse,
+    readRequest: (r, v) => m49().readAlterClientQuotasRequest(r, v), writeRequest: (w, v, x) => m49().writeAlterClientQuotasRequest(w, v, x),
+    readResponse: (r, v) => m49().readAlterClientQuotasResponse(r, v), writeResponse: (w, v, x) => m49().writeAlterClientQuotasResponse(w, v, x),
   },
   DescribeUserScramCredentials: {
     apiKey: 50, name: 'DescribeUserScramCredentials', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a50.readDescribeUserScramCredentialsRequest, writeRequest: a50.writeDescribeUserScramCredentialsRequest,
-    readResponse: a50.readDescribeUserScramCredentialsResponse, writeResponse: a50.writeDescribeUserScramCredentialsResponse,
+    readRequest: (r, v) => m50().readDescribeUserScramCredentialsRequest(r, v), writeRequest: (w, v, x) => m50().writeDescribeUserScramCredentialsRequest(w, v, x),
+    readResponse: (r, v) => m50().readDescribeUserScramCredentialsResponse(r, v), writeResponse: (w, v, x) => m50().writeDescribeUserScramCredentialsResponse(w, v, x),
   },
   AlterUserScramCredentials: {
     apiKey: 51, name: 'AlterUserScramCredentials', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a51.readAlterUserScramCredentialsRequest, writeRequest: a51.writeAlterUserScramCredentialsRequest,
-    readResponse: a51.readAlterUserScramCredentialsResponse, writeResponse: a51.writeAlterUserScramCredentialsResponse,
+    readRequest: (r, v) => m51().readAlterUserScramCredentialsRequest(r, v), writeRequest: (w, v, x) => m51().writeAlterUserScramCredentialsRequest(w, v, x),
+    readResponse: (r, v) => m51().readAlterUserScramCredentialsResponse(r, v), writeResponse: (w, v, x) => m51().writeAlterUserScramCredentialsResponse(w, v, x),
   },
   Vote: {
     apiKey: 52, name: 'Vote', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['controller'],
-    readRequest: a52.readVoteRequest, writeRequest: a52.writeVoteRequest,
-    readResponse: a52.readVoteResponse, writeResponse: a52.writeVoteResponse,
+    readRequest: (r, v) => m52().readVoteRequest(r, v), writeRequest: (w, v, x) => m52().writeVoteRequest(w, v, x),
+    readResponse: (r, v) => m52().readVoteResponse(r, v), writeResponse: (w, v, x) => m52().writeVoteResponse(w, v, x),
   },
   BeginQuorumEpoch: {
     apiKey: 53, name: 'BeginQuorumEpoch', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 1, latestVersionUnstable: false, listeners: ['controller'],
-    readRequest: a53.readBeginQuorumEpochRequest, writeRequest: a53.writeBeginQuorumEpochRequest,
-    readResponse: a53.readBeginQuorumEpochResponse, writeResponse: a53.writeBeginQuorumEpochResponse,
+    readRequest: (r, v) => m53().readBeginQuorumEpochRequest(r, v), writeRequest: (w, v, x) => m53().writeBeginQuorumEpochRequest(w, v, x),
+    readResponse: (r, v) => m53().readBeginQuorumEpochResponse(r, v), writeResponse: (w, v, x) => m53().writeBeginQuorumEpochResponse(w, v, x),
   },
   EndQuorumEpoch: {
     apiKey: 54, name: 'EndQuorumEpoch', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 1, latestVersionUnstable: false, listeners: ['controller'],
-    readRequest: a54.readEndQuorumEpochRequest, writeRequest: a54.writeEndQuorumEpochRequest,
-    readResponse: a54.readEndQuorumEpochResponse, writeResponse: a54.writeEndQuorumEpochResponse,
+    readRequest: (r, v) => m54().readEndQuorumEpochRequest(r, v), writeRequest: (w, v, x) => m54().writeEndQuorumEpochRequest(w, v, x),
+    readResponse: (r, v) => m54().readEndQuorumEpochResponse(r, v), writeResponse: (w, v, x) => m54().writeEndQuorumEpochResponse(w, v, x),
   },
   DescribeQuorum: {
     apiKey: 55, name: 'DescribeQuorum', minVersion: 0, maxVersion: 2, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['broker', 'controller'],
-    readRequest: a55.readDescribeQuorumRequest, writeRequest: a55.writeDescribeQuorumRequest,
-    readResponse: a55.readDescribeQuorumResponse, writeResponse: a55.writeDescribeQuorumResponse,
+    readRequest: (r, v) => m55().readDescribeQuorumRequest(r, v), writeRequest: (w, v, x) => m55().writeDescribeQuorumRequest(w, v, x),
+    readResponse: (r, v) => m55().readDescribeQuorumResponse(r, v), writeResponse: (w, v, x) => m55().writeDescribeQuorumResponse(w, v, x),
   },
   AlterPartition: {
     apiKey: 56, name: 'AlterPartition', minVersion: 0, maxVersion: 3, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['zkBroker', 'controller'],
-    readRequest: a56.readAlterPartitionRequest, writeRequest: a56.writeAlterPartitionRequest,
-    readResponse: a56.readAlterPartitionResponse, writeResponse: a56.writeAlterPartitionResponse,
+    readRequest: (r, v) => m56().readAlterPartitionRequest(r, v), writeRequest: (w, v, x) => m56().writeAlterPartitionRequest(w, v, x),
+    readResponse: (r, v) => m56().readAlterPartitionResponse(r, v), writeResponse: (w, v, x) => m56().writeAlterPartitionResponse(w, v, x),
   },
   UpdateFeatures: {
     apiKey: 57, name: 'UpdateFeatures', minVersion: 0, maxVersion: 2, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a57.readUpdateFeaturesRequest, writeRequest: a57.writeUpdateFeaturesRequest,
-    readResponse: a57.readUpdateFeaturesResponse, writeResponse: a57.writeUpdateFeaturesResponse,
+    readRequest: (r, v) => m57().readUpdateFeaturesRequest(r, v), writeRequest: (w, v, x) => m57().writeUpdateFeaturesRequest(w, v, x),
+    readResponse: (r, v) => m57().readUpdateFeaturesResponse(r, v), writeResponse: (w, v, x) => m57().writeUpdateFeaturesResponse(w, v, x),
   },
   Envelope: {
     apiKey: 58, name: 'Envelope', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['controller', 'zkBroker'],
-    readRequest: a58.readEnvelopeRequest, writeRequest: a58.writeEnvelopeRequest,
-    readResponse: a58.readEnvelopeResponse, writeResponse: a58.writeEnvelopeResponse,
+    readRequest: (r, v) => m58().readEnvelopeRequest(r, v), writeRequest: (w, v, x) => m58().writeEnvelopeRequest(w, v, x),
+    readResponse: (r, v) => m58().readEnvelopeResponse(r, v), writeResponse: (w, v, x) => m58().writeEnvelopeResponse(w, v, x),
   },
   FetchSnapshot: {
     apiKey: 59, name: 'FetchSnapshot', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['controller'],
-    readRequest: a59.readFetchSnapshotRequest, writeRequest: a59.writeFetchSnapshotRequest,
-    readResponse: a59.readFetchSnapshotResponse, writeResponse: a59.writeFetchSnapshotResponse,
+    readRequest: (r, v) => m59().readFetchSnapshotRequest(r, v), writeRequest: (w, v, x) => m59().writeFetchSnapshotRequest(w, v, x),
+    readResponse: (r, v) => m59().readFetchSnapshotResponse(r, v), writeResponse: (w, v, x) => m59().writeFetchSnapshotResponse(w, v, x),
   },
   DescribeCluster: {
     apiKey: 60, name: 'DescribeCluster', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['zkBroker', 'broker', 'controller'],
-    readRequest: a60.readDescribeClusterRequest, writeRequest: a60.writeDescribeClusterRequest,
-    readResponse: a60.readDescribeClusterResponse, writeResponse: a60.writeDescribeClusterResponse,
+    readRequest: (r, v) => m60().readDescribeClusterRequest(r, v), writeRequest: (w, v, x) => m60().writeDescribeClusterRequest(w, v, x),
+    readResponse: (r, v) => m60().readDescribeClusterResponse(r, v), writeResponse: (w, v, x) => m60().writeDescribeClusterResponse(w, v, x),
   },
   DescribeProducers: {
     apiKey: 61, name: 'DescribeProducers', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a61.readDescribeProducersRequest, writeRequest: a61.writeDescribeProducersRequest,
-    readResponse: a61.readDescribeProducersResponse, writeResponse: a61.writeDescribeProducersResponse,
+    readRequest: (r, v) => m61().readDescribeProducersRequest(r, v), writeRequest: (w, v, x) => m61().writeDescribeProducersRequest(w, v, x),
+    readResponse: (r, v) => m61().readDescribeProducersResponse(r, v), writeResponse: (w, v, x) => m61().writeDescribeProducersResponse(w, v, x),
   },
   BrokerRegistration: {
     apiKey: 62, name: 'BrokerRegistration', minVersion: 0, maxVersion: 4, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['controller'],
-    readRequest: a62.readBrokerRegistrationRequest, writeRequest: a62.writeBrokerRegistrationRequest,
-    readResponse: a62.readBrokerRegistrationResponse, writeResponse: a62.writeBrokerRegistrationResponse,
+    readRequest: (r, v) => m62().readBrokerRegistrationRequest(r, v), writeRequest: (w, v, x) => m62().writeBrokerRegistrationRequest(w, v, x),
+    readResponse: (r, v) => m62().readBrokerRegistrationResponse(r, v), writeResponse: (w, v, x) => m62().writeBrokerRegistrationResponse(w, v, x),
   },
   BrokerHeartbeat: {
     apiKey: 63, name: 'BrokerHeartbeat', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['controller'],
-    readRequest: a63.readBrokerHeartbeatRequest, writeRequest: a63.writeBrokerHeartbeatRequest,
-    readResponse: a63.readBrokerHeartbeatResponse, writeResponse: a63.writeBrokerHeartbeatResponse,
+    readRequest: (r, v) => m63().readBrokerHeartbeatRequest(r, v), writeRequest: (w, v, x) => m63().writeBrokerHeartbeatRequest(w, v, x),
+    readResponse: (r, v) => m63().readBrokerHeartbeatResponse(r, v), writeResponse: (w, v, x) => m63().writeBrokerHeartbeatResponse(w, v, x),
   },
   UnregisterBroker: {
     apiKey: 64, name: 'UnregisterBroker', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['broker', 'controller'],
-    readRequest: a64.readUnregisterBrokerRequest, writeRequest: a64.writeUnregisterBrokerRequest,
-    readResponse: a64.readUnregisterBrokerResponse, writeResponse: a64.writeUnregisterBrokerResponse,
+    readRequest: (r, v) => m64().readUnregisterBrokerRequest(r, v), writeRequest: (w, v, x) => m64().writeUnregisterBrokerRequest(w, v, x),
+    readResponse: (r, v) => m64().readUnregisterBrokerResponse(r, v), writeResponse: (w, v, x) => m64().writeUnregisterBrokerResponse(w, v, x),
   },
   DescribeTransactions: {
     apiKey: 65, name: 'DescribeTransactions', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a65.readDescribeTransactionsRequest, writeRequest: a65.writeDescribeTransactionsRequest,
-    readResponse: a65.readDescribeTransactionsResponse, writeResponse: a65.writeDescribeTransactionsResponse,
+    readRequest: (r, v) => m65().readDescribeTransactionsRequest(r, v), writeRequest: (w, v, x) => m65().writeDescribeTransactionsRequest(w, v, x),
+    readResponse: (r, v) => m65().readDescribeTransactionsResponse(r, v), writeResponse: (w, v, x) => m65().writeDescribeTransactionsResponse(w, v, x),
   },
   ListTransactions: {
     apiKey: 66, name: 'ListTransactions', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a66.readListTransactionsRequest, writeRequest: a66.writeListTransactionsRequest,
-    readResponse: a66.readListTransactionsResponse, writeResponse: a66.writeListTransactionsResponse,
+    readRequest: (r, v) => m66().readListTransactionsRequest(r, v), writeRequest: (w, v, x) => m66().writeListTransactionsRequest(w, v, x),
+    readResponse: (r, v) => m66().readListTransactionsResponse(r, v), writeResponse: (w, v, x) => m66().writeListTransactionsResponse(w, v, x),
   },
   AllocateProducerIds: {
     apiKey: 67, name: 'AllocateProducerIds', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['zkBroker', 'controller'],
-    readRequest: a67.readAllocateProducerIdsRequest, writeRequest: a67.writeAllocateProducerIdsRequest,
-    readResponse: a67.readAllocateProducerIdsResponse, writeResponse: a67.writeAllocateProducerIdsResponse,
+    readRequest: (r, v) => m67().readAllocateProducerIdsRequest(r, v), writeRequest: (w, v, x) => m67().writeAllocateProducerIdsRequest(w, v, x),
+    readResponse: (r, v) => m67().readAllocateProducerIdsResponse(r, v), writeResponse: (w, v, x) => m67().writeAllocateProducerIdsResponse(w, v, x),
   },
   ConsumerGroupHeartbeat: {
     apiKey: 68, name: 'ConsumerGroupHeartbeat', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 0, latestVersionUnstable: true, listeners: ['zkBroker', 'broker'],
-    readRequest: a68.readConsumerGroupHeartbeatRequest, writeRequest: a68.writeConsumerGroupHeartbeatRequest,
-    readResponse: a68.readConsumerGroupHeartbeatResponse, writeResponse: a68.writeConsumerGroupHeartbeatResponse,
+    readRequest: (r, v) => m68().readConsumerGroupHeartbeatRequest(r, v), writeRequest: (w, v, x) => m68().writeConsumerGroupHeartbeatRequest(w, v, x),
+    readResponse: (r, v) => m68().readConsumerGroupHeartbeatResponse(r, v), writeResponse: (w, v, x) => m68().writeConsumerGroupHeartbeatResponse(w, v, x),
   },
   ConsumerGroupDescribe: {
     apiKey: 69, name: 'ConsumerGroupDescribe', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
-    readRequest: a69.readConsumerGroupDescribeRequest, writeRequest: a69.writeConsumerGroupDescribeRequest,
-    readResponse: a69.readConsumerGroupDescribeResponse, writeResponse: a69.writeConsumerGroupDescribeResponse,
+    readRequest: (r, v) => m69().readConsumerGroupDescribeRequest(r, v), writeRequest: (w, v, x) => m69().writeConsumerGroupDescribeRequest(w, v, x),
+    readResponse: (r, v) => m69().readConsumerGroupDescribeResponse(r, v), writeResponse: (w, v, x) => m69().writeConsumerGroupDescribeResponse(w, v, x),
   },
   ControllerRegistration: {
     apiKey: 70, name: 'ControllerRegistration', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['controller'],
-    readRequest: a70.readControllerRegistrationRequest, writeRequest: a70.writeControllerRegistrationRequest,
-    readResponse: a70.readControllerRegistrationResponse, writeResponse: a70.writeControllerRegistrationResponse,
+    readRequest: (r, v) => m70().readControllerRegistrationRequest(r, v), writeRequest: (w, v, x) => m70().writeControllerRegistrationRequest(w, v, x),
+    readResponse: (r, v) => m70().readControllerRegistrationResponse(r, v), writeResponse: (w, v, x) => m70().writeControllerRegistrationResponse(w, v, x),
   },
   GetTelemetrySubscriptions: {
     apiKey: 71, name: 'GetTelemetrySubscriptions', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['broker'],
-    readRequest: a71.readGetTelemetrySubscriptionsRequest, writeRequest: a71.writeGetTelemetrySubscriptionsRequest,
-    readResponse: a71.readGetTelemetrySubscriptionsResponse, writeResponse: a71.writeGetTelemetrySubscriptionsResponse,
+    readRequest: (r, v) => m71().readGetTelemetrySubscriptionsRequest(r, v), writeRequest: (w, v, x) => m71().writeGetTelemetrySubscriptionsRequest(w, v, x),
+    readResponse: (r, v) => m71().readGetTelemetrySubscriptionsResponse(r, v), writeResponse: (w, v, x) => m71().writeGetTelemetrySubscriptionsResponse(w, v, x),
   },
   PushTelemetry: {
     apiKey: 72, name: 'PushTelemetry', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['broker'],
-    readRequest: a72.readPushTelemetryRequest, writeRequest: a72.writePushTelemetryRequest,
-    readResponse: a72.readPushTelemetryResponse, writeResponse: a72.writePushTelemetryResponse,
+    readRequest: (r, v) => m72().readPushTelemetryRequest(r, v), writeRequest: (w, v, x) => m72().writePushTelemetryRequest(w, v, x),
+    readResponse: (r, v) => m72().readPushTelemetryResponse(r, v), writeResponse: (w, v, x) => m72().writePushTelemetryResponse(w, v, x),
   },
   AssignReplicasToDirs: {
     apiKey: 73, name: 'AssignReplicasToDirs', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['controller'],
-    readRequest: a73.readAssignReplicasToDirsRequest, writeRequest: a73.writeAssignReplicasToDirsRequest,
-    readResponse: a73.readAssignReplicasToDirsResponse, writeResponse: a73.writeAssignReplicasToDirsResponse,
+    readRequest: (r, v) => m73().readAssignReplicasToDirsRequest(r, v), writeRequest: (w, v, x) => m73().writeAssignReplicasToDirsRequest(w, v, x),
+    readResponse: (r, v) => m73().readAssignReplicasToDirsResponse(r, v), writeResponse: (w, v, x) => m73().writeAssignReplicasToDirsResponse(w, v, x),
   },
   ListClientMetricsResources: {
     apiKey: 74, name: 'ListClientMetricsResources', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['broker'],
-    readRequest: a74.readListClientMetricsResourcesRequest, writeRequest: a74.writeListClientMetricsResourcesRequest,
-    readResponse: a74.readListClientMetricsResourcesResponse, writeResponse: a74.writeListClientMetricsResourcesResponse,
+    readRequest: (r, v) => m74().readListClientMetricsResourcesRequest(r, v), writeRequest: (w, v, x) => m74().writeListClientMetricsResourcesRequest(w, v, x),
+    readResponse: (r, v) => m74().readListClientMetricsResourcesResponse(r, v), writeResponse: (w, v, x) => m74().writeListClientMetricsResourcesResponse(w, v, x),
   },
   DescribeTopicPartitions: {
     apiKey: 75, name: 'DescribeTopicPartitions', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['broker'],
-    readRequest: a75.readDescribeTopicPartitionsRequest, writeRequest: a75.writeDescribeTopicPartitionsRequest,
-    readResponse: a75.readDescribeTopicPartitionsResponse, writeResponse: a75.writeDescribeTopicPartitionsResponse,
+    readRequest: (r, v) => m75().readDescribeTopicPartitionsRequest(r, v), writeRequest: (w, v, x) => m75().writeDescribeTopicPartitionsRequest(w, v, x),
+    readResponse: (r, v) => m75().readDescribeTopicPartitionsResponse(r, v), writeResponse: (w, v, x) => m75().writeDescribeTopicPartitionsResponse(w, v, x),
   },
   ShareGroupHeartbeat: {
     apiKey: 76, name: 'ShareGroupHeartbeat', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: true, listeners: ['broker'],
-    readRequest: a76.readShareGroupHeartbeatRequest, writeRequest: a76.writeShareGroupHeartbeatRequest,
-    readResponse: a76.readShareGroupHeartbeatResponse, writeResponse: a76.writeShareGroupHeartbeatResponse,
+    readRequest: (r, v) => m76().readShareGroupHeartbeatRequest(r, v), writeRequest: (w, v, x) => m76().writeShareGroupHeartbeatRequest(w, v, x),
+    readResponse: (r, v) => m76().readShareGroupHeartbeatResponse(r, v), writeResponse: (w, v, x) => m76().writeShareGroupHeartbeatResponse(w, v, x),
   },
   ShareGroupDescribe: {
     apiKey: 77, name: 'ShareGroupDescribe', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: true, listeners: ['broker'],
-    readRequest: a77.readShareGroupDescribeRequest, writeRequest: a77.writeShareGroupDescribeRequest,
-    readResponse: a77.readShareGroupDescribeResponse, writeResponse: a77.writeShareGroupDescribeResponse,
+    readRequest: (r, v) => m77().readShareGroupDescribeRequest(r, v), writeRequest: (w, v, x) => m77().writeShareGroupDescribeRequest(w, v, x),
+    readResponse: (r, v) => m77().readShareGroupDescribeResponse(r, v), writeResponse: (w, v, x) => m77().writeShareGroupDescribeResponse(w, v, x),
   },
   ShareFetch: {
     apiKey: 78, name: 'ShareFetch', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: true, listeners: ['broker'],
-    readRequest: a78.readShareFetchRequest, writeRequest: a78.writeShareFetchRequest,
-    readResponse: a78.readShareFetchResponse, writeResponse: a78.writeShareFetchResponse,
+    readRequest: (r, v) => m78().readShareFetchRequest(r, v), writeRequest: (w, v, x) => m78().writeShareFetchRequest(w, v, x),
+    readResponse: (r, v) => m78().readShareFetchResponse(r, v), writeResponse: (w, v, x) => m78().writeShareFetchResponse(w, v, x),
   },
   ShareAcknowledge: {
     apiKey: 79, name: 'ShareAcknowledge', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: true, listeners: ['broker'],
-    readRequest: a79.readShareAcknowledgeRequest, writeRequest: a79.writeShareAcknowledgeRequest,
-    readResponse: a79.readShareAcknowledgeResponse, writeResponse: a79.writeShareAcknowledgeResponse,
+    readRequest: (r, v) => m79().readShareAcknowledgeRequest(r, v), writeRequest: (w, v, x) => m79().writeShareAcknowledgeRequest(w, v, x),
+    readResponse: (r, v) => m79().readShareAcknowledgeResponse(r, v), writeResponse: (w, v, x) => m79().writeShareAcknowledgeResponse(w, v, x),
   },
   AddRaftVoter: {
     apiKey: 80, name: 'AddRaftVoter', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['controller', 'broker'],
-    readRequest: a80.readAddRaftVoterRequest, writeRequest: a80.writeAddRaftVoterRequest,
-    readResponse: a80.readAddRaftVoterResponse, writeResponse: a80.writeAddRaftVoterResponse,
+    readRequest: (r, v) => m80().readAddRaftVoterRequest(r, v), writeRequest: (w, v, x) => m80().writeAddRaftVoterRequest(w, v, x),
+    readResponse: (r, v) => m80().readAddRaftVoterResponse(r, v), writeResponse: (w, v, x) => m80().writeAddRaftVoterResponse(w, v, x),
   },
   RemoveRaftVoter: {
     apiKey: 81, name: 'RemoveRaftVoter', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['controller', 'broker'],
-    readRequest: a81.readRemoveRaftVoterRequest, writeRequest: a81.writeRemoveRaftVoterRequest,
-    readResponse: a81.readRemoveRaftVoterResponse, writeResponse: a81.writeRemoveRaftVoterResponse,
+    readRequest: (r, v) => m81().readRemoveRaftVoterRequest(r, v), writeRequest: (w, v, x) => m81().writeRemoveRaftVoterRequest(w, v, x),
+    readResponse: (r, v) => m81().readRemoveRaftVoterResponse(r, v), writeResponse: (w, v, x) => m81().writeRemoveRaftVoterResponse(w, v, x),
   },
   UpdateRaftVoter: {
     apiKey: 82, name: 'UpdateRaftVoter', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['controller'],
-    readRequest: a82.readUpdateRaftVoterRequest, writeRequest: a82.writeUpdateRaftVoterRequest,
-    readResponse: a82.readUpdateRaftVoterResponse, writeResponse: a82.writeUpdateRaftVoterResponse,
+    readRequest: (r, v) => m82().readUpdateRaftVoterRequest(r, v), writeRequest: (w, v, x) => m82().writeUpdateRaftVoterRequest(w, v, x),
+    readResponse: (r, v) => m82().readUpdateRaftVoterResponse(r, v), writeResponse: (w, v, x) => m82().writeUpdateRaftVoterResponse(w, v, x),
   },
   InitializeShareGroupState: {
     apiKey: 83, name: 'InitializeShareGroupState', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: true, listeners: ['broker'],
-    readRequest: a83.readInitializeShareGroupStateRequest, writeRequest: a83.writeInitializeShareGroupStateRequest,
-    readResponse: a83.readInitializeShareGroupStateResponse, writeResponse: a83.writeInitializeShareGroupStateResponse,
+    readRequest: (r, v) => m83().readInitializeShareGroupStateRequest(r, v), writeRequest: (w, v, x) => m83().writeInitializeShareGroupStateRequest(w, v, x),
+    readResponse: (r, v) => m83().readInitializeShareGroupStateResponse(r, v), writeResponse: (w, v, x) => m83().writeInitializeShareGroupStateResponse(w, v, x),
   },
   ReadShareGroupState: {
     apiKey: 84, name: 'ReadShareGroupState', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: true, listeners: ['broker'],
-    readRequest: a84.readReadShareGroupStateRequest, writeRequest: a84.writeReadShareGroupStateRequest,
-    readResponse: a84.readReadShareGroupStateResponse, writeResponse: a84.writeReadShareGroupStateResponse,
+    readRequest: (r, v) => m84().readReadShareGroupStateRequest(r, v), writeRequest: (w, v, x) => m84().writeReadShareGroupStateRequest(w, v, x),
+    readResponse: (r, v) => m84().readReadShareGroupStateResponse(r, v), writeResponse: (w, v, x) => m84().writeReadShareGroupStateResponse(w, v, x),
   },
   WriteShareGroupState: {
     apiKey: 85, name: 'WriteShareGroupState', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: true, listeners: ['broker'],
-    readRequest: a85.readWriteShareGroupStateRequest, writeRequest: a85.writeWriteShareGroupStateRequest,
-    readResponse: a85.readWriteShareGroupStateResponse, writeResponse: a85.writeWriteShareGroupStateResponse,
+    readRequest: (r, v) => m85().readWriteShareGroupStateRequest(r, v), writeRequest: (w, v, x) => m85().writeWriteShareGroupStateRequest(w, v, x),
+    readResponse: (r, v) => m85().readWriteShareGroupStateResponse(r, v), writeResponse: (w, v, x) => m85().writeWriteShareGroupStateResponse(w, v, x),
   },
   DeleteShareGroupState: {
     apiKey: 86, name: 'DeleteShareGroupState', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: true, listeners: ['broker'],
-    readRequest: a86.readDeleteShareGroupStateRequest, writeRequest: a86.writeDeleteShareGroupStateRequest,
-    readResponse: a86.readDeleteShareGroupStateResponse, writeResponse: a86.writeDeleteShareGroupStateResponse,
+    readRequest: (r, v) => m86().readDeleteShareGroupStateRequest(r, v), writeRequest: (w, v, x) => m86().writeDeleteShareGroupStateRequest(w, v, x),
+    readResponse: (r, v) => m86().readDeleteShareGroupStateResponse(r, v), writeResponse: (w, v, x) => m86().writeDeleteShareGroupStateResponse(w, v, x),
   },
   ReadShareGroupStateSummary: {
     apiKey: 87, name: 'ReadShareGroupStateSummary', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: true, listeners: ['broker'],
-    readRequest: a87.readReadShareGroupStateSummaryRequest, writeRequest: a87.writeReadShareGroupStateSummaryRequest,
-    readResponse: a87.readReadShareGroupStateSummaryResponse, writeResponse: a87.writeReadShareGroupStateSummaryResponse,
+    readRequest: (r, v) => m87().readReadShareGroupStateSummaryRequest(r, v), writeRequest: (w, v, x) => m87().writeReadShareGroupStateSummaryRequest(w, v, x),
+    readResponse: (r, v) => m87().readReadShareGroupStateSummaryResponse(r, v), writeResponse: (w, v, x) => m87().writeReadShareGroupStateSummaryResponse(w, v, x),
   },
 };
 
