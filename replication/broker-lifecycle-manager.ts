@@ -46,7 +46,7 @@ export class BrokerLifecycleManager {
   private shouldShutDown = false;
   private inFlight: Promise<void> | null = null;
   private unfencedWaiters: (() => void)[] = [];
-  private shutdownWaiters: (() => void)[] = [];
+  private shutdownWaiters: ((done: boolean) => void)[] = [];
 
   constructor(private readonly opts: BrokerLifecycleOptions) {}
 
@@ -143,7 +143,7 @@ export class BrokerLifecycleManager {
         this.setFenced(res.isFenced);
         if (res.shouldShutDown) {
           this.shouldShutDown = true;
-          for (const w of this.shutdownWaiters.splice(0)) w();
+          for (const w of this.shutdownWaiters.splice(0)) w(true);
         }
         if (this.wantShutDown && !this.shouldShutDown) next = Math.min(next, 50);
         else if (res.isFenced && !this.wantShutDown) next = 10;
@@ -188,9 +188,9 @@ export class BrokerLifecycleManager {
     const done = new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), timeoutMs);
       timer.unref();
-      this.shutdownWaiters.push(() => {
+      this.shutdownWaiters.push((ok) => {
         clearTimeout(timer);
-        resolve(true);
+        resolve(ok);
       });
     });
     if (!this.inFlight) this.schedule(0);
@@ -201,7 +201,7 @@ export class BrokerLifecycleManager {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    for (const w of this.shutdownWaiters.splice(0)) w();
+    for (const w of this.shutdownWaiters.splice(0)) w(false);
     await this.inFlight?.catch(() => undefined);
   }
 }

@@ -407,7 +407,8 @@ export class Partition {
   private submit(pending: PendingIsrChange): void {
     this.ctx.submitAlterPartition(pending.item).then(
       (outcome) => this.onAlterPartitionOutcome(pending, outcome),
-      (err) => this.onAlterPartitionOutcome(pending, { ok: false, errorCode: -100, message: (err as Error).message } as never),
+      // A transport failure is transient: the default branch below retries.
+      () => this.onAlterPartitionOutcome(pending, { ok: false, errorCode: ErrorCode.REQUEST_TIMED_OUT }),
     );
   }
 

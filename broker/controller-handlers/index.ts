@@ -10,15 +10,13 @@ import { brokerHeartbeatHandler } from './broker-heartbeat';
 import { brokerRegistrationHandler } from './broker-registration';
 import { controllerDescribeClusterHandler } from './describe-cluster';
 import { controllerFetchHandler } from './fetch';
-import {
-  controllerAllocateProducerIdsHandler,
-  controllerAlterConfigsHandler,
-  controllerCreatePartitionsHandler,
-  controllerCreateTopicsHandler,
-  controllerDeleteTopicsHandler,
-  controllerElectLeadersHandler,
-  controllerIncrementalAlterConfigsHandler,
-} from './admin';
+import { controllerAllocateProducerIdsHandler } from './allocate-producer-ids';
+import { controllerAlterConfigsHandler } from './alter-configs';
+import { controllerCreatePartitionsHandler } from './create-partitions';
+import { controllerCreateTopicsHandler } from './create-topics';
+import { controllerDeleteTopicsHandler } from './delete-topics';
+import { controllerElectLeadersHandler } from './elect-leaders';
+import { controllerIncrementalAlterConfigsHandler } from './incremental-alter-configs';
 
 export const CONTROLLER_HANDLERS: readonly HandlerSpec<any, any, ControllerNode>[] = [
   controllerFetchHandler,
