@@ -6,6 +6,7 @@
 import type { ConfigInput } from './config/kafka-config';
 import { KafkaServer } from './server';
 import type { LogLevel, Logger } from './logger';
+import type { StorageFs } from '../storage/fs';
 import { ALL_APIS } from '../protocol/generated';
 
 export interface LaunchOptions {
@@ -24,6 +25,8 @@ export interface LaunchOptions {
   maxApiVersions?: Readonly<Record<string, number>>;
   logLevel?: LogLevel;
   logger?: Logger;
+  /** The file system the partition logs use (fault injection: storage/testing/faulty-fs.ts). */
+  storageFs?: StorageFs;
 }
 
 export function parseVersionCaps(caps: Readonly<Record<string, number>> | undefined): Map<number, number> {
@@ -52,6 +55,7 @@ export async function launch(opts: LaunchOptions): Promise<KafkaServer> {
     versionCaps: parseVersionCaps(opts.maxApiVersions),
     logLevel: opts.logLevel,
     logger: opts.logger,
+    storageFs: opts.storageFs,
   });
 }
 

@@ -38,6 +38,7 @@ import { LogManager } from '../storage/log-manager';
 import { readMetaProperties } from '../storage/meta-properties';
 import { nodeFs } from '../storage/fs';
 import type { StorageLogger } from '../storage/support';
+import type { StorageFs } from '../storage/fs';
 
 const SECURITY_PROTOCOL_IDS: Record<string, number> = { PLAINTEXT: 0, SSL: 1, SASL_PLAINTEXT: 2, SASL_SSL: 3 };
 
@@ -46,6 +47,8 @@ export interface KafkaServerOptions extends KafkaConfigInit {
   versionCaps?: ReadonlyMap<number, number>;
   logLevel?: LogLevel;
   logger?: Logger;
+  /** The file system the partition logs use (fault injection: storage/testing/faulty-fs.ts). */
+  storageFs?: StorageFs;
 }
 
 function storageLogger(log: Logger): StorageLogger {
@@ -122,6 +125,7 @@ export class KafkaServer implements Broker {
     });
     this.controller = this.clusterLink?.remoteController ?? this.localController!;
     this.logManager = new LogManager({
+      fs: opts.storageFs,
       logDirs: config.logDirs(),
       nodeId: this.nodeId,
       clusterId,

@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import { startBroker } from '../../broker';
 import { ErrorCode, KafkaError } from '../../protocol/errors';
 import { connect, fetchAll, produce } from '../../replication/network-client';
+import { FaultyFs, type FaultSpec } from '../../storage/testing/faulty-fs';
 import {
   batchesOnDisk,
   copyDataDir,
@@ -267,5 +268,50 @@ test('two log.dirs, one unreadable (EISDIR: tests run as root, where chmod 000 d
   } finally {
     await conn.close();
     await broker.close();
+  }
+});
+
+test('two log.dirs with the fault-injecting fs: EACCES listing, EIO reading a segment, EIO loading an index in the second: it goes offline, the first serves', async () => {
+  const faults: { label: string; crash: boolean; spec: (b: string) => FaultSpec }[] = [
+    { label: 'EACCES on readdir', crash: false, spec: (b) => ({ op: 'readdir', path: b, errno: 'EACCES' }) },
+    { label: 'EIO reading a segment during recovery', crash: true, spec: (b) => ({ op: 'read', path: `${b}/`, errno: 'EIO' }) },
+    { label: 'EIO loading an index', crash: false, spec: (b) => ({ op: 'readFile', path: `${b}/`, errno: 'EIO' }) },
+  ];
+  for (const f of faults) {
+    const a = mkTemp('krill-recovery-fa-');
+    const b = mkTemp('krill-recovery-fb-');
+    dirs.push(a, b);
+    const overrides = [`log.dirs=${a},${b}`];
+    const sent: string[] = [];
+    {
+      const broker = await startBroker({ dataDir: a, overrides, logger: quietLogger() });
+      const conn = await connect(broker.host, broker.port);
+      await createTopic(conn, 'ft', { 'segment.bytes': '2048' }, 2);
+      for (let i = 0; i < 40; i++) {
+        const v = `v${i}`.padEnd(80, '.');
+        for (let p = 0; p < 2; p++) await produce(conn, 'ft', p, [{ value: v }]);
+        sent.push(v);
+      }
+      await conn.close();
+      await broker.close();
+    }
+    const inB = [0, 1].find((p) => fs.existsSync(path.join(b, `ft-${p}`)))!;
+    const inA = 1 - inB;
+    if (f.crash) simulateCrash(b);
+    const storageFs = new FaultyFs().failNext({ ...f.spec(b), count: 1000 });
+    const lines: string[] = [];
+    const broker = await startBroker({ dataDir: a, overrides, logger: quietLogger(lines), storageFs });
+    const conn = await connect(broker.host, broker.port);
+    try {
+      expect({ fault: f.label, offline: broker.server.logManager.offlineLogDirs }).toEqual({ fault: f.label, offline: [path.resolve(b)] });
+      expect(storageFs.injected.length).toBeGreaterThan(0);
+      expect(lines.some((l) => l.includes(`log directory ${path.resolve(b)} is offline`) && l.includes(f.spec(b).errno!))).toBe(true);
+      expect((await fetchAll(conn, 'ft', inA)).records.map((r) => r.value!.toString())).toEqual(sent);
+      expect((await produce(conn, 'ft', inA, [{ value: 'more' }]))!.baseOffset).toBe(40n);
+      await expect(produce(conn, 'ft', inB, [{ value: 'y' }])).rejects.toMatchObject({ code: ErrorCode.KAFKA_STORAGE_ERROR });
+    } finally {
+      await conn.close();
+      await broker.close();
+    }
   }
 });
