@@ -1,8 +1,8 @@
 /**
  * @platformatic/kafka 1.x (ESM only, so it runs in a child `node` process: produce.mjs) produces
  * to krill with the Admin and Producer clients; krill's own client reads everything back and
- * compares it exactly (keys, values, headers, timestamps, order per partition). Its Consumer needs
- * consumer groups, which krill does not have yet (see FINDINGS.md).
+ * compares it exactly (keys, values, headers, timestamps, order per partition). Then its Consumer
+ * reads the same topic back through a consumer group (consume.mjs) and commits.
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -31,22 +31,22 @@ afterAll(async () => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-/** Runs produce.mjs to completion (bounded), returning its stdout; throws with its stderr on failure. */
-function runScript(args: string[]): Promise<string> {
+/** Runs a script to completion (bounded), returning its stdout; throws with its stderr on failure. */
+function runScript(args: string[], script = SCRIPT): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SCRIPT, ...args], { cwd: path.resolve(__dirname, '..', '..'), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, ...args], { cwd: path.resolve(__dirname, '..', '..'), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`produce.mjs did not finish within ${RUN_TIMEOUT_MS} ms\n${err}`));
+      reject(new Error(`${path.basename(script)} did not finish within ${RUN_TIMEOUT_MS} ms\n${err}`));
     }, RUN_TIMEOUT_MS);
     child.on('exit', (code) => {
       clearTimeout(timer);
       if (code === 0) resolve(out);
-      else reject(new Error(`produce.mjs exited with ${code}\n${err}`));
+      else reject(new Error(`${path.basename(script)} exited with ${code}\n${err}`));
     });
   });
 }
@@ -74,4 +74,27 @@ test('platformatic Admin + Producer (acks -1, 1, 0, gzip): krill reads back ever
     expect(read[p].map((r) => line(canonicalRead(r)))).toEqual(expected.map(line));
     expect(read[p].map((r) => r.offset)).toEqual(read[p].map((_, i) => BigInt(i)));
   }
+});
+
+test('platformatic Consumer in a group reads every message back and commits', async () => {
+  // Relies on the topic written by the test above (jest runs a file's tests in order).
+  const out = path.join(tmp, 'read.json');
+  expect(await runScript([broker.bootstrap, 'plat', 'plat-group', '2000', out], path.join(__dirname, 'consume.mjs'))).toBe('ok 2000\n');
+  const read = JSON.parse(fs.readFileSync(out, 'utf8')) as { partition: number; offset: string; key: string | null }[];
+  // Every (partition, offset) exactly once, offsets per partition 0..n-1 in order.
+  for (let p = 0; p < 3; p++) {
+    const offsets = read.filter((r) => r.partition === p).map((r) => BigInt(r.offset));
+    expect(offsets).toEqual(offsets.map((_, i) => BigInt(i)));
+    expect(offsets.length).toBe((await fetchAll(conn, 'plat', p)).records.length);
+  }
+  expect(new Set(read.map((r) => `${r.partition}:${r.offset}`)).size).toBe(2000);
+  // The group committed through OffsetCommit: the next offset after the last message read is stored.
+  const last = read[read.length - 1];
+  const res = await conn.send('OffsetFetch', 7, {
+    groupId: 'plat-group',
+    topics: [{ name: 'plat', partitionIndexes: [last.partition] }],
+    requireStable: false,
+  });
+  expect(res.errorCode).toBe(0);
+  expect(res.topics[0].partitions[0].committedOffset).toBe(BigInt(last.offset) + 1n);
 });
