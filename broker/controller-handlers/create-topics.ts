@@ -10,6 +10,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
 import type { CreateTopicsRequest, CreateTopicsResponse } from '../../protocol/generated/create-topics';
 import { defineControllerHandler } from './define';
+import { createTopicSpecs } from '../handlers/create-topics';
 
 export const controllerCreateTopicsHandler = defineControllerHandler<CreateTopicsRequest, CreateTopicsResponse>({
   apiKey: 19,
@@ -18,16 +19,7 @@ export const controllerCreateTopicsHandler = defineControllerHandler<CreateTopic
   maxVersion: 7,
   async handle(node, ctx, req) {
     const v = ctx.apiVersion;
-    const results = await node.controller.createTopics(
-      req.topics.map((t) => ({
-        name: t.name,
-        numPartitions: t.numPartitions,
-        replicationFactor: t.replicationFactor,
-        assignments: t.assignments.map((a) => ({ partitionIndex: a.partitionIndex, brokerIds: a.brokerIds })),
-        configs: t.configs.map((c) => ({ name: c.name, value: c.value })),
-      })),
-      req.validateOnly,
-    );
+    const results = await node.controller.createTopics(createTopicSpecs(req), req.validateOnly);
     return {
       topics: results.map((r) => {
         const ok = r.errorCode === ErrorCode.NONE;

@@ -10,6 +10,18 @@
 import { ErrorCode } from '../../protocol/errors';
 import type { CreateTopicsRequest, CreateTopicsResponse } from '../../protocol/generated/create-topics';
 import { defineHandler } from './define-handler';
+import type { CreateTopicSpec } from '../../replication/controller/controller';
+
+/** The controller's view of a CreateTopics request (shared with the controller listener's handler). */
+export function createTopicSpecs(req: CreateTopicsRequest): CreateTopicSpec[] {
+  return req.topics.map((t) => ({
+    name: t.name,
+    numPartitions: t.numPartitions,
+    replicationFactor: t.replicationFactor,
+    assignments: t.assignments.map((a) => ({ partitionIndex: a.partitionIndex, brokerIds: a.brokerIds })),
+    configs: t.configs.map((c) => ({ name: c.name, value: c.value })),
+  }));
+}
 
 export const createTopicsHandler = defineHandler<CreateTopicsRequest, CreateTopicsResponse>({
   apiKey: 19,
@@ -18,16 +30,7 @@ export const createTopicsHandler = defineHandler<CreateTopicsRequest, CreateTopi
   maxVersion: 7,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
-    const results = await broker.controller.createTopics(
-      req.topics.map((t) => ({
-        name: t.name,
-        numPartitions: t.numPartitions,
-        replicationFactor: t.replicationFactor,
-        assignments: t.assignments.map((a) => ({ partitionIndex: a.partitionIndex, brokerIds: a.brokerIds })),
-        configs: t.configs.map((c) => ({ name: c.name, value: c.value })),
-      })),
-      req.validateOnly,
-    );
+    const results = await broker.controller.createTopics(createTopicSpecs(req), req.validateOnly);
     return {
       topics: results.map((r, i) => {
         const ok = r.errorCode === ErrorCode.NONE;
