@@ -18,8 +18,14 @@
  *                    throughput numbers are then slowed by profiling
  *   --priority N     run the bench and its brokers at nice value N (e.g. -10; needs root or
  *                    CAP_SYS_NICE) so that other work on a shared machine disturbs the figures less
- *   --only REGEX     only the workloads whose name matches (e.g. 'produce 1KiB', 'fetch .* raw');
- *                    'startup' selects the start-up measurements
+ *   --only REGEX     only the workloads whose name matches (e.g. 'produce 1KiB', 'fetch .* raw',
+ *                    'consume group', 'acks=-1 3 brokers'); 'startup' selects the start-up measurements
+ *
+ * Also: 'consume group <size> kafkajs' (a KafkaJS group consumer reading the acks=1 topic back; krill
+ * only, the null sink has no group coordinator), and after the interleaved phase, acks=-1 produce
+ * throughput with per-send p50/p99 latency on `krill --brokers 3` (replication factor 3,
+ * min.insync.replicas=2; one process, so its CPU covers the three brokers and the controller) and,
+ * for comparison, on a single krill broker.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -51,6 +57,7 @@ import {
   RDKAFKA_IN_FLIGHT,
   type ClientResult,
 } from './workloads';
+import { consumeGroup, createReplicatedTopic, leaderHighWatermark, produceLatency, type LatencyResult } from './group-cluster';
 
 type TargetName = 'krill' | 'null';
 const TARGETS: readonly TargetName[] = ['krill', 'null'];
@@ -138,11 +145,13 @@ interface Summary {
   brokerCpuUsPerMsg: number;
   brokerPeakRssMB: number;
   clientCpu: number;
+  /** consume group only: consumer.run() to GROUP_JOIN, ms. */
+  joinMs?: number;
 }
 
 interface WorkloadResult {
   name: string;
-  kind: 'produce' | 'produce-rdkafka' | 'fetch-kafkajs' | 'fetch-raw';
+  kind: 'produce' | 'produce-rdkafka' | 'fetch-kafkajs' | 'fetch-raw' | 'consume-group';
   size: number;
   acks: number | null;
   messages: number;
@@ -170,6 +179,9 @@ function summarize(xs: Sample[]): Summary {
     brokerRunQueueWait: round(median(xs.map((x) => x.brokerRunQueueWait)), 3),
     brokerPeakRssMB: round(median(xs.map((x) => x.brokerPeakRssMB))),
     clientCpu: round(median(xs.map((x) => x.clientCpu)), 2),
+    ...(xs.some((x) => (x as { joinMs?: number }).joinMs !== undefined)
+      ? { joinMs: Math.round(median(xs.map((x) => (x as { joinMs?: number }).joinMs ?? NaN))) }
+      : {}),
   };
 }
 
@@ -255,6 +267,126 @@ async function measureStartup(n: number): Promise<StartupReport> {
   };
 }
 
+/** acks=-1 produce with per-send latency: a 3-broker in-process cluster (one krill process) vs one broker. */
+const LATENCY_SIZE = 1024;
+const LATENCY_PER_SEND = 100;
+const LATENCY_IN_FLIGHT = 4;
+const LATENCY_TARGETS = [
+  { key: '3 brokers', brokers: 3, rf: 3, minIsr: 2 },
+  { key: '1 broker', brokers: 1, rf: 1, minIsr: 1 },
+] as const;
+const latencyName = (key: string): string => `produce ${sizeLabel(LATENCY_SIZE)}x${LATENCY_PER_SEND} acks=-1 ${key}`;
+
+interface LatencySample extends LatencyResult {
+  run: number;
+  msgsPerSec: number;
+  mbPerSec: number;
+  brokerCpu: number;
+  brokerPeakRssMB: number;
+}
+
+interface LatencyRow {
+  name: string;
+  brokers: number;
+  replicationFactor: number;
+  minInsyncReplicas: number;
+  sends: number;
+  messagesPerSend: number;
+  inFlight: number;
+  messages: number;
+  samples: LatencySample[];
+  median: {
+    msgsPerSec: number;
+    mbPerSec: number;
+    p50Ms: number;
+    p99Ms: number;
+    maxMs: number;
+    brokerCpu: number;
+    brokerCpuUsPerMsg: number;
+    brokerPeakRssMB: number;
+    clientCpu: number;
+  };
+}
+
+async function measureLatency(o: Options, selected: (name: string) => boolean): Promise<LatencyRow[]> {
+  const targets = LATENCY_TARGETS.filter((t) => selected(latencyName(t.key)));
+  if (!targets.length) return [];
+  const sends = o.quick ? 60 : 600;
+  const procs: BrokerProcess[] = [];
+  const clients: KafkaJsTarget[] = [];
+  const dirs: string[] = [];
+  const rows: LatencyRow[] = [];
+  try {
+    for (const t of targets) {
+      const dir = makeTempDir('krill-bench-cluster-');
+      dirs.push(dir);
+      const args = t.brokers > 1 ? [KRILL_BIN, '--brokers', String(t.brokers), '--port', '0', '--data-dir', dir] : [KRILL_BIN, '--port', '0', '--data-dir', dir];
+      const bp = await spawnBroker({ name: `krill (${t.key})`, args, readyPattern: KRILL_READY, timeoutMs: 20000 });
+      procs.push(bp);
+      clients.push(new KafkaJsTarget(`${bp.host}:${bp.port}`));
+      rows.push({
+        name: latencyName(t.key),
+        brokers: t.brokers,
+        replicationFactor: t.rf,
+        minInsyncReplicas: t.minIsr,
+        sends,
+        messagesPerSend: LATENCY_PER_SEND,
+        inFlight: LATENCY_IN_FLIGHT,
+        messages: sends * LATENCY_PER_SEND,
+        samples: [],
+        median: {} as LatencyRow['median'],
+      });
+    }
+    log(`acks=-1 latency (${targets.map((t) => t.key).join(', ')}): warm-up ...`);
+    for (let i = 0; i < targets.length; i++) {
+      const topic = 'warmup-latency';
+      await createReplicatedTopic(clients[i], topic, targets[i].rf, targets[i].minIsr);
+      await produceLatency(clients[i], topic, LATENCY_SIZE, LATENCY_PER_SEND, o.quick ? 20 : 100, -1, LATENCY_IN_FLIGHT);
+    }
+    for (let run = 1; run <= o.runs; run++) {
+      const order = run % 2 === 1 ? targets.map((_, i) => i) : targets.map((_, i) => i).reverse();
+      for (const i of order) {
+        const t = targets[i];
+        const bp = procs[i];
+        const topic = `bench-latency-r${run}`;
+        await createReplicatedTopic(clients[i], topic, t.rf, t.minIsr);
+        const s = await measure(bp, run, () => produceLatency(clients[i], topic, LATENCY_SIZE, LATENCY_PER_SEND, sends, -1, LATENCY_IN_FLIGHT));
+        const hwm = await leaderHighWatermark(clients[i], topic);
+        if (hwm !== sends * LATENCY_PER_SEND) throw new Error(`${t.key}: ${topic} has high watermark ${hwm} after producing ${sends * LATENCY_PER_SEND} messages`);
+        const ls = s as unknown as LatencySample;
+        rows[i].samples.push(ls);
+        log(
+          `  run ${run} ${rows[i].name.padEnd(34)} ${Math.round(ls.msgsPerSec).toString().padStart(8)} msg/s ${ls.mbPerSec.toFixed(1).padStart(6)} MB/s` +
+            `  p50 ${ls.p50Ms.toFixed(1)} ms p99 ${ls.p99Ms.toFixed(1)} ms, broker CPU ${ls.brokerCpu.toFixed(2)} s, client CPU ${ls.clientCpu.toFixed(2)} s`,
+        );
+      }
+    }
+    for (const r of rows) {
+      const xs = r.samples;
+      const m = (f: (x: LatencySample) => number, d = 1): number => round(median(xs.map(f)), d);
+      r.median = {
+        msgsPerSec: Math.round(median(xs.map((x) => x.msgsPerSec))),
+        mbPerSec: m((x) => x.mbPerSec),
+        p50Ms: m((x) => x.p50Ms, 2),
+        p99Ms: m((x) => x.p99Ms, 2),
+        maxMs: m((x) => x.maxMs, 2),
+        brokerCpu: m((x) => x.brokerCpu, 2),
+        brokerCpuUsPerMsg: m((x) => (x.brokerCpu / x.messages) * 1e6, 2),
+        brokerPeakRssMB: m((x) => x.brokerPeakRssMB),
+        clientCpu: m((x) => x.clientCpu, 2),
+      };
+    }
+  } catch (err) {
+    for (const bp of procs) log(`${bp.name} stderr (tail):\n${bp.stderrTail().slice(-4000)}`);
+    throw err;
+  } finally {
+    for (const c of clients) await c.close().catch(() => undefined);
+    for (const bp of procs) await bp.stop();
+    for (const d of dirs) removeTempDir(d);
+  }
+  return rows;
+}
+
 interface Report {
   options: Omit<Options, 'only'> & { only: string | null };
   machine: { cpus: number; node: string; platform: string; loadAverageAtStart: number[] };
@@ -264,6 +396,7 @@ interface Report {
   workloads: WorkloadResult[];
   krillIdleAfterWorkloadsRssMB: number;
   profile: Record<TargetName, ProfileSummary | null> | null;
+  latency: LatencyRow[];
   notes: string[];
   durationSeconds: number;
 }
@@ -290,7 +423,8 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
   try {
     procs.krill = await spawnBroker({
       name: 'krill',
-      args: [...profArgs('krill'), KRILL_BIN, '--port', '0', '--data-dir', dataDir],
+      // No initial rebalance delay (Kafka's default is 3 s): the group join is not timed, only waited for.
+      args: [...profArgs('krill'), KRILL_BIN, '--port', '0', '--data-dir', dataDir, '--override', 'group.initial.rebalance.delay.ms=0'],
       readyPattern: KRILL_READY,
     });
     procs.null = await spawnBroker({ name: 'null sink', args: [...profArgs('null'), NULL_BROKER_JS, '--port', '0'], readyPattern: NULL_READY });
@@ -308,6 +442,7 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
         await produceKafkaJs(clients[t], topic, size, batches, -1, o.inFlight);
         await fetchKafkaJs(clients[t], topic, 2 * batches * BATCH_MESSAGES);
         await fetchRaw(procs[t].host, procs[t].port, topic, 2 * batches * BATCH_MESSAGES, size);
+        if (t === 'krill' && selected(`consume group ${sizeLabel(size)} kafkajs`)) await consumeGroup(clients[t], topic, 2 * batches * BATCH_MESSAGES);
         if (rdkafka && selected(`produce ${sizeLabel(size)} rdkafka acks=1`)) {
           await clients[t].createTopic(`warmup-rdkafka-${size}`);
           await produceRdkafka(clients[t].bootstrap, `warmup-rdkafka-${size}`, size, batches * BATCH_MESSAGES, 1);
@@ -339,7 +474,8 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
         const n = batches * BATCH_MESSAGES;
         const fetchKj = `fetch ${label} kafkajs`;
         const fetchRw = `fetch ${label} raw`;
-        const needFetch = selected(fetchKj) || selected(fetchRw);
+        const groupName = `consume group ${label} kafkajs`;
+        const needFetch = selected(fetchKj) || selected(fetchRw) || selected(groupName);
         for (const acks of [1, -1]) {
           const name = `produce ${label} acks=${acks}`;
           // The fetches read back the acks=1 topic, so it is produced whenever a fetch is selected.
@@ -367,6 +503,12 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
             record(fetchRw, 'fetch-raw', size, null, t, await measure(bp, run, () => fetchRaw(bp.host, bp.port, topic, n, size, rawPasses)));
           }
         }
+        // The null sink has no group coordinator: this row is krill's alone.
+        if (selected(groupName)) {
+          const s = await measure(procs.krill, run, () => consumeGroup(clients.krill, topic, n));
+          record(groupName, 'consume-group', size, null, 'krill', s);
+          log(`    (joined the group in ${Math.round((s as Sample & { joinMs?: number }).joinMs ?? NaN)} ms, not timed)`);
+        }
         const rdName = `produce ${label} rdkafka acks=1`;
         if (rdkafka && selected(rdName)) {
           for (const t of order) {
@@ -383,7 +525,7 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
     }
     for (const w of workloads) {
       w.median = { krill: summarize(w.samples.krill), null: summarize(w.samples.null) };
-      w.ratio = round(w.median.krill.msgsPerSec / w.median.null.msgsPerSec, 2);
+      w.ratio = w.samples.null.length ? round(w.median.krill.msgsPerSec / w.median.null.msgsPerSec, 2) : NaN;
     }
     for (const t of TARGETS) await clients[t].close();
     await new Promise((r) => setTimeout(r, 300));
@@ -444,13 +586,15 @@ async function main(): Promise<void> {
   }
   const allWorkloads = plan(o).flatMap(({ size }) => {
     const label = sizeLabel(size);
-    return [`produce ${label} acks=1`, `produce ${label} acks=-1`, `fetch ${label} kafkajs`, `fetch ${label} raw`, `produce ${label} rdkafka acks=1`];
+    return [`produce ${label} acks=1`, `produce ${label} acks=-1`, `fetch ${label} kafkajs`, `fetch ${label} raw`, `consume group ${label} kafkajs`, `produce ${label} rdkafka acks=1`];
   });
   const throughput = allWorkloads.some(selected);
+  const latencySelected = LATENCY_TARGETS.some((t) => selected(latencyName(t.key)));
 
   const tp: ThroughputReport = throughput
     ? await measureThroughput(o, selected)
     : { workloads: [], krillIdleAfterWorkloadsRssMB: NaN, profile: null };
+  const latency = await measureLatency(o, selected);
 
   const rdkafka = loadRdkafka();
   const notes = [
@@ -470,6 +614,19 @@ async function main(): Promise<void> {
     notes.push(`krill waited for a CPU ${Math.round((100 * waited) / wall)}% of the measured time: the machine was contended, so throughput figures understate krill; the µs/msg columns are steadier.`);
   }
   if (!throughput) notes.length = 0;
+  if (throughput && tp.workloads.some((w) => w.kind === 'consume-group')) {
+    notes.push(
+      'consume group: a KafkaJS consumer in a fresh group (subscribe fromBeginning, run with eachBatch, autoCommit) reading the acks=1 topic back; timed from GROUP_JOIN ' +
+        'to the last message (the join is left out; krill runs with group.initial.rebalance.delay.ms=0 here). krill only: the null sink implements no group APIs.',
+    );
+  }
+  if (latencySelected) {
+    notes.push(
+      `acks=-1 latency rows: KafkaJS send() of ${LATENCY_PER_SEND} x ${LATENCY_SIZE}-byte messages, ${LATENCY_IN_FLIGHT} in flight, each send timed (p50/p99/max ms). ` +
+        '3 brokers: `krill --brokers 3` (3 brokers + controller in one process, so its CPU is the whole cluster\'s), topic replication factor 3, min.insync.replicas=2; ' +
+        '1 broker: a separate single krill process, replication factor 1. Fresh processes, not the ones of the table above.',
+    );
+  }
   const report: Report = {
     options: { ...o, only: o.only?.source ?? null },
     machine: { cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}`, loadAverageAtStart: loadAtStart },
@@ -477,6 +634,7 @@ async function main(): Promise<void> {
     rdkafka: rdkafka ? `node-rdkafka (librdkafka ${rdkafka.librdkafkaVersion})` : null,
     startup,
     ...tp,
+    latency,
     notes,
     durationSeconds: round((Date.now() - t0) / 1000),
   };
@@ -489,6 +647,8 @@ function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n');
 }
+
+const na = (x: string): string => (x === 'NaN' ? '-' : x);
 
 function renderText(r: Report): string {
   const out: string[] = [];
@@ -510,14 +670,14 @@ function renderText(r: Report): string {
         String(w.messages),
         String(k.msgsPerSec),
         k.mbPerSec.toFixed(1),
-        String(z.msgsPerSec),
-        z.mbPerSec.toFixed(1),
-        w.ratio.toFixed(2) + ((w.kind === 'produce' || w.kind === 'fetch-kafkajs') && w.ratio < 0.9 ? ' *' : ''),
+        na(String(z.msgsPerSec)),
+        na(z.mbPerSec.toFixed(1)),
+        w.kind === 'consume-group' ? 'krill only' : w.ratio.toFixed(2) + ((w.kind === 'produce' || w.kind === 'fetch-kafkajs') && w.ratio < 0.9 ? ' *' : ''),
         k.brokerCpu.toFixed(2),
         k.brokerCpuUsPerMsg.toFixed(2),
         k.brokerRunQueueWait.toFixed(2),
-        z.brokerCpu.toFixed(2),
-        z.brokerCpuUsPerMsg.toFixed(2),
+        na(z.brokerCpu.toFixed(2)),
+        na(z.brokerCpuUsPerMsg.toFixed(2)),
         k.clientCpu.toFixed(2),
         k.brokerPeakRssMB.toFixed(0),
       ]);
@@ -525,7 +685,30 @@ function renderText(r: Report): string {
     out.push(table(rows));
     out.push('  * below the 0.9 target (set for KafkaJS produce and fetch; the raw fetch and rdkafka rows are informative)');
     out.push('  wait s: time krill\'s JS thread was runnable but waiting for a CPU (contention), median per run');
+    const groups = r.workloads.filter((w) => w.median.krill.joinMs !== undefined);
+    if (groups.length) out.push(`  consume group rows: krill only (the null sink has no group coordinator); group join took ${groups.map((w) => `${w.median.krill.joinMs} ms`).join(' / ')} (not timed)`);
     out.push(`krill RSS after the workloads: ${r.krillIdleAfterWorkloadsRssMB} MB`);
+    out.push('');
+  }
+  if (r.latency.length) {
+    const rows: string[][] = [['workload (latency)', 'msgs', 'msg/s', 'MB/s', 'p50 ms', 'p99 ms', 'max ms', 'broker CPU s', 'µs/msg', 'client CPU s', 'peak RSS MB']];
+    for (const l of r.latency) {
+      const m = l.median;
+      rows.push([
+        l.name,
+        String(l.messages),
+        String(m.msgsPerSec),
+        m.mbPerSec.toFixed(1),
+        m.p50Ms.toFixed(1),
+        m.p99Ms.toFixed(1),
+        m.maxMs.toFixed(1),
+        m.brokerCpu.toFixed(2),
+        m.brokerCpuUsPerMsg.toFixed(2),
+        m.clientCpu.toFixed(2),
+        m.brokerPeakRssMB.toFixed(0),
+      ]);
+    }
+    out.push(table(rows));
     out.push('');
   }
   const s = r.startup;
