@@ -33,6 +33,9 @@ export type InterceptDecision =
   | { action: 'close'; reason?: string }
   | { action: 'drop' } // swallow the request: no response, connection stays (the client times out)
   | { action: 'respond'; response: unknown }
+  // run the handler (its effects happen, e.g. a produce is appended), then close instead of answering:
+  // the client sees a lost response and retries (tests of idempotent producers)
+  | { action: 'closeAfterHandling'; reason?: string }
   | { action: 'pass' };
 
 /** A broker, or the controller node (its own listener and handler registry). */
@@ -117,6 +120,7 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
       if (decision?.action === 'close') return { kind: 'close', reason: decision.reason ?? 'closed by fault injection' };
       if (decision?.action === 'drop') return { kind: 'noResponse' };
       response = decision?.action === 'respond' ? decision.response : await handler.handle(this.broker, ctx, request);
+      if (decision?.action === 'closeAfterHandling') return { kind: 'close', reason: decision.reason ?? 'closed after handling by fault injection' };
     } catch (err) {
       if (err instanceof CloseConnection) return { kind: 'close', reason: err.message };
       this.log.error(`${handler.name} handler failed`, { apiVersion, correlationId, clientId, conn: conn.id, err });

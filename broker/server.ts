@@ -137,6 +137,8 @@ export class KafkaServer implements Broker {
       flushRecoveryOffsetCheckpointIntervalMs: config.getInt('log.flush.offset.checkpoint.interval.ms'),
       flushStartOffsetCheckpointIntervalMs: config.getInt('log.flush.start.offset.checkpoint.interval.ms'),
       highWatermarkCheckpointIntervalMs: config.getLong('replica.high.watermark.checkpoint.interval.ms'),
+      producerIdExpirationMs: config.getInt('producer.id.expiration.ms'),
+      producerIdExpirationCheckIntervalMs: config.getInt('producer.id.expiration.check.interval.ms'),
       recoveryThreadsPerDataDir: config.getInt('num.recovery.threads.per.data.dir'),
     });
     this.replicaManager = new ReplicaManager({

@@ -78,6 +78,10 @@ export interface LogManagerOptions {
   highWatermarkCheckpointIntervalMs?: number;
   /** log.initial.task.delay.ms (default 30000). */
   initialTaskDelayMs?: number;
+  /** producer.id.expiration.ms (default 86400000). */
+  producerIdExpirationMs?: number;
+  /** producer.id.expiration.check.interval.ms (default 600000). */
+  producerIdExpirationCheckIntervalMs?: number;
   /** num.recovery.threads.per.data.dir (default 1): logs of one directory recovered at once. */
   recoveryThreadsPerDataDir?: number;
   /** Recovery progress lines at most this often per log (default 10 s). */
@@ -309,6 +313,7 @@ export class LogManager {
         logStartOffset: logStartOffset ?? 0n,
         hadCleanShutdown: d.hadCleanShutdown,
         recoveryProgressIntervalMs: this.opts.recoveryProgressIntervalMs,
+        producerIdExpirationMs: this.opts.producerIdExpirationMs,
         onIoError: (log, message) => this.handleLogDirFailure(log.parentDir, message),
       });
     } catch (e) {
@@ -355,6 +360,10 @@ export class LogManager {
     every('kafka-log-start-offset-checkpoint', this.opts.flushStartOffsetCheckpointIntervalMs, 60_000, () =>
       this.checkpointLogStartOffsets(),
     );
+    every('PeriodicProducerExpirationCheck', this.opts.producerIdExpirationCheckIntervalMs, 600_000, () => {
+      const now = this.time.milliseconds();
+      for (const l of this.allLogs()) l.removeExpiredProducers(now);
+    });
     every('highwatermark-checkpoint', this.opts.highWatermarkCheckpointIntervalMs, 5_000, () => this.checkpointHighWatermarks());
   }
 
@@ -427,6 +436,7 @@ export class LogManager {
         recoveryPoint: 0n,
         logStartOffset: 0n,
         hadCleanShutdown: false,
+        producerIdExpirationMs: this.opts.producerIdExpirationMs,
         onIoError: (l, message) => this.handleLogDirFailure(l.parentDir, message),
       });
       this.logs.set(key, log);

@@ -6,11 +6,15 @@
  * Owns: logStartOffset, highWatermark (set by the replication layer), the offline state, the
  * leader epoch cache (leader-epoch-checkpoint: assigned on appends whose batches carry a new
  * epoch, truncated with the log from either end, rebuilt from batch headers when the file is
- * missing). Producer state joins in a later issue (seams marked below).
+ * missing), and the producer state (idempotence: ProducerStateManager, loaded from the newest
+ * `<offset>.snapshot` plus a replay of the batch headers after it; snapshots written at roll and
+ * close, rebuilt on truncation). Transactions (txn index, LSO) are still seams.
  *
  * Invariants: logStartOffset <= highWatermark <= LEO; lastStableOffset <= highWatermark; offsets
- * are handed out once: the append order is validate everything -> assign offsets -> write the .log
- * -> advance the LEO -> update indexes (-> txn index, producer state, later). If anything fails once
+ * are handed out once: the append order is validate everything (records, then producer epoch and
+ * sequence; a duplicate of a retained batch returns its original offsets and writes nothing) ->
+ * assign offsets -> write the .log -> advance the LEO -> update indexes (-> txn index, later) ->
+ * producer state. If anything fails once
  * bytes may have reached the file, the log (and its log directory, via onIoError) goes offline and
  * every later call throws KAFKA_STORAGE_ERROR; recovery at the next start rebuilds what is behind.
  *
@@ -22,7 +26,7 @@
  */
 import * as path from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors';
-import { CompressionType, RecordBatch, TimestampType } from '../protocol/records/record-batch';
+import { CompressionType, RECORD_BATCH_OVERHEAD, RecordBatch, TimestampType } from '../protocol/records/record-batch';
 import { TimestampAndOffset } from './file-records';
 import { StorageFs, isIoError, nodeFs } from './fs';
 import { LeaderEpochFileCache, type EpochEntry } from './leader-epoch-file-cache';
@@ -32,6 +36,7 @@ import { LoadParams, LoadedLog, RecoveryReport, loadLog, loadLogAsync } from './
 import { FetchDataInfo, LogOffsetMetadata, LogSegment } from './log-segment';
 import { AppendOrigin, validateForFollower, validateForLeader } from './log-validator';
 import { offsetOfMaxTimestamp } from './record-access';
+import { ProducerStateManager, type ProducerBatch } from './producer-state-manager';
 import {
   KafkaStorageError,
   Scheduler,
@@ -72,6 +77,20 @@ export interface LogAppendInfo {
   /** Partition leader epoch of the last batch (-1 when unset). */
   lastLeaderEpoch: number;
   sourceCompression: CompressionType;
+  /** True when the batch duplicated one of its producer's last 5: nothing was appended, the offsets are the original ones. */
+  duplicate?: boolean;
+}
+
+function producerBatchOf(rb: RecordBatch, firstOffset: bigint, lastOffset: bigint, maxTimestamp: bigint): ProducerBatch {
+  return {
+    producerId: rb.producerId,
+    producerEpoch: rb.producerEpoch,
+    baseSequence: rb.baseSequence,
+    lastSequence: rb.baseSequence < 0 ? -1 : rb.lastSequence,
+    firstOffset,
+    lastOffset,
+    maxTimestamp,
+  };
 }
 
 export interface AppendAsLeaderOptions {
@@ -108,6 +127,8 @@ export interface UnifiedLogParams {
   hadCleanShutdown?: boolean;
   /** Recovery logs its progress at most this often (default 10 s). */
   recoveryProgressIntervalMs?: number;
+  /** producer.id.expiration.ms (default 1 day). */
+  producerIdExpirationMs?: number;
   /** Called on an I/O failure; the log manager takes the whole log directory offline. */
   onIoError?: (log: UnifiedLog, message: string, err: unknown) => void;
 }
@@ -120,6 +141,8 @@ export class UnifiedLog {
   private _highWatermark: bigint;
   /** Epoch -> start offset, kept in step with the log (leader-epoch-checkpoint). */
   readonly leaderEpochCache: LeaderEpochFileCache;
+  /** Idempotent producers' epochs and last batches (Kafka's ProducerStateManager). */
+  readonly producerState: ProducerStateManager;
   private offlineError: KafkaStorageError | null = null;
   private closed = false;
   private readonly time: Time;
@@ -151,6 +174,29 @@ export class UnifiedLog {
     this._logStartOffset = loaded.logStartOffset;
     this._highWatermark = loaded.logStartOffset;
     this.leaderEpochCache = this.loadLeaderEpochCache(p.fs ?? nodeFs);
+    this.producerState = new ProducerStateManager(p.fs ?? nodeFs, () => this.localLog.dir, p.producerIdExpirationMs ?? 86_400_000, tpString(p.tp));
+    this.loadProducerState();
+  }
+
+  /**
+   * Producer state from the newest snapshot at or below the LEO (newer ones are deleted), then the
+   * producer batches after it replayed from the batch headers (Kafka's rebuildProducerState).
+   */
+  private loadProducerState(): void {
+    const psm = this.producerState;
+    const from = psm.loadFromSnapshot(this._logStartOffset, this.logEndOffset, this.time.milliseconds());
+    for (const seg of this.localLog.segments.values()) {
+      const next = this.localLog.segments.higherSegment(seg.baseOffset);
+      if (next && next.baseOffset <= from) continue;
+      const start = from > seg.baseOffset ? seg.offsetIndex.lookup(from).position : 0;
+      seg.log.scanBatches(start, (h) => {
+        if (h.lastOffset < from || h.magic < 2) return true;
+        const rb = new RecordBatch(seg.log.read(h.position, RECORD_BATCH_OVERHEAD), 0);
+        if (rb.producerId >= 0n && !rb.isControlBatch) psm.replay(producerBatchOf(rb, h.baseOffset, h.lastOffset, h.maxTimestamp));
+        return true;
+      });
+    }
+    psm.updateMapEndOffset(this.logEndOffset);
   }
 
   /**
@@ -330,10 +376,45 @@ export class UnifiedLog {
         `message batch size is ${buf.length} bytes in append to partition ${tpString(this.topicPartition)}, which exceeds the maximum configured segment size of ${config.segmentBytes}`,
       );
     }
-    // Offsets, leader epoch and timestamps are patched in place: baseOffset and the epoch lie
-    // outside the CRC; a changed max timestamp (LogAppendTime, or a client's wrong header) updates it.
+    // Producer state: duplicates and epoch/sequence checks, on the offsets the batches will get,
+    // before anything is assigned or written.
     const logAppendTime = config.messageTimestampType === 'LogAppendTime' ? BigInt(now) : -1n;
     const firstOffset = this.logEndOffset;
+    const producerBatches: ProducerBatch[] = [];
+    {
+      let at = firstOffset;
+      for (const b of v.batches) {
+        const rb = new RecordBatch(buf, b.position);
+        const last = at + BigInt(b.lastOffsetDelta);
+        if (rb.producerId >= 0n && !rb.isControlBatch) {
+          producerBatches.push(producerBatchOf(rb, at, last, logAppendTime >= 0n ? logAppendTime : b.maxTimestamp));
+        }
+        at = last + 1n;
+      }
+    }
+    if ((opts.origin ?? 'client') === 'client') {
+      for (const pb of producerBatches) {
+        const dup = this.producerState.findDuplicate(pb);
+        if (dup) {
+          return {
+            firstOffset: dup.firstOffset,
+            lastOffset: dup.lastOffset,
+            maxTimestamp: dup.timestamp,
+            offsetOfMaxTimestamp: dup.lastOffset,
+            logAppendTime: -1n,
+            logStartOffset: this._logStartOffset,
+            recordCount: 0,
+            validBytes: 0,
+            lastLeaderEpoch: opts.leaderEpoch,
+            sourceCompression: v.sourceCompression,
+            duplicate: true,
+          };
+        }
+      }
+    }
+    const producerUpdate = this.producerState.prepareUpdate(producerBatches, opts.origin ?? 'client');
+    // Offsets, leader epoch and timestamps are patched in place: baseOffset and the epoch lie
+    // outside the CRC; a changed max timestamp (LogAppendTime, or a client's wrong header) updates it.
     let next = firstOffset;
     let maxTimestamp = -1n;
     let offsetOfMax = -1n;
@@ -360,6 +441,7 @@ export class UnifiedLog {
     const lastEpoch = opts.leaderEpoch;
     this.appendValidated(buf, firstOffset, lastOffset, maxTimestamp, shallowOfMax, now);
     if (lastEpoch >= 0) this.guard('assigning a leader epoch', () => this.leaderEpochCache.assign(lastEpoch, firstOffset));
+    this.producerState.apply(producerUpdate, lastOffset + 1n);
     return {
       firstOffset,
       lastOffset,
@@ -421,7 +503,14 @@ export class UnifiedLog {
       }
       count += b.recordCount;
     }
+    const producerBatches: ProducerBatch[] = [];
+    for (const b of batches) {
+      const rb = new RecordBatch(records, b.position);
+      if (rb.producerId >= 0n && !rb.isControlBatch) producerBatches.push(producerBatchOf(rb, b.baseOffset, b.lastOffset, b.maxTimestamp));
+    }
+    const producerUpdate = this.producerState.prepareUpdate(producerBatches, 'replication');
     this.appendValidated(records, first.baseOffset, last.lastOffset, maxTimestamp, shallowOfMax, this.time.milliseconds());
+    this.producerState.apply(producerUpdate, last.lastOffset + 1n);
     this.guard('assigning a leader epoch', () => {
       for (const b of batches) if (b.partitionLeaderEpoch >= 0) this.leaderEpochCache.assign(b.partitionLeaderEpoch, b.baseOffset);
     });
@@ -496,7 +585,9 @@ export class UnifiedLog {
 
   private rollAt(expectedNextOffset?: bigint): LogSegment {
     const seg = this.localLog.roll(expectedNextOffset);
-    // Seam: producer state snapshot at the new segment's base offset (transactions issue).
+    // Producer state snapshot at the new segment's base offset (Kafka's roll).
+    this.producerState.updateMapEndOffset(seg.baseOffset);
+    this.producerState.takeSnapshot();
     void this.localLog.flushInBackground(seg.baseOffset);
     return seg;
   }
@@ -626,7 +717,7 @@ export class UnifiedLog {
     this.updateLogStartOffset(newLogStartOffset);
     this.logger.info(`incremented log start offset to ${newLogStartOffset} due to ${reason}`);
     this.guard('truncating the leader epoch cache', () => this.leaderEpochCache.truncateFromStart(newLogStartOffset));
-    // Seam: producer state onLogStartOffsetIncremented.
+    this.guard('truncating producer state', () => this.producerState.onLogStartOffsetIncremented(newLogStartOffset));
     return true;
   }
 
@@ -720,7 +811,8 @@ export class UnifiedLog {
       this.logger.info(`truncating to offset ${targetOffset}`);
       this.localLog.truncateTo(targetOffset);
       this.leaderEpochCache.truncateFromEnd(this.logEndOffset);
-      // Seam: producer state rebuild.
+      // Producer state: snapshots past the new end go, the state is rebuilt from what remains.
+      this.loadProducerState();
       if (this._logStartOffset > this.logEndOffset) this._logStartOffset = this.logEndOffset;
       if (this._highWatermark > this.logEndOffset) this._highWatermark = this.logEndOffset;
       return true;
@@ -739,6 +831,14 @@ export class UnifiedLog {
     this._logStartOffset = newOffset;
     this._highWatermark = newOffset;
     this.leaderEpochCache.clearAndFlush();
+    this.producerState.deleteSnapshotsAfter(-1n);
+    this.producerState.clear(newOffset);
+  }
+
+  /** Drops producers idle for producer.id.expiration.ms (the log manager's periodic check). */
+  removeExpiredProducers(now: number): number {
+    if (this.isOffline || this.closed) return 0;
+    return this.producerState.removeExpiredProducers(now);
   }
 
   // ---- flush, config, lifecycle ---------------------------------------------------------------
@@ -812,7 +912,19 @@ export class UnifiedLog {
       this.localLog.closeHandlers();
       return;
     }
-    this.guard('close', () => this.localLog.close());
+    this.guard('close', () => {
+      // Clean shutdown: a producer state snapshot at the LEO, so the next start replays nothing.
+      // A failed snapshot only costs a longer replay at the next start; it does not fail the directory.
+      if (this.logEndOffset > 0n) {
+        try {
+          this.producerState.updateMapEndOffset(this.logEndOffset);
+          this.producerState.takeSnapshot();
+        } catch (e) {
+          this.logger.warn(`producer state snapshot at ${this.logEndOffset} failed: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      }
+      this.localLog.close();
+    });
   }
 
   /** Drops handles without writing (offline directory). */

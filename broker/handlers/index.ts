@@ -17,6 +17,7 @@ import { describeGroupsHandler } from './describe-groups';
 import { fetchHandler } from './fetch';
 import { findCoordinatorHandler } from './find-coordinator';
 import { heartbeatHandler } from './heartbeat';
+import { initProducerIdHandler } from './init-producer-id';
 import { incrementalAlterConfigsHandler } from './incremental-alter-configs';
 import { joinGroupHandler } from './join-group';
 import { leaveGroupHandler } from './leave-group';
@@ -57,4 +58,5 @@ export const HANDLERS: readonly HandlerSpec[] = [
   electLeadersHandler,
   offsetDeleteHandler,
   describeClusterHandler,
+  initProducerIdHandler,
 ];

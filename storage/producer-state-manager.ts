@@ -1,0 +1,351 @@
+/**
+ * Producer state of one partition (Kafka's ProducerStateManager + ProducerAppendInfo, idempotence
+ * only; transactions come later): per producer id the current epoch and the metadata of its last 5
+ * data batches (first/last sequence, first/last offset, max timestamp).
+ *
+ * Rules on a leader append from a client (Kafka 4 semantics, checked before anything is written):
+ * - a batch whose epoch and sequence range equal one of the retained 5 batches is a DUPLICATE: the
+ *   log answers with that batch's original offsets and appends nothing (`findDuplicate`);
+ * - an epoch below the producer's current one -> INVALID_PRODUCER_EPOCH (Kafka >= 2.7 answers a
+ *   Produce with INVALID_PRODUCER_EPOCH, not PRODUCER_FENCED; PRODUCER_FENCED belongs to the
+ *   transaction coordinator's InitProducerId/EndTxn);
+ * - a new (higher) epoch of a known producer must start at sequence 0, else
+ *   OUT_OF_ORDER_SEQUENCE_NUMBER;
+ * - the same epoch must continue at last sequence + 1 (wrapping at 2^31-1 to 0), else
+ *   OUT_OF_ORDER_SEQUENCE_NUMBER;
+ * - a producer id with no state (never seen, expired, or its records removed by retention) is
+ *   accepted at any sequence: since KIP-360 (Kafka 2.5) the broker no longer answers a Produce
+ *   with UNKNOWN_PRODUCER_ID, the client bumps its epoch/resets sequences itself. krill never
+ *   returns UNKNOWN_PRODUCER_ID either.
+ * Replicated and recovered batches update the state without checks.
+ *
+ * Snapshots: `<offset>.snapshot` in the log directory, Kafka's format (int16 version 1, uint32
+ * CRC32C of everything after the CRC, then the ProducerSnapshot entries): written at segment roll
+ * (offset = new segment base) and at clean shutdown (offset = LEO). On load the newest snapshot at
+ * or below the LEO is read and the log after it is replayed; snapshots above the LEO are deleted.
+ * A snapshot keeps only each producer's last batch (as Kafka's does).
+ *
+ * Expiry: producers whose last batch timestamp is older than producer.id.expiration.ms are dropped
+ * by `removeExpiredProducers` (the log manager runs it every
+ * producer.id.expiration.check.interval.ms).
+ */
+import * as path from 'node:path';
+import { ErrorCode, KafkaError } from '../protocol/errors';
+import { Reader } from '../protocol/primitives/reader';
+import { Writer } from '../protocol/primitives/writer';
+import { crc32c } from '../protocol/records/crc32c';
+import { readProducerSnapshot, writeProducerSnapshot } from '../protocol/generated/records/storage/producer-snapshot';
+import { type StorageFs, writeFully } from './fs';
+
+export const NUM_BATCHES_TO_RETAIN = 5;
+export const SNAPSHOT_SUFFIX = '.snapshot';
+const SNAPSHOT_VERSION = 1;
+const NO_EPOCH = -1;
+const INT32_MAX = 0x7fffffff;
+
+export interface BatchMetadata {
+  firstSeq: number;
+  lastSeq: number;
+  firstOffset: bigint;
+  lastOffset: bigint;
+  timestamp: bigint;
+}
+
+export interface ProducerStateEntry {
+  producerId: bigint;
+  producerEpoch: number;
+  /** Oldest first, at most NUM_BATCHES_TO_RETAIN. */
+  batches: BatchMetadata[];
+  /** Timestamp of the last batch (expiry). */
+  lastTimestamp: bigint;
+  coordinatorEpoch: number;
+  currentTxnFirstOffset: bigint;
+}
+
+/** One producer batch about to be appended (offsets already computed from the LEO). */
+export interface ProducerBatch {
+  producerId: bigint;
+  producerEpoch: number;
+  baseSequence: number;
+  lastSequence: number;
+  firstOffset: bigint;
+  lastOffset: bigint;
+  maxTimestamp: bigint;
+}
+
+export type ProducerAppendOrigin = 'client' | 'coordinator' | 'replication' | 'recovery';
+
+export function snapshotFileName(offset: bigint): string {
+  return `${offset.toString().padStart(20, '0')}${SNAPSHOT_SUFFIX}`;
+}
+
+export function offsetFromSnapshotFile(name: string): bigint | undefined {
+  if (!name.endsWith(SNAPSHOT_SUFFIX)) return undefined;
+  const base = name.slice(0, -SNAPSHOT_SUFFIX.length);
+  return /^\d+$/.test(base) ? BigInt(base) : undefined;
+}
+
+function inSequence(lastSeq: number, nextSeq: number): boolean {
+  return nextSeq === lastSeq + 1 || (nextSeq === 0 && lastSeq === INT32_MAX);
+}
+
+function lastSeqOf(e: ProducerStateEntry): number {
+  return e.batches.length === 0 ? -1 : e.batches[e.batches.length - 1].lastSeq;
+}
+
+function cloneEntry(e: ProducerStateEntry): ProducerStateEntry {
+  return { ...e, batches: e.batches.slice() };
+}
+
+/** Validated per-producer updates for one append; apply them after the write succeeded. */
+export class ProducerAppendUpdate {
+  constructor(readonly entries: Map<bigint, ProducerStateEntry>) {}
+}
+
+export class ProducerStateManager {
+  private readonly producers = new Map<bigint, ProducerStateEntry>();
+  /** The offset up to which (exclusive) the state reflects the log. */
+  private _mapEndOffset = 0n;
+
+  constructor(
+    private readonly fs: StorageFs,
+    private dirFn: () => string,
+    readonly producerIdExpirationMs: number,
+    private readonly tpName = '',
+  ) {}
+
+  get mapEndOffset(): bigint {
+    return this._mapEndOffset;
+  }
+
+  get size(): number {
+    return this.producers.size;
+  }
+
+  entry(producerId: bigint): ProducerStateEntry | undefined {
+    return this.producers.get(producerId);
+  }
+
+  activeProducers(): ProducerStateEntry[] {
+    return [...this.producers.values()];
+  }
+
+  /** The retained batch with this epoch and sequence range, if any (Kafka's findDuplicateBatch). */
+  findDuplicate(b: ProducerBatch): BatchMetadata | undefined {
+    const e = this.producers.get(b.producerId);
+    if (!e || e.producerEpoch !== b.producerEpoch) return undefined;
+    return e.batches.find((m) => m.firstSeq === b.baseSequence && m.lastSeq === b.lastSequence);
+  }
+
+  /**
+   * Checks every batch (in order, each against the state the earlier ones leave) and returns the
+   * updated entries; throws KafkaError (nothing changed) on an epoch or sequence violation.
+   */
+  prepareUpdate(batches: readonly ProducerBatch[], origin: ProducerAppendOrigin): ProducerAppendUpdate {
+    const updated = new Map<bigint, ProducerStateEntry>();
+    for (const b of batches) {
+      if (b.producerId < 0n) continue;
+      let e = updated.get(b.producerId);
+      if (!e) {
+        const cur = this.producers.get(b.producerId);
+        e = cur
+          ? cloneEntry(cur)
+          : { producerId: b.producerId, producerEpoch: NO_EPOCH, batches: [], lastTimestamp: -1n, coordinatorEpoch: -1, currentTxnFirstOffset: -1n };
+        updated.set(b.producerId, e);
+      }
+      if (origin === 'client') this.check(e, b);
+      if (b.producerEpoch !== e.producerEpoch) {
+        e.producerEpoch = b.producerEpoch;
+        e.batches = [];
+      }
+      e.batches.push({ firstSeq: b.baseSequence, lastSeq: b.lastSequence, firstOffset: b.firstOffset, lastOffset: b.lastOffset, timestamp: b.maxTimestamp });
+      if (e.batches.length > NUM_BATCHES_TO_RETAIN) e.batches.shift();
+      e.lastTimestamp = b.maxTimestamp;
+    }
+    return new ProducerAppendUpdate(updated);
+  }
+
+  private check(e: ProducerStateEntry, b: ProducerBatch): void {
+    if (b.producerEpoch < e.producerEpoch) {
+      throw new KafkaError(
+        ErrorCode.INVALID_PRODUCER_EPOCH,
+        `epoch of producer ${b.producerId} at offset ${b.firstOffset} in ${this.tpName} is ${b.producerEpoch}, which is smaller than the last seen epoch ${e.producerEpoch}`,
+      );
+    }
+    if (b.producerEpoch !== e.producerEpoch) {
+      if (b.baseSequence !== 0 && e.producerEpoch !== NO_EPOCH) {
+        throw new KafkaError(
+          ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+          `invalid sequence number for new epoch of producer ${b.producerId} at offset ${b.firstOffset} in ${this.tpName}: ${b.producerEpoch} (request epoch), ${b.baseSequence} (seq. number), ${e.producerEpoch} (current producer epoch)`,
+        );
+      }
+      return;
+    }
+    // A known epoch with no retained batch (e.g. after truncation) accepts any sequence.
+    const last = lastSeqOf(e);
+    if (last >= 0 && !inSequence(last, b.baseSequence)) {
+      throw new KafkaError(
+        ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+        `out of order sequence number for producer ${b.producerId} at offset ${b.firstOffset} in ${this.tpName}: ${b.baseSequence} (incoming seq. number), ${last} (current end sequence number)`,
+      );
+    }
+  }
+
+  /** Makes a prepared update the state, after its batches were written; the state now covers up to `endOffset` (exclusive). */
+  apply(update: ProducerAppendUpdate, endOffset: bigint): void {
+    for (const [pid, e] of update.entries) this.producers.set(pid, e);
+    if (endOffset > this._mapEndOffset) this._mapEndOffset = endOffset;
+  }
+
+  /** Recovery / replication: one batch without checks. */
+  replay(b: ProducerBatch): void {
+    this.apply(this.prepareUpdate([b], 'recovery'), b.lastOffset + 1n);
+  }
+
+  updateMapEndOffset(offset: bigint): void {
+    this._mapEndOffset = offset;
+  }
+
+  /** Drops producers idle for producer.id.expiration.ms (no open transaction). Returns how many. */
+  removeExpiredProducers(nowMs: number): number {
+    let n = 0;
+    for (const [pid, e] of this.producers) {
+      if (e.currentTxnFirstOffset < 0n && BigInt(nowMs) - e.lastTimestamp >= BigInt(this.producerIdExpirationMs)) {
+        this.producers.delete(pid);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** The log start offset moved: producers whose last batch is below it are forgotten, older snapshots deleted. */
+  onLogStartOffsetIncremented(logStartOffset: bigint): void {
+    for (const [pid, e] of this.producers) {
+      const last = e.batches[e.batches.length - 1];
+      if (e.currentTxnFirstOffset < 0n && (!last || last.lastOffset < logStartOffset)) this.producers.delete(pid);
+    }
+    for (const o of this.snapshotOffsets()) if (o < logStartOffset) this.deleteSnapshot(o);
+  }
+
+  /** Forgets everything (truncation rebuilds from the log). */
+  clear(mapEndOffset: bigint): void {
+    this.producers.clear();
+    this._mapEndOffset = mapEndOffset;
+  }
+
+  // ---- snapshots ------------------------------------------------------------------------------
+
+  snapshotOffsets(): bigint[] {
+    const dir = this.dirFn();
+    if (!this.fs.existsSync(dir)) return [];
+    const out: bigint[] = [];
+    for (const name of this.fs.readdirSync(dir)) {
+      const o = offsetFromSnapshotFile(name);
+      if (o !== undefined) out.push(o);
+    }
+    return out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  deleteSnapshot(offset: bigint): void {
+    const file = path.join(this.dirFn(), snapshotFileName(offset));
+    if (this.fs.existsSync(file)) this.fs.unlinkSync(file);
+  }
+
+  /** Deletes snapshots at offsets > `offset` (Kafka: truncateAndReload / deleted past the log end). */
+  deleteSnapshotsAfter(offset: bigint): void {
+    for (const o of this.snapshotOffsets()) if (o > offset) this.deleteSnapshot(o);
+  }
+
+  /** Encodes the state in Kafka's snapshot format. */
+  encodeSnapshot(): Buffer {
+    const w = new Writer();
+    w.int16(SNAPSHOT_VERSION);
+    writeProducerSnapshot(w, SNAPSHOT_VERSION, {
+      crc: 0,
+      producerEntries: [...this.producers.values()].map((e) => {
+        const last = e.batches[e.batches.length - 1];
+        return {
+          producerId: e.producerId,
+          epoch: e.producerEpoch,
+          lastSequence: last ? last.lastSeq : -1,
+          lastOffset: last ? last.lastOffset : -1n,
+          offsetDelta: last ? last.lastSeq - last.firstSeq : 0,
+          timestamp: e.lastTimestamp,
+          coordinatorEpoch: e.coordinatorEpoch,
+          currentTxnFirstOffset: e.currentTxnFirstOffset,
+        };
+      }),
+    });
+    const buf = Buffer.from(w.toBuffer());
+    buf.writeUInt32BE(crc32c(buf.subarray(6)) >>> 0, 2);
+    return buf;
+  }
+
+  static decodeSnapshot(buf: Buffer): ProducerStateEntry[] {
+    if (buf.length < 6) throw new Error(`producer snapshot too short (${buf.length} bytes)`);
+    const version = buf.readInt16BE(0);
+    if (version !== SNAPSHOT_VERSION) throw new Error(`producer snapshot version ${version} is not supported`);
+    const stored = buf.readUInt32BE(2);
+    const computed = crc32c(buf.subarray(6)) >>> 0;
+    if (stored !== computed) throw new Error(`producer snapshot CRC mismatch (stored ${stored}, computed ${computed})`);
+    const r = new Reader(buf.subarray(2));
+    const snap = readProducerSnapshot(r, SNAPSHOT_VERSION);
+    return snap.producerEntries.map((p) => ({
+      producerId: p.producerId,
+      producerEpoch: p.epoch,
+      batches:
+        p.lastOffset >= 0n
+          ? [{ firstSeq: p.lastSequence - p.offsetDelta, lastSeq: p.lastSequence, firstOffset: p.lastOffset - BigInt(p.offsetDelta), lastOffset: p.lastOffset, timestamp: p.timestamp }]
+          : [],
+      lastTimestamp: p.timestamp,
+      coordinatorEpoch: p.coordinatorEpoch,
+      currentTxnFirstOffset: p.currentTxnFirstOffset,
+    }));
+  }
+
+  /** Writes `<mapEndOffset>.snapshot` (replacing one at that offset). */
+  takeSnapshot(): void {
+    const dir = this.dirFn();
+    const file = path.join(dir, snapshotFileName(this._mapEndOffset));
+    const tmp = `${file}.tmp`;
+    const buf = this.encodeSnapshot();
+    const fd = this.fs.openSync(tmp, 'w');
+    try {
+      writeFully(this.fs, fd, buf, 0);
+      this.fs.fsyncSync(fd);
+    } finally {
+      this.fs.closeSync(fd);
+    }
+    this.fs.renameSync(tmp, file);
+  }
+
+  /**
+   * Loads the newest readable snapshot at or below `logEndOffset` (deleting newer ones and
+   * unreadable ones); returns the offset the log must be replayed from (>= logStartOffset).
+   */
+  loadFromSnapshot(logStartOffset: bigint, logEndOffset: bigint, now: number): bigint {
+    this.producers.clear();
+    this.deleteSnapshotsAfter(logEndOffset);
+    const offsets = this.snapshotOffsets().reverse();
+    for (const o of offsets) {
+      if (o < logStartOffset) {
+        this.deleteSnapshot(o);
+        continue;
+      }
+      let entries: ProducerStateEntry[];
+      try {
+        entries = ProducerStateManager.decodeSnapshot(this.fs.readFileSync(path.join(this.dirFn(), snapshotFileName(o))));
+      } catch {
+        this.deleteSnapshot(o);
+        continue;
+      }
+      for (const e of entries) {
+        if (BigInt(now) - e.lastTimestamp < BigInt(this.producerIdExpirationMs)) this.producers.set(e.producerId, e);
+      }
+      this._mapEndOffset = o;
+      return o;
+    }
+    this._mapEndOffset = logStartOffset;
+    return logStartOffset;
+  }
+}
