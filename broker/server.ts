@@ -158,7 +158,7 @@ export class KafkaServer implements Broker {
       replicaManager: this.replicaManager,
       metadata: this.metadata,
       // offsetsTopicCreator only calls createTopics, which every ControllerApi has.
-      createOffsetsTopic: offsetsTopicCreator(this.controller as Controller, config, this.metadata),
+      createOffsetsTopic: offsetsTopicCreator(this.controller, config, this.metadata),
     });
     this.dispatcher = new RequestDispatcher<Broker>(this, HANDLERS, this.logger.child('request'));
     this.socketServer = new SocketServer(

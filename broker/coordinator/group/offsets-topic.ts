@@ -5,11 +5,11 @@
  * offsets.topic.segment.bytes). Another request creating it first is success.
  */
 import { ErrorCode } from '../../../protocol/errors';
-import type { Controller } from '../../../replication/controller/controller';
+import type { ControllerApi } from '../../../replication/controller/controller';
 import type { MetadataCache } from '../../../replication/metadata-cache';
 import { OFFSETS_TOPIC, type KafkaConfig } from '../../config/kafka-config';
 
-export function offsetsTopicCreator(controller: Controller, config: KafkaConfig, metadata: MetadataCache): () => Promise<number> {
+export function offsetsTopicCreator(controller: ControllerApi, config: KafkaConfig, metadata: MetadataCache): () => Promise<number> {
   return async () => {
     const spec = config.internalTopicSpec(OFFSETS_TOPIC, Math.max(1, metadata.aliveBrokers().length));
     const [r] = await controller.createTopics(
