@@ -11,6 +11,31 @@ import type { AlterConfigsRequest, AlterConfigsResponse } from '../../protocol/g
 import { ConfigResourceType } from '../../replication/metadata-records';
 import { defineHandler } from './define-handler';
 
+/**
+ * One response entry per requested resource, in request order: topics get the controller's result
+ * (`topicResults` holds them in the order the topic resources appeared); other resource types get
+ * INVALID_REQUEST, since dynamic broker configs are not implemented (shared with
+ * IncrementalAlterConfigs).
+ */
+export function alterConfigsResponses(
+  resources: readonly { resourceType: number; resourceName: string }[],
+  topicResults: readonly { errorCode: number; errorMessage: string | null }[],
+): { errorCode: number; errorMessage: string | null; resourceType: number; resourceName: string }[] {
+  let next = 0;
+  return resources.map((r) => {
+    if (r.resourceType !== ConfigResourceType.TOPIC) {
+      return {
+        errorCode: ErrorCode.INVALID_REQUEST,
+        errorMessage: 'krill does not support altering broker configs dynamically yet',
+        resourceType: r.resourceType,
+        resourceName: r.resourceName,
+      };
+    }
+    const res = topicResults[next++];
+    return { errorCode: res.errorCode, errorMessage: res.errorMessage, resourceType: r.resourceType, resourceName: r.resourceName };
+  });
+}
+
 export const alterConfigsHandler = defineHandler<AlterConfigsRequest, AlterConfigsResponse>({
   apiKey: 33,
   name: 'AlterConfigs',
@@ -26,20 +51,6 @@ export const alterConfigsHandler = defineHandler<AlterConfigsRequest, AlterConfi
       })),
       req.validateOnly,
     );
-    let next = 0;
-    return {
-      responses: req.resources.map((r) => {
-        if (r.resourceType !== ConfigResourceType.TOPIC) {
-          return {
-            errorCode: ErrorCode.INVALID_REQUEST,
-            errorMessage: 'krill does not support altering broker configs dynamically yet',
-            resourceType: r.resourceType,
-            resourceName: r.resourceName,
-          };
-        }
-        const res = results[next++];
-        return { errorCode: res.errorCode, errorMessage: res.errorMessage, resourceType: r.resourceType, resourceName: r.resourceName };
-      }),
-    };
+    return { responses: alterConfigsResponses(req.resources, results) };
   },
 });

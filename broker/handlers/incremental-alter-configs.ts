@@ -5,13 +5,13 @@
  * UNKNOWN_TOPIC_OR_PARTITION. validate_only changes nothing.
  * Not implemented: dynamic broker configs; BROKER / BROKER_LOGGER resources get INVALID_REQUEST.
  */
-import { ErrorCode } from '../../protocol/errors';
 import type {
   IncrementalAlterConfigsRequest,
   IncrementalAlterConfigsResponse,
 } from '../../protocol/generated/incremental-alter-configs';
 import { ConfigResourceType } from '../../replication/metadata-records';
 import { defineHandler } from './define-handler';
+import { alterConfigsResponses } from './alter-configs';
 
 export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>({
   apiKey: 44,
@@ -28,20 +28,6 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
       })),
       req.validateOnly,
     );
-    let next = 0;
-    return {
-      responses: req.resources.map((r) => {
-        if (r.resourceType !== ConfigResourceType.TOPIC) {
-          return {
-            errorCode: ErrorCode.INVALID_REQUEST,
-            errorMessage: 'krill does not support altering broker configs dynamically yet',
-            resourceType: r.resourceType,
-            resourceName: r.resourceName,
-          };
-        }
-        const res = results[next++];
-        return { errorCode: res.errorCode, errorMessage: res.errorMessage, resourceType: r.resourceType, resourceName: r.resourceName };
-      }),
-    };
+    return { responses: alterConfigsResponses(req.resources, results) };
   },
 });
