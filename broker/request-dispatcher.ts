@@ -76,6 +76,24 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
   }
 
   async process(frame: Buffer, conn: ConnectionInfo): Promise<ProcessResult> {
+    const onSent: (() => void)[] = [];
+    const res = await this.processRequest(frame, conn, onSent);
+    if (onSent.length === 0) return res;
+    const runAll = (): void => {
+      for (const fn of onSent.splice(0)) {
+        try {
+          fn();
+        } catch (err) {
+          this.log.error('response-sent callback failed', { conn: conn.id, err });
+        }
+      }
+    };
+    if (res.kind === 'respond') return { ...res, onSent: runAll };
+    runAll();
+    return res;
+  }
+
+  private async processRequest(frame: Buffer, conn: ConnectionInfo, onSent: (() => void)[]): Promise<ProcessResult> {
     const receivedAtMs = Date.now();
     const r = new Reader(frame);
     let header;
@@ -93,6 +111,7 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
       connection: conn,
       receivedAtMs,
       requestBytes: frame.length,
+      onResponseSent: (fn) => onSent.push(fn),
     };
     const handler = this.supported(apiKey, apiVersion);
     if (!handler) {

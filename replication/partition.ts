@@ -24,6 +24,7 @@
  * answer (a stale answer is ignored).
  */
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors';
+import type { ReadBufferPool } from '../storage/read-buffer-pool';
 import type { UnifiedLog, LogAppendInfo, LogReadResult } from '../storage/unified-log';
 import { offsetOnlyMetadata } from '../storage/log-segment';
 import type { PartitionState } from './metadata-cache';
@@ -271,14 +272,21 @@ export class Partition {
   }
 
   /** A consumer read (leader only). */
-  read(fetchOffset: bigint, maxBytes: number, isolation: FetchIsolation, minOneMessage: boolean, currentLeaderEpoch: number): PartitionReadResult {
+  read(
+    fetchOffset: bigint,
+    maxBytes: number,
+    isolation: FetchIsolation,
+    minOneMessage: boolean,
+    currentLeaderEpoch: number,
+    pool?: ReadBufferPool,
+  ): PartitionReadResult {
     this.ensureLeader();
     this.checkLeaderEpoch(currentLeaderEpoch);
     const hw = this.log.highWatermark;
     const lso = this.log.lastStableOffset;
     const leo = this.log.logEndOffset;
     const maxOffset = isolation === 'LOG_END' ? leo : isolation === 'HIGH_WATERMARK' ? hw : lso;
-    const read = this.log.read(fetchOffset, maxBytes, { maxOffset, minOneMessage });
+    const read = this.log.read(fetchOffset, maxBytes, { maxOffset, minOneMessage, pool });
     return { read, highWatermark: hw, lastStableOffset: lso, logStartOffset: this.log.logStartOffset, logEndOffset: leo };
   }
 

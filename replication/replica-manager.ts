@@ -15,6 +15,7 @@
 import { ErrorCode, KafkaError, errorName, toErrorCode } from '../protocol/errors';
 import type { Logger } from '../broker/logger';
 import type { LogManager } from '../storage/log-manager';
+import { ReadBufferPool } from '../storage/read-buffer-pool';
 import type { LogConfig } from '../storage/log-config';
 import type { MetadataCache, MetadataDelta } from './metadata-cache';
 import { Partition, type AlterPartitionItem, type AlterPartitionOutcome, type FetchIsolation, type PartitionContext } from './partition';
@@ -82,6 +83,8 @@ export interface FetchPartitionResult {
   logStartOffset: bigint;
   records: Buffer[];
   recordsSize: number;
+  /** Gives the read buffer back to the pool: call once the records have been written out. */
+  release?: () => void;
   /** Follower fetch whose last fetched epoch diverges from the leader's log (v12+). */
   divergingEpoch?: { epoch: number; endOffset: bigint };
 }
@@ -120,6 +123,8 @@ export class ReplicaManager {
   /** Hosted partitions whose log could not be opened (offline directory, unloadable files): key -> why. */
   private readonly offlinePartitions = new Map<string, string>();
   private readonly producePurgatory = new DelayedOperationPurgatory<DelayedProduce>('Produce');
+  /** Consumer fetch reads go into reused buffers (see storage/read-buffer-pool.ts). */
+  private readonly readPool = new ReadBufferPool();
   private readonly fetchPurgatory = new DelayedOperationPurgatory<DelayedFetch>('Fetch');
   private readonly log: Logger;
   private closed = false;
@@ -350,6 +355,8 @@ export class ReplicaManager {
     if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || params.partitions.length === 0 || this.closed) {
       return first;
     }
+    // The parked fetch reads again when it completes: this first read's buffers go back now.
+    for (const r of first) r.release?.();
     return new Promise<FetchPartitionResult[]>((resolve) => {
       const op = new DelayedFetch(params, this, resolve);
       this.fetchPurgatory.tryCompleteElseWatch(
@@ -394,13 +401,14 @@ export class ReplicaManager {
                 maxBytes,
                 minOneMessage: !gotData,
               })
-            : p.read(req.fetchOffset, maxBytes, params.isolation, !gotData, req.currentLeaderEpoch);
+            : p.read(req.fetchOffset, maxBytes, params.isolation, !gotData, req.currentLeaderEpoch, this.readPool);
         if (r.divergingEpoch) res.divergingEpoch = r.divergingEpoch;
         res.highWatermark = r.highWatermark;
         res.lastStableOffset = r.lastStableOffset;
         res.logStartOffset = r.logStartOffset;
         res.records = r.read.records;
         res.recordsSize = r.read.sizeInBytes;
+        res.release = r.read.release;
         if (res.recordsSize > 0) gotData = true;
         budget = Math.max(0, budget - res.recordsSize);
       } catch (err) {

@@ -16,6 +16,7 @@
  * `generation`) voids it.
  */
 import * as path from 'node:path';
+import type { ReadBufferPool } from './read-buffer-pool';
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import { StorageFs } from './fs';
 import { LogConfig } from './log-config';
@@ -295,7 +296,7 @@ export class LocalLog {
    * `upperBound` (exclusive: high watermark, LSO or LEO). Data comes from one segment per call,
    * as in Kafka. OFFSET_OUT_OF_RANGE if startOffset is past the LEO or below the first segment.
    */
-  read(startOffset: bigint, maxLength: number, minOneMessage: boolean, upperBound: bigint): FetchDataInfo {
+  read(startOffset: bigint, maxLength: number, minOneMessage: boolean, upperBound: bigint, pool?: ReadBufferPool): FetchDataInfo {
     this.checkNotClosed();
     const endOffset = this.logEndOffset;
     let idx = this.segments.indexOfFloor(startOffset);
@@ -312,7 +313,7 @@ export class LocalLog {
       const seg = this.segments.at(idx) as LogSegment;
       if (bound.segmentBaseOffset >= 0n && bound.segmentBaseOffset < seg.baseOffset) break;
       const maxPosition = bound.segmentBaseOffset === seg.baseOffset ? bound.relativePositionInSegment : seg.size;
-      const info = seg.read(startOffset, maxLength, maxPosition, minOneMessage);
+      const info = seg.read(startOffset, maxLength, maxPosition, minOneMessage, pool);
       if (info) return info;
     }
     // The start offset is in range but nothing at or after it remains (e.g. a gap before the LEO).

@@ -14,6 +14,7 @@
  * the log offline and recovery rebuilds them.
  */
 import { ErrorCode, KafkaError } from '../protocol/errors';
+import type { ReadBufferPool } from './read-buffer-pool';
 import {
   BATCH_LENGTH_OFFSET,
   LAST_OFFSET_DELTA_OFFSET,
@@ -55,6 +56,8 @@ export interface FetchDataInfo {
   sizeInBytes: number;
   /** True when the first batch alone exceeds maxBytes and minOneMessage was false. */
   firstEntryIncomplete: boolean;
+  /** Set when `records` lie in a pooled buffer: call once the bytes are no longer needed. */
+  release?: () => void;
 }
 
 export function emptyFetchDataInfo(md: LogOffsetMetadata, firstEntryIncomplete = false): FetchDataInfo {
@@ -235,7 +238,7 @@ export class LogSegment {
    * position of the exclusive upper bound: high watermark, LSO or log end). One read syscall: the
    * byte range is read once and cut after the last batch that fits.
    */
-  read(startOffset: bigint, maxSize: number, maxPosition = this.size, minOneMessage = false): FetchDataInfo | null {
+  read(startOffset: bigint, maxSize: number, maxPosition = this.size, minOneMessage = false, pool?: ReadBufferPool): FetchDataInfo | null {
     if (maxSize < 0) throw new RangeError(`invalid max size ${maxSize} for a read of segment ${this.baseOffset}`);
     const start = this.translateOffset(startOffset);
     if (!start) return null;
@@ -248,11 +251,26 @@ export class LogSegment {
     if (limit === 0 || start.position >= maxPosition) return emptyFetchDataInfo(fetchOffsetMetadata);
     if (start.sizeInBytes > limit) return emptyFetchDataInfo(fetchOffsetMetadata, true);
     const end = Math.min(maxPosition, start.position + limit);
-    const buf = this.log.read(start.position, end - start.position);
+    const length = end - start.position;
+    const pooled = pool?.acquire(length) ?? null;
+    let buf: Buffer;
+    if (pooled) {
+      try {
+        this.log.readInto(pooled, 0, start.position, length);
+      } catch (err) {
+        pool!.release(pooled);
+        throw err;
+      }
+      buf = pooled.subarray(0, length);
+    } else {
+      buf = this.log.read(start.position, length);
+    }
+    const release = pooled ? () => pool!.release(pooled) : undefined;
     let pos = 0;
     while (pos + RECORD_BATCH_OVERHEAD <= buf.length) {
       const len = buf.readInt32BE(pos + 8);
       if (len < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) {
+        release?.();
         throw new KafkaError(
           ErrorCode.CORRUPT_MESSAGE,
           `batch length ${len} at position ${start.position + pos} of ${this.log.file} is invalid`,
@@ -261,8 +279,17 @@ export class LogSegment {
       if (pos + len + LOG_OVERHEAD > buf.length) break;
       pos += len + LOG_OVERHEAD;
     }
-    if (pos === 0) return emptyFetchDataInfo(fetchOffsetMetadata);
-    return { fetchOffsetMetadata, records: [pos === buf.length ? buf : buf.subarray(0, pos)], sizeInBytes: pos, firstEntryIncomplete: false };
+    if (pos === 0) {
+      release?.();
+      return emptyFetchDataInfo(fetchOffsetMetadata);
+    }
+    return {
+      fetchOffsetMetadata,
+      records: [pos === buf.length ? buf : buf.subarray(0, pos)],
+      sizeInBytes: pos,
+      firstEntryIncomplete: false,
+      release,
+    };
   }
 
   /** The offset after the last batch (the base offset when empty): a header walk from the last index entry. */

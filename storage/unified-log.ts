@@ -25,6 +25,7 @@
  * state in a single synchronous callback.
  */
 import * as path from 'node:path';
+import type { ReadBufferPool } from './read-buffer-pool';
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import { CompressionType, RECORD_BATCH_OVERHEAD, RecordBatch, TimestampType } from '../protocol/records/record-batch';
 import { TimestampAndOffset } from './file-records';
@@ -106,6 +107,8 @@ export interface ReadOptions {
   isolation?: FetchIsolation;
   /** An explicit exclusive upper bound; when given it replaces `isolation`. */
   maxOffset?: bigint;
+  /** Read into a pooled buffer (the result's `release()` gives it back); the fetch path's choice. */
+  pool?: ReadBufferPool;
   /** Return the first batch whole even if it exceeds maxBytes (Kafka: true unless a previous partition already filled the response). */
   minOneMessage?: boolean;
 }
@@ -613,7 +616,7 @@ export class UnifiedLog {
     else if (opts.isolation === 'LOG_END') bound = this.logEndOffset;
     else if (opts.isolation === 'TXN_COMMITTED') bound = this.lastStableOffset;
     else bound = this._highWatermark;
-    return this.guard('read', () => this.localLog.read(startOffset, maxBytes, opts.minOneMessage ?? false, bound));
+    return this.guard('read', () => this.localLog.read(startOffset, maxBytes, opts.minOneMessage ?? false, bound, opts.pool));
   }
 
   /** Bytes between two offsets without reading them (delayed fetch min.bytes checks). */

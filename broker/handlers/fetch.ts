@@ -105,6 +105,9 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
       ),
     });
 
+    // Pooled read buffers go back once the response carrying them is on the socket.
+    for (const r of results) if (r.release) ctx.onResponseSent(r.release);
+
     // Group by topic in request (or session) order.
     const byTopic = new Map<string, { topicId: string; partitions: Input<FetchResponsePartitionData>[] }>();
     const incremental = context.kind === 'incremental';

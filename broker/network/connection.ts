@@ -23,7 +23,11 @@ export interface ConnectionInfo {
   readonly attributes: Map<string, unknown>;
 }
 
-export type ProcessResult = { kind: 'respond'; chunks: Buffer[] } | { kind: 'noResponse' } | { kind: 'close'; reason: string };
+export type ProcessResult =
+  /** `onSent` runs once the chunks are flushed to the socket (or will never be). */
+  | { kind: 'respond'; chunks: Buffer[]; onSent?: () => void }
+  | { kind: 'noResponse' }
+  | { kind: 'close'; reason: string };
 
 export interface FrameProcessor {
   process(frame: Buffer, conn: ConnectionInfo): Promise<ProcessResult>;
@@ -146,12 +150,15 @@ export class Connection implements ConnectionInfo {
     this.processor.process(frame, this).then(
       (res) => {
         this.busy = false;
-        if (this.closed) return;
+        if (this.closed) {
+          if (res.kind === 'respond') res.onSent?.();
+          return;
+        }
         if (res.kind === 'close') {
           this.close(res.reason);
           return;
         }
-        if (res.kind === 'respond') this.write(res.chunks);
+        if (res.kind === 'respond') this.write(res.chunks, res.onSent);
         this.pump();
       },
       (err: unknown) => {
@@ -162,13 +169,15 @@ export class Connection implements ConnectionInfo {
     );
   }
 
-  private write(chunks: Buffer[]): void {
+  /** Writes the chunks; `onSent` runs when the last one is flushed or the write fails (socket gone). */
+  private write(chunks: Buffer[], onSent?: () => void): void {
+    const done = onSent ? () => onSent() : undefined;
     if (chunks.length === 1) {
-      this.socket.write(chunks[0]);
+      this.socket.write(chunks[0], done);
       return;
     }
     this.socket.cork();
-    for (const c of chunks) this.socket.write(c);
+    for (let i = 0; i < chunks.length; i++) this.socket.write(chunks[i], i === chunks.length - 1 ? done : undefined);
     this.socket.uncork();
   }
 

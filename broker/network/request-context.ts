@@ -14,4 +14,9 @@ export interface RequestContext {
   readonly receivedAtMs: number;
   /** Size of the request frame (header + body) in bytes. */
   readonly requestBytes: number;
+  /**
+   * Runs `fn` once the response has been handed to the socket and flushed (or the connection is
+   * gone, or there is no response): how a handler returns pooled buffers its response references.
+   */
+  onResponseSent(fn: () => void): void;
 }
