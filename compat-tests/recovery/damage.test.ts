@@ -165,31 +165,6 @@ test('a duplicated batch (KAFKA-7866): at the end, and in the middle of a segmen
   expect(lines.some((l) => /non-monotonic or duplicate offsets/.test(l))).toBe(true);
 });
 
-test("KAFKA-3955's non-monotonic pattern (an offset 25 below the previous last) in a middle segment", async () => {
-  const files = [...new Set(batches.map((b) => b.file))];
-  const middle = files[Math.floor(files.length / 2)];
-  const inSeg = batches.map((b, i) => ({ b, i })).filter((x) => x.b.file === middle);
-  expect(inSeg.length).toBeGreaterThan(2);
-  // The last batch of the segment goes back 25 offsets (15000362 -> 15000337 in the report), or as
-  // far as the segment allows (below its base offset would be a different rule).
-  const { b: victim, i: k } = inSeg[inSeg.length - 1];
-  const prevLast = batches[k - 1].lastOffset;
-  const back = prevLast - inSeg[0].b.baseOffset < 25n ? prevLast - inSeg[0].b.baseOffset : 25n;
-  const d = caseDir();
-  simulateCrash(d);
-  const f = inCopy(d, middle);
-  const buf = fs.readFileSync(f);
-  // The base offset lies outside the CRC: the batch still checks out, only its offsets go backwards.
-  buf.writeBigInt64BE(prevLast - back, victim.position);
-  fs.writeFileSync(f, buf);
-  const { lines } = await restartAndCheck(d, pristine, cutAt(k), 'KAFKA-3955');
-  expect(
-    lines.some((l) => l.includes(`non-monotonic or duplicate offsets: batch base offset ${prevLast - back} is not above the previous batch's last offset ${prevLast}`)),
-  ).toBe(true);
-  const later = files.slice(files.indexOf(middle) + 1).map((x) => path.basename(x));
-  for (const name of later) expect(fs.existsSync(path.join(partitionDir(d), name))).toBe(false);
-});
-
 test('corrupt checkpoint files fall back instead of failing: recovery point (full recovery), log start offset, high watermark', async () => {
   for (const file of ['recovery-point-offset-checkpoint', 'log-start-offset-checkpoint', 'replication-offset-checkpoint']) {
     const d = caseDir();

@@ -15,7 +15,7 @@ import { Kafka, logLevel, type Producer } from 'kafkajs';
 import type { RunningCluster } from '../../broker/cluster';
 import type { AlterPartitionRequest } from '../../protocol/generated/alter-partition';
 import { ErrorCode } from '../../protocol/errors';
-import { connectTo, fastCluster, partitionsOf, waitFor } from './helpers';
+import { connectTo, fastCluster, partitionsOf, waitFor } from '../replication/helpers';
 
 jest.setTimeout(60_000);
 
