@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { BrokerConnection, connect, fetchAll, type FetchedRecord } from '../../replication/network-client';
+import { BrokerConnection, connect, decodeRecordSet, fetchAll, type FetchedRecord } from '../../replication/network-client';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { canonicalRead, line, type Canonical } from '../helpers/messages';
 
@@ -97,4 +97,32 @@ test('platformatic Consumer in a group reads every message back and commits', as
   });
   expect(res.errorCode).toBe(0);
   expect(res.topics[0].partitions[0].committedOffset).toBe(BigInt(last.offset) + 1n);
+});
+
+test('platformatic idempotent Producer: InitProducerId v5, then sequenced batches stored once each', async () => {
+  await conn.send('CreateTopics', undefined, {
+    topics: [{ name: 'plat-idem', numPartitions: 1, replicationFactor: 1 }],
+    timeoutMs: 5000,
+  });
+  const out = JSON.parse(await runScript([broker.bootstrap, 'plat-idem', '500'], path.join(__dirname, 'idempotent.mjs'))) as {
+    offsets: string[];
+  };
+  expect(out.offsets.length).toBeGreaterThan(0);
+  const { records } = await fetchAll(conn, 'plat-idem', 0);
+  expect(records.map((r) => r.value!.toString())).toEqual(Array.from({ length: 500 }, (_, i) => `v${i}`));
+  expect(records.map((r) => r.offset)).toEqual(records.map((_, i) => BigInt(i)));
+  // The batches carry a real producer id (not -1) and sequences from 0 upward.
+  const fetched = await conn.send('Fetch', 11, {
+    replicaId: -1,
+    maxWaitMs: 0,
+    minBytes: 0,
+    maxBytes: 1 << 20,
+    isolationLevel: 0,
+    sessionEpoch: -1,
+    topics: [{ topic: 'plat-idem', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
+  });
+  const { batches } = decodeRecordSet(fetched.responses[0].partitions[0].records);
+  expect(batches.length).toBeGreaterThan(0);
+  expect(batches.every((b) => b.producerId >= 0n)).toBe(true);
+  expect(batches[0].baseSequence).toBe(0);
 });
