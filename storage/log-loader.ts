@@ -268,7 +268,11 @@ function applyScan(seg: LogSegment, scanner: SegmentScanner): number {
   if (valid < size || fileLength > size) seg.log.truncateTo(valid);
   seg.offsetIndex.replaceEntries(scanner.offsetIndex.bytes);
   seg.timeIndex.replaceEntries(scanner.timeIndex.bytes);
-  seg.txnIndex?.reset();
+  // Entries whose ABORT marker survived the scan stay valid (the data they describe is unchanged);
+  // entries past the cut go. Missing entries (a failed .txnindex append, KAFKA-7866) are re-added
+  // by the producer-state replay in UnifiedLog.loadProducerState, which always covers them because
+  // the producer state's end offset (and so every snapshot) stays below a marker whose index append failed.
+  seg.txnIndex?.truncateTo(scanner.nextOffset);
   // Release the write handles: only the active segment's are needed, and it reopens them lazily.
   seg.offsetIndex.closeHandler();
   seg.timeIndex.closeHandler();

@@ -26,8 +26,9 @@ import { BatchHeader, FileRecords, TimestampAndOffset } from './file-records';
 import { StorageFs } from './fs';
 import { OffsetIndex } from './index/offset-index';
 import { TimeIndex, TimestampOffset } from './index/time-index';
+import { AbortedTxn, TransactionIndex, TxnIndexSearchResult } from './index/transaction-index';
 import { LogConfig, randomSegmentJitter } from './log-config';
-import { logFile, offsetIndexFile, replaceSuffix, timeIndexFile } from './log-file-utils';
+import { TXN_INDEX_FILE_SUFFIX, logFile, offsetIndexFile, replaceSuffix, timeIndexFile, transactionIndexFile } from './log-file-utils';
 import { Time } from './support';
 
 /** Where an offset lives: Kafka's LogOffsetMetadata. */
@@ -58,6 +59,8 @@ export interface FetchDataInfo {
   firstEntryIncomplete: boolean;
   /** Set when `records` lie in a pooled buffer: call once the bytes are no longer needed. */
   release?: () => void;
+  /** read_committed reads (isolation TXN_COMMITTED): the aborted transactions overlapping the range. */
+  abortedTransactions?: AbortedTxn[];
 }
 
 export function emptyFetchDataInfo(md: LogOffsetMetadata, firstEntryIncomplete = false): FetchDataInfo {
@@ -86,29 +89,22 @@ export interface IndexUpdate {
   records: Buffer;
 }
 
-/**
- * The transaction index arrives with the transactions issue. The segment owns at most one, created
- * on first use (an aborted transaction in this segment); loading, truncation, suffix changes and
- * deletion already route through `txnIndex` so adding it is local to this file.
- */
-export interface SegmentTxnIndex {
-  readonly file: string;
-  truncateTo(offset: bigint): void;
-  reset(): void;
-  flush(): void;
-  close(): void;
-  renameTo(file: string): void;
-  deleteIfExists(): boolean;
-}
+export type SegmentTxnIndex = TransactionIndex;
 
 const UNKNOWN: TimestampOffset = Object.freeze({ timestamp: -1, offset: -1n }) as TimestampOffset;
 
 export class LogSegment {
+  /**
+   * The `.txnindex`, null until the segment has one: created in memory at the first aborted
+   * transaction (the file itself at its first append, see TransactionIndex), or found at load.
+   */
   txnIndex: SegmentTxnIndex | null = null;
   private created: number;
   private rollingBasedTimestamp: number | undefined;
   private maxTimestampAndOffsetSoFar: TimestampOffset = UNKNOWN;
   private bytesSinceLastIndexEntry = 0;
+  /** Set by `open`; needed to create the transaction index on demand. */
+  fs: StorageFs | null = null;
 
   constructor(
     readonly log: FileRecords,
@@ -136,6 +132,9 @@ export class LogSegment {
     const oi = new OffsetIndex(p.fs, offsetIndexFile(p.dir, p.baseOffset, suffix), p.baseOffset, p.config.segmentIndexBytes);
     const ti = new TimeIndex(p.fs, timeIndexFile(p.dir, p.baseOffset, suffix), p.baseOffset, p.config.segmentIndexBytes);
     const seg = new LogSegment(log, oi, ti, p.baseOffset, p.config.indexIntervalBytes, randomSegmentJitter(p.config), p.time);
+    seg.fs = p.fs;
+    const txnFile = transactionIndexFile(p.dir, p.baseOffset, suffix);
+    if (p.fileAlreadyExists && p.fs.existsSync(txnFile)) seg.txnIndex = new TransactionIndex(p.fs, txnFile, p.baseOffset);
     if (!p.fileAlreadyExists) {
       try {
         oi.createIfMissing();
@@ -224,6 +223,31 @@ export class LogSegment {
       this.bytesSinceLastIndexEntry += size;
       pos += size;
     }
+  }
+
+  /** Where this segment's `.txnindex` lives (same suffix as its `.log`). */
+  get txnIndexFile(): string {
+    const f = this.log.file;
+    const i = f.lastIndexOf('.log');
+    return f.slice(0, i) + TXN_INDEX_FILE_SUFFIX + f.slice(i + 4);
+  }
+
+  /**
+   * Kafka's updateTxnIndex: records an aborted transaction whose marker is in this segment,
+   * creating the index on demand. Throws (nothing recorded) when the file cannot be created or
+   * written: the caller keeps the transaction open (LSO stays before the marker, KAFKA-7866).
+   */
+  appendAbortedTxn(t: AbortedTxn): void {
+    if (!this.txnIndex) {
+      if (!this.fs) throw new Error(`segment ${this.baseOffset} has no file system to create its transaction index`);
+      this.txnIndex = new TransactionIndex(this.fs, this.txnIndexFile, this.baseOffset);
+    }
+    this.txnIndex.append(t);
+  }
+
+  /** Aborted transactions of this segment overlapping [fetchOffset, upperBoundOffset). */
+  collectAbortedTxns(fetchOffset: bigint, upperBoundOffset: bigint): TxnIndexSearchResult {
+    return this.txnIndex ? this.txnIndex.collectAbortedTxns(fetchOffset, upperBoundOffset) : { abortedTransactions: [], isComplete: false };
   }
 
   /** The first batch holding an offset >= `offset`, or null when the segment has none. */

@@ -1,7 +1,7 @@
 /**
- * Producer state of one partition (Kafka's ProducerStateManager + ProducerAppendInfo, idempotence
- * only; transactions come later): per producer id the current epoch and the metadata of its last 5
- * data batches (first/last sequence, first/last offset, max timestamp).
+ * Producer state of one partition (Kafka's ProducerStateManager + ProducerAppendInfo): per producer
+ * id the current epoch and the metadata of its last 5 data batches (first/last sequence, first/last
+ * offset, max timestamp), and the partition's open transactions (see below).
  *
  * Rules on a leader append from a client (Kafka 4 semantics, checked before anything is written):
  * - a batch whose epoch and sequence range equal one of the retained 5 batches is a DUPLICATE: the
@@ -18,6 +18,17 @@
  *   with UNKNOWN_PRODUCER_ID, the client bumps its epoch/resets sequences itself. krill never
  *   returns UNKNOWN_PRODUCER_ID either.
  * Replicated and recovered batches update the state without checks.
+ *
+ * Transactions (partition side, Kafka's ongoingTxns / unreplicatedTxns): a transactional data batch
+ * of a producer with no open transaction opens one at its first offset (`startedTxns` of the
+ * update); a control batch (COMMIT/ABORT marker) ends it (`completedTxns`). Applying an update
+ * (`apply`) only OPENS transactions; the log closes each completed one with `completeTxn` after
+ * the marker's .txnindex entry (ABORT) was written, so a failed index append leaves the
+ * transaction open and the first unstable offset (hence the LSO) before the marker (KAFKA-7866).
+ * A completed transaction stays "unreplicated" (still bounding the LSO) until the high watermark
+ * passes its marker (`onHighWatermarkUpdated`). A client writing a non-transactional batch while
+ * its transaction is open gets INVALID_TXN_STATE; a marker with an older producer epoch
+ * INVALID_PRODUCER_EPOCH, one with an older coordinator epoch TRANSACTION_COORDINATOR_FENCED.
  *
  * Snapshots: `<offset>.snapshot` in the log directory, Kafka's format (int16 version 1, uint32
  * CRC32C of everything after the CRC, then the ProducerSnapshot entries): written at segment roll
@@ -62,6 +73,26 @@ export interface ProducerStateEntry {
   currentTxnFirstOffset: bigint;
 }
 
+/** An end-transaction marker (the one record of a control batch). */
+export interface TxnMarker {
+  isAbort: boolean;
+  coordinatorEpoch: number;
+}
+
+/** A transaction ended by a marker at `lastOffset` (Kafka's CompletedTxn). */
+export interface CompletedTxn {
+  producerId: bigint;
+  firstOffset: bigint;
+  lastOffset: bigint;
+  isAborted: boolean;
+}
+
+/** An open transaction: its producer and first offset (Kafka's TxnMetadata). */
+export interface OngoingTxn {
+  producerId: bigint;
+  firstOffset: bigint;
+}
+
 /** One producer batch about to be appended (offsets already computed from the LEO). */
 export interface ProducerBatch {
   producerId: bigint;
@@ -71,6 +102,10 @@ export interface ProducerBatch {
   firstOffset: bigint;
   lastOffset: bigint;
   maxTimestamp: bigint;
+  /** Transactional data (or marker) batch. */
+  isTransactional?: boolean;
+  /** Set for a control batch carrying an end-transaction marker (firstOffset = lastOffset = its offset). */
+  marker?: TxnMarker;
 }
 
 export type ProducerAppendOrigin = 'client' | 'coordinator' | 'replication' | 'recovery';
@@ -99,13 +134,27 @@ function cloneEntry(e: ProducerStateEntry): ProducerStateEntry {
 
 /** Validated per-producer updates for one append; apply them after the write succeeded. */
 export class ProducerAppendUpdate {
-  constructor(readonly entries: Map<bigint, ProducerStateEntry>) {}
+  constructor(
+    readonly entries: Map<bigint, ProducerStateEntry>,
+    /** Transactions this append opens (first transactional batch of a producer). */
+    readonly startedTxns: OngoingTxn[] = [],
+    /** Transactions this append's markers end, in offset order. */
+    readonly completedTxns: CompletedTxn[] = [],
+  ) {}
+}
+
+function cmpBig(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export class ProducerStateManager {
   private readonly producers = new Map<bigint, ProducerStateEntry>();
   /** The offset up to which (exclusive) the state reflects the log. */
   private _mapEndOffset = 0n;
+  /** Open transactions by first offset. */
+  private readonly ongoingTxns = new Map<bigint, OngoingTxn>();
+  /** Completed transactions whose marker is not yet below the high watermark, by first offset. */
+  private readonly unreplicatedTxns = new Map<bigint, CompletedTxn>();
 
   constructor(
     private readonly fs: StorageFs,
@@ -143,6 +192,8 @@ export class ProducerStateManager {
    */
   prepareUpdate(batches: readonly ProducerBatch[], origin: ProducerAppendOrigin): ProducerAppendUpdate {
     const updated = new Map<bigint, ProducerStateEntry>();
+    const started: OngoingTxn[] = [];
+    const completed: CompletedTxn[] = [];
     for (const b of batches) {
       if (b.producerId < 0n) continue;
       let e = updated.get(b.producerId);
@@ -153,7 +204,22 @@ export class ProducerStateManager {
           : { producerId: b.producerId, producerEpoch: NO_EPOCH, batches: [], lastTimestamp: -1n, coordinatorEpoch: -1, currentTxnFirstOffset: -1n };
         updated.set(b.producerId, e);
       }
+      if (b.marker) {
+        completed.push(this.applyMarker(e, b, b.marker, origin));
+        continue;
+      }
       if (origin === 'client') this.check(e, b);
+      if (b.isTransactional) {
+        if (e.currentTxnFirstOffset < 0n) {
+          e.currentTxnFirstOffset = b.firstOffset;
+          started.push({ producerId: b.producerId, firstOffset: b.firstOffset });
+        }
+      } else if (e.currentTxnFirstOffset >= 0n && origin === 'client') {
+        throw new KafkaError(
+          ErrorCode.INVALID_TXN_STATE,
+          `expected a transactional write from producer ${b.producerId} at offset ${b.firstOffset} in ${this.tpName}`,
+        );
+      }
       if (b.producerEpoch !== e.producerEpoch) {
         e.producerEpoch = b.producerEpoch;
         e.batches = [];
@@ -162,7 +228,34 @@ export class ProducerStateManager {
       if (e.batches.length > NUM_BATCHES_TO_RETAIN) e.batches.shift();
       e.lastTimestamp = b.maxTimestamp;
     }
-    return new ProducerAppendUpdate(updated);
+    return new ProducerAppendUpdate(updated, started, completed);
+  }
+
+  /** Kafka's appendEndTxnMarker: checks (not for replication/recovery), then the entry's transaction ends. */
+  private applyMarker(e: ProducerStateEntry, b: ProducerBatch, m: TxnMarker, origin: ProducerAppendOrigin): CompletedTxn {
+    if (origin !== 'replication' && origin !== 'recovery') {
+      if (b.producerEpoch < e.producerEpoch) {
+        throw new KafkaError(
+          ErrorCode.INVALID_PRODUCER_EPOCH,
+          `transaction marker of producer ${b.producerId} at offset ${b.firstOffset} in ${this.tpName} has epoch ${b.producerEpoch}, which is smaller than the last seen epoch ${e.producerEpoch}`,
+        );
+      }
+      if (m.coordinatorEpoch < e.coordinatorEpoch) {
+        throw new KafkaError(
+          ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+          `transaction marker of producer ${b.producerId} in ${this.tpName} has coordinator epoch ${m.coordinatorEpoch}, which is smaller than the last seen ${e.coordinatorEpoch}`,
+        );
+      }
+    }
+    const firstOffset = e.currentTxnFirstOffset >= 0n ? e.currentTxnFirstOffset : b.firstOffset;
+    if (b.producerEpoch !== e.producerEpoch) {
+      e.producerEpoch = b.producerEpoch;
+      e.batches = [];
+    }
+    e.coordinatorEpoch = m.coordinatorEpoch;
+    e.currentTxnFirstOffset = -1n;
+    e.lastTimestamp = b.maxTimestamp;
+    return { producerId: b.producerId, firstOffset, lastOffset: b.firstOffset, isAborted: m.isAbort };
   }
 
   private check(e: ProducerStateEntry, b: ProducerBatch): void {
@@ -192,14 +285,66 @@ export class ProducerStateManager {
   }
 
   /** Makes a prepared update the state, after its batches were written; the state now covers up to `endOffset` (exclusive). */
-  apply(update: ProducerAppendUpdate, endOffset: bigint): void {
+  /**
+   * Opens the update's transactions; completed ones stay open until `completeTxn`. Without
+   * `endOffset` the end offset does not move (the log moves it once the txn index is written).
+   */
+  apply(update: ProducerAppendUpdate, endOffset?: bigint): void {
     for (const [pid, e] of update.entries) this.producers.set(pid, e);
-    if (endOffset > this._mapEndOffset) this._mapEndOffset = endOffset;
+    for (const t of update.startedTxns) this.ongoingTxns.set(t.firstOffset, t);
+    if (endOffset !== undefined && endOffset > this._mapEndOffset) this._mapEndOffset = endOffset;
   }
 
-  /** Recovery / replication: one batch without checks. */
+  /**
+   * Recovery / replication: one data batch without checks (markers go through prepareUpdate /
+   * apply / completeTxn so the caller can write the txn index in between).
+   */
   replay(b: ProducerBatch): void {
-    this.apply(this.prepareUpdate([b], 'recovery'), b.lastOffset + 1n);
+    const u = this.prepareUpdate([b], 'recovery');
+    this.apply(u);
+    for (const c of u.completedTxns) this.completeTxn(c);
+    const end = b.lastOffset + 1n;
+    if (end > this._mapEndOffset) this._mapEndOffset = end;
+  }
+
+  /** Ends an open transaction (its marker, and for an ABORT its .txnindex entry, are written). */
+  completeTxn(c: CompletedTxn): void {
+    const t = this.ongoingTxns.get(c.firstOffset);
+    if (t && t.producerId === c.producerId) this.ongoingTxns.delete(c.firstOffset);
+    this.unreplicatedTxns.set(c.firstOffset, c);
+  }
+
+  /** The LSO recorded with an aborted transaction's index entry (Kafka's lastStableOffset(completedTxn)). */
+  lastStableOffsetAfter(c: CompletedTxn): bigint {
+    let min: bigint | undefined;
+    for (const t of this.ongoingTxns.values()) {
+      if (t.producerId !== c.producerId && (min === undefined || t.firstOffset < min)) min = t.firstOffset;
+    }
+    return min ?? c.lastOffset + 1n;
+  }
+
+  /**
+   * The first offset of an open transaction, or of a completed one whose marker is not below
+   * `highWatermark` (default: any completed one not yet pruned by onHighWatermarkUpdated).
+   */
+  firstUnstableOffset(highWatermark?: bigint): bigint | undefined {
+    let min: bigint | undefined;
+    for (const o of this.ongoingTxns.keys()) if (min === undefined || o < min) min = o;
+    for (const [o, c] of this.unreplicatedTxns) {
+      if (highWatermark !== undefined && c.lastOffset < highWatermark) continue;
+      if (min === undefined || o < min) min = o;
+    }
+    return min;
+  }
+
+  /** Completed transactions whose marker is below the high watermark no longer bound the LSO. */
+  onHighWatermarkUpdated(highWatermark: bigint): void {
+    for (const [o, c] of this.unreplicatedTxns) if (c.lastOffset < highWatermark) this.unreplicatedTxns.delete(o);
+  }
+
+  /** Open transactions, oldest first. */
+  ongoingTransactions(): OngoingTxn[] {
+    return [...this.ongoingTxns.values()].sort((a, b) => cmpBig(a.firstOffset, b.firstOffset));
   }
 
   updateMapEndOffset(offset: bigint): void {
@@ -230,6 +375,8 @@ export class ProducerStateManager {
   /** Forgets everything (truncation rebuilds from the log). */
   clear(mapEndOffset: bigint): void {
     this.producers.clear();
+    this.ongoingTxns.clear();
+    this.unreplicatedTxns.clear();
     this._mapEndOffset = mapEndOffset;
   }
 
@@ -325,6 +472,8 @@ export class ProducerStateManager {
    */
   loadFromSnapshot(logStartOffset: bigint, logEndOffset: bigint, now: number): bigint {
     this.producers.clear();
+    this.ongoingTxns.clear();
+    this.unreplicatedTxns.clear();
     this.deleteSnapshotsAfter(logEndOffset);
     const offsets = this.snapshotOffsets().reverse();
     for (const o of offsets) {
@@ -340,7 +489,11 @@ export class ProducerStateManager {
         continue;
       }
       for (const e of entries) {
-        if (BigInt(now) - e.lastTimestamp < BigInt(this.producerIdExpirationMs)) this.producers.set(e.producerId, e);
+        // A producer with an open transaction never expires (Kafka's isProducerExpired).
+        if (e.currentTxnFirstOffset >= 0n || BigInt(now) - e.lastTimestamp < BigInt(this.producerIdExpirationMs)) {
+          this.producers.set(e.producerId, e);
+          if (e.currentTxnFirstOffset >= 0n) this.ongoingTxns.set(e.currentTxnFirstOffset, { producerId: e.producerId, firstOffset: e.currentTxnFirstOffset });
+        }
       }
       this._mapEndOffset = o;
       return o;

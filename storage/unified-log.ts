@@ -37,7 +37,9 @@ import { LoadParams, LoadedLog, RecoveryReport, loadLog, loadLogAsync } from './
 import { FetchDataInfo, LogOffsetMetadata, LogSegment } from './log-segment';
 import { AppendOrigin, validateForFollower, validateForLeader } from './log-validator';
 import { offsetOfMaxTimestamp } from './record-access';
-import { ProducerStateManager, type ProducerBatch } from './producer-state-manager';
+import { ProducerAppendUpdate, ProducerStateManager, type ProducerBatch } from './producer-state-manager';
+import { ControlRecordType, readEndTxnMarker } from '../protocol/records/control-record';
+import type { AbortedTxn } from './index/transaction-index';
 import {
   KafkaStorageError,
   Scheduler,
@@ -91,6 +93,30 @@ function producerBatchOf(rb: RecordBatch, firstOffset: bigint, lastOffset: bigin
     firstOffset,
     lastOffset,
     maxTimestamp,
+    isTransactional: rb.isTransactional,
+  };
+}
+
+/**
+ * The producer-state view of a batch: data batches of a producer, and transactional control
+ * batches carrying a COMMIT/ABORT marker (`rb` must hold the whole batch to read the marker).
+ * Undefined for batches without a producer, other control batches and empty (cleaned) markers.
+ */
+function producerViewOf(rb: RecordBatch, firstOffset: bigint, lastOffset: bigint, maxTimestamp: bigint): ProducerBatch | undefined {
+  if (rb.producerId < 0n) return undefined;
+  if (!rb.isControlBatch) return producerBatchOf(rb, firstOffset, lastOffset, maxTimestamp);
+  if (!rb.isTransactional) return undefined;
+  let m: ReturnType<typeof readEndTxnMarker>;
+  try {
+    m = readEndTxnMarker(rb);
+  } catch (e) {
+    if (e instanceof KafkaError) return undefined; // not an end-transaction marker
+    throw e;
+  }
+  if (!m) return undefined;
+  return {
+    ...producerBatchOf(rb, firstOffset, lastOffset, maxTimestamp),
+    marker: { isAbort: m.type === ControlRecordType.ABORT, coordinatorEpoch: m.coordinatorEpoch },
   };
 }
 
@@ -147,6 +173,8 @@ export class UnifiedLog {
   /** Idempotent producers' epochs and last batches (Kafka's ProducerStateManager). */
   readonly producerState: ProducerStateManager;
   private offlineError: KafkaStorageError | null = null;
+  /** .txnindex entries the producer-state replay had to write (load and truncation); for tests and logs. */
+  rebuiltTxnIndexEntries = 0;
   private closed = false;
   private readonly time: Time;
   private readonly logger: StorageLogger;
@@ -194,8 +222,28 @@ export class UnifiedLog {
       const start = from > seg.baseOffset ? seg.offsetIndex.lookup(from).position : 0;
       seg.log.scanBatches(start, (h) => {
         if (h.lastOffset < from || h.magic < 2) return true;
-        const rb = new RecordBatch(seg.log.read(h.position, RECORD_BATCH_OVERHEAD), 0);
-        if (rb.producerId >= 0n && !rb.isControlBatch) psm.replay(producerBatchOf(rb, h.baseOffset, h.lastOffset, h.maxTimestamp));
+        let rb = new RecordBatch(seg.log.read(h.position, RECORD_BATCH_OVERHEAD), 0);
+        if (rb.producerId < 0n) return true;
+        if (!rb.isControlBatch) {
+          psm.replay(producerBatchOf(rb, h.baseOffset, h.lastOffset, h.maxTimestamp));
+          return true;
+        }
+        if (!rb.isTransactional) return true;
+        rb = new RecordBatch(seg.log.read(h.position, h.sizeInBytes), 0);
+        const pb = producerViewOf(rb, h.baseOffset, h.lastOffset, h.maxTimestamp);
+        if (!pb) return true;
+        const u = psm.prepareUpdate([pb], 'recovery');
+        psm.apply(u);
+        for (const c of u.completedTxns) {
+          // Rebuild a missing .txnindex entry (an index append that failed before a crash or an
+          // offline directory, KAFKA-7866): the state never moved past such a marker, so the
+          // replay always reaches it. Entries already there are recognised by their marker offset.
+          if (c.isAborted && (seg.txnIndex?.lastOffset ?? -1n) < c.lastOffset) {
+            seg.appendAbortedTxn({ ...c, lastStableOffset: psm.lastStableOffsetAfter(c) });
+            this.rebuiltTxnIndexEntries++;
+          }
+          psm.completeTxn(c);
+        }
         return true;
       });
     }
@@ -300,11 +348,13 @@ export class UnifiedLog {
   }
 
   /**
-   * Transactions seam: with producer state, LSO = min(first unstable offset, HWM). Until then no
-   * transaction is ever open, so it is the high watermark.
+   * LSO = min(first unstable offset, HWM): the first offset of an open transaction, or of a
+   * completed one whose marker is not yet below the HWM (or whose ABORT marker's .txnindex
+   * entry could not be written: it stays open, KAFKA-7866).
    */
   get lastStableOffset(): bigint {
-    return this._highWatermark;
+    const fuo = this.producerState.firstUnstableOffset(this._highWatermark);
+    return fuo !== undefined && fuo < this._highWatermark ? fuo : this._highWatermark;
   }
 
   get recoveryPoint(): bigint {
@@ -356,6 +406,7 @@ export class UnifiedLog {
   updateHighWatermark(hw: bigint): bigint {
     const v = bigMin(bigMax(hw, this._logStartOffset), this.logEndOffset);
     this._highWatermark = v;
+    this.producerState.onHighWatermarkUpdated(v);
     return v;
   }
 
@@ -389,14 +440,14 @@ export class UnifiedLog {
       for (const b of v.batches) {
         const rb = new RecordBatch(buf, b.position);
         const last = at + BigInt(b.lastOffsetDelta);
-        if (rb.producerId >= 0n && !rb.isControlBatch) {
-          producerBatches.push(producerBatchOf(rb, at, last, logAppendTime >= 0n ? logAppendTime : b.maxTimestamp));
-        }
+        const pb = producerViewOf(rb, at, last, logAppendTime >= 0n ? logAppendTime : b.maxTimestamp);
+        if (pb) producerBatches.push(pb);
         at = last + 1n;
       }
     }
     if ((opts.origin ?? 'client') === 'client') {
       for (const pb of producerBatches) {
+        if (pb.marker) continue;
         const dup = this.producerState.findDuplicate(pb);
         if (dup) {
           return {
@@ -444,7 +495,7 @@ export class UnifiedLog {
     const lastEpoch = opts.leaderEpoch;
     this.appendValidated(buf, firstOffset, lastOffset, maxTimestamp, shallowOfMax, now);
     if (lastEpoch >= 0) this.guard('assigning a leader epoch', () => this.leaderEpochCache.assign(lastEpoch, firstOffset));
-    this.producerState.apply(producerUpdate, lastOffset + 1n);
+    this.updateProducerStateAfterAppend(producerUpdate, lastOffset + 1n);
     return {
       firstOffset,
       lastOffset,
@@ -508,12 +559,12 @@ export class UnifiedLog {
     }
     const producerBatches: ProducerBatch[] = [];
     for (const b of batches) {
-      const rb = new RecordBatch(records, b.position);
-      if (rb.producerId >= 0n && !rb.isControlBatch) producerBatches.push(producerBatchOf(rb, b.baseOffset, b.lastOffset, b.maxTimestamp));
+      const pb = producerViewOf(new RecordBatch(records, b.position), b.baseOffset, b.lastOffset, b.maxTimestamp);
+      if (pb) producerBatches.push(pb);
     }
     const producerUpdate = this.producerState.prepareUpdate(producerBatches, 'replication');
     this.appendValidated(records, first.baseOffset, last.lastOffset, maxTimestamp, shallowOfMax, this.time.milliseconds());
-    this.producerState.apply(producerUpdate, last.lastOffset + 1n);
+    this.updateProducerStateAfterAppend(producerUpdate, last.lastOffset + 1n);
     this.guard('assigning a leader epoch', () => {
       for (const b of batches) if (b.partitionLeaderEpoch >= 0) this.leaderEpochCache.assign(b.partitionLeaderEpoch, b.baseOffset);
     });
@@ -542,8 +593,6 @@ export class UnifiedLog {
         largestTimestamp: Number(maxTimestamp),
         shallowOffsetOfMaxTimestamp: shallowOfMax,
       });
-      // Seams, in this order, for the transactions issue: append completed transactions to the
-      // .txnindex, then mark them complete in producer state; if that throws the LSO stays put.
     } catch (e) {
       const leoMoved = this.logEndOffset > lastOffset;
       throw this.handleIoFailure(
@@ -556,6 +605,37 @@ export class UnifiedLog {
     if (this.localLog.unflushedMessages >= BigInt(Math.min(this.config.flushMessages, Number.MAX_SAFE_INTEGER))) {
       this.flush();
     }
+  }
+
+  /**
+   * Append steps 6b/7 (after the LEO moved): the producer state takes the append (transactions
+   * opened); for each transaction a marker ended, an ABORT first gets its .txnindex entry (the
+   * index created on demand), then the transaction is completed; only when every entry is written
+   * does the producer state's end offset move. If an index append fails (any error, I/O or not)
+   * the transaction stays open, so the LSO cannot pass its first offset, the end offset stays
+   * behind so the next load replays the marker and writes the entry, and the log directory goes
+   * offline: later appends get KAFKA_STORAGE_ERROR, so no offset is ever handed out twice.
+   */
+  private updateProducerStateAfterAppend(update: ProducerAppendUpdate, endOffset: bigint): void {
+    const psm = this.producerState;
+    psm.apply(update);
+    for (const c of update.completedTxns) {
+      if (c.isAborted) {
+        const entry: AbortedTxn = { ...c, lastStableOffset: psm.lastStableOffsetAfter(c) };
+        try {
+          const seg = this.localLog.segments.floorSegment(c.lastOffset) ?? this.localLog.activeSegment;
+          seg.appendAbortedTxn(entry);
+        } catch (e) {
+          throw this.handleIoFailure(
+            `transaction index append for the ABORT marker of producer ${c.producerId} at offset ${c.lastOffset} failed; ` +
+              `the log end offset stays at ${this.logEndOffset}, the last stable offset at or below ${c.firstOffset}`,
+            e,
+          );
+        }
+      }
+      psm.completeTxn(c);
+    }
+    if (endOffset > psm.mapEndOffset) psm.updateMapEndOffset(endOffset);
   }
 
   private maybeRoll(messagesSize: number, maxTimestamp: number, firstOffset: bigint, lastOffset: bigint, now: number): LogSegment {
@@ -616,7 +696,39 @@ export class UnifiedLog {
     else if (opts.isolation === 'LOG_END') bound = this.logEndOffset;
     else if (opts.isolation === 'TXN_COMMITTED') bound = this.lastStableOffset;
     else bound = this._highWatermark;
-    return this.guard('read', () => this.localLog.read(startOffset, maxBytes, opts.minOneMessage ?? false, bound, opts.pool));
+    return this.guard('read', () => {
+      const info = this.localLog.read(startOffset, maxBytes, opts.minOneMessage ?? false, bound, opts.pool);
+      // read_committed: the aborted transactions of the range (a superset bounded by the LSO;
+      // Kafka bounds it by the end of the returned data, clients ignore the extra entries).
+      if (opts.isolation === 'TXN_COMMITTED' && opts.maxOffset === undefined) {
+        info.abortedTransactions = this.collectAbortedTransactionsInternal(startOffset, bound);
+      }
+      return info;
+    });
+  }
+
+  /**
+   * Aborted transactions overlapping [startOffset, upperBoundOffset) from the segments' .txnindex,
+   * starting at the segment holding startOffset and stopping once an entry's LSO reaches the bound
+   * (Kafka's collectAbortedTransactions).
+   */
+  collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): AbortedTxn[] {
+    this.checkOnline();
+    return this.guard('collectAbortedTransactions', () => this.collectAbortedTransactionsInternal(startOffset, upperBoundOffset));
+  }
+
+  private collectAbortedTransactionsInternal(startOffset: bigint, upperBoundOffset: bigint): AbortedTxn[] {
+    const out: AbortedTxn[] = [];
+    const segs = this.localLog.segments.values();
+    const floor = this.localLog.segments.floorSegment(startOffset);
+    for (const seg of segs) {
+      if (floor && seg.baseOffset < floor.baseOffset) continue;
+      if (seg.baseOffset >= upperBoundOffset) break;
+      const r = seg.collectAbortedTxns(startOffset, upperBoundOffset);
+      out.push(...r.abortedTransactions);
+      if (r.isComplete) break;
+    }
+    return out;
   }
 
   /** Bytes between two offsets without reading them (delayed fetch min.bytes checks). */

@@ -1,0 +1,190 @@
+/**
+ * The partition side of transactions: producer state's open transactions, the LSO, the on-demand
+ * .txnindex, and the KAFKA-7866 rules for a failed transaction index append.
+ */
+import * as nodefs from 'node:fs';
+import * as path from 'node:path';
+import { ErrorCode, KafkaError } from '../protocol/errors';
+import { ControlRecordType, buildEndTxnMarkerBatch } from '../protocol/records/control-record';
+import { buildRecordBatch } from '../protocol/records/memory-records-builder';
+import { logConfig } from './log-config';
+import { recordsBuffer } from './log-segment';
+import { decodeBatches } from './testing/batches';
+import { FaultyFs } from './testing/faulty-fs';
+import { MockScheduler, MockTime } from './testing/mock-time';
+import { removeTempDirs, tempDir } from './testing/temp-dir';
+import { UnifiedLog } from './unified-log';
+
+afterAll(removeTempDirs);
+
+const TP = { topic: 'txn', partition: 0 };
+const TS = 1_700_000_000_000;
+
+function open(dir = path.join(tempDir(), 'txn-0'), fs = new FaultyFs()): { log: UnifiedLog; fs: FaultyFs; dir: string } {
+  const time = new MockTime();
+  const log = UnifiedLog.load({ dir, tp: TP, config: logConfig({}), fs, time, scheduler: new MockScheduler(time) });
+  return { log, fs, dir };
+}
+
+const seqs = new Map<bigint, number>();
+function txnData(log: UnifiedLog, pid: bigint, count = 2, transactional = true) {
+  const seq = seqs.get(pid) ?? 0;
+  seqs.set(pid, seq + count);
+  const recs = Array.from({ length: count }, (_, i) => ({ key: null, value: `p${pid}-${seq + i}`, timestamp: TS }));
+  const buf = buildRecordBatch(recs, { baseOffset: 0n, producerId: pid, producerEpoch: 0, baseSequence: seq, isTransactional: transactional, now: TS });
+  return log.appendAsLeader(buf, { leaderEpoch: 0 });
+}
+
+function marker(log: UnifiedLog, pid: bigint, type: ControlRecordType.ABORT | ControlRecordType.COMMIT, coordinatorEpoch = 0) {
+  const buf = buildEndTxnMarkerBatch({ type, producerId: pid, producerEpoch: 0, coordinatorEpoch, timestamp: TS, baseOffset: 0n });
+  return log.appendAsLeader(buf, { leaderEpoch: 0, origin: 'coordinator' });
+}
+
+function allOffsets(dir: string): bigint[] {
+  const out: bigint[] = [];
+  for (const f of nodefs.readdirSync(dir).filter((n) => n.endsWith('.log')).sort()) {
+    for (const b of decodeBatches(nodefs.readFileSync(path.join(dir, f)))) for (let o = b.baseOffset; o <= b.lastOffset; o++) out.push(o);
+  }
+  return out;
+}
+
+beforeEach(() => seqs.clear());
+
+describe('transactions: producer state and LSO', () => {
+  test('an open transaction holds the LSO at its first offset; COMMIT releases it once replicated', () => {
+    const { log } = open();
+    txnData(log, 1n, 3, false); // 0..2 idempotent, not transactional
+    const a = txnData(log, 2n); // 3..4
+    txnData(log, 2n); // 5..6
+    log.updateHighWatermark(log.logEndOffset);
+    expect(a.firstOffset).toBe(3n);
+    expect(log.lastStableOffset).toBe(3n);
+    expect(log.producerState.entry(2n)?.currentTxnFirstOffset).toBe(3n);
+    const m = marker(log, 2n, ControlRecordType.COMMIT); // 7
+    expect(m.firstOffset).toBe(7n);
+    expect(log.producerState.entry(2n)?.currentTxnFirstOffset).toBe(-1n);
+    // The marker is not below the HWM yet: still unstable.
+    expect(log.lastStableOffset).toBe(3n);
+    log.updateHighWatermark(log.logEndOffset);
+    expect(log.lastStableOffset).toBe(8n);
+    // COMMIT writes no txn index.
+    expect(log.logSegments()[0].txnIndex).toBeNull();
+    expect(nodefs.readdirSync(log.dir).some((n) => n.endsWith('.txnindex'))).toBe(false);
+    log.close();
+  });
+
+  test('LSO = min over open transactions; a non-transactional write during an open transaction is INVALID_TXN_STATE', () => {
+    const { log } = open();
+    txnData(log, 1n); // 0..1
+    txnData(log, 2n); // 2..3
+    log.updateHighWatermark(log.logEndOffset);
+    expect(log.lastStableOffset).toBe(0n);
+    marker(log, 1n, ControlRecordType.COMMIT); // 4
+    log.updateHighWatermark(log.logEndOffset);
+    expect(log.lastStableOffset).toBe(2n);
+    const e = (() => {
+      try {
+        txnData(log, 2n, 1, false);
+      } catch (err) {
+        return err as KafkaError;
+      }
+      throw new Error('expected INVALID_TXN_STATE');
+    })();
+    expect(e.code).toBe(ErrorCode.INVALID_TXN_STATE);
+    log.close();
+  });
+
+  test('ABORT creates the .txnindex on demand; read_committed gets aborted transactions up to the LSO', () => {
+    const { log, dir } = open();
+    txnData(log, 1n); // 0..1
+    txnData(log, 2n); // 2..3
+    marker(log, 1n, ControlRecordType.ABORT); // 4
+    log.updateHighWatermark(log.logEndOffset);
+    const idx = log.logSegments()[0].txnIndex!;
+    expect(idx.entries()).toEqual([{ producerId: 1n, firstOffset: 0n, lastOffset: 4n, lastStableOffset: 2n }]);
+    expect(nodefs.statSync(path.join(dir, '00000000000000000000.txnindex')).size).toBe(34);
+    expect(log.lastStableOffset).toBe(2n);
+    marker(log, 2n, ControlRecordType.ABORT); // 5
+    log.updateHighWatermark(log.logEndOffset);
+    expect(log.lastStableOffset).toBe(6n);
+    const r = log.read(0n, 1 << 20, { isolation: 'TXN_COMMITTED' });
+    expect(decodeBatches(recordsBuffer(r)).map((b) => b.baseOffset)).toEqual([0n, 2n, 4n, 5n]);
+    expect(r.abortedTransactions?.map((t) => [t.producerId, t.firstOffset, t.lastOffset])).toEqual([
+      [1n, 0n, 4n],
+      [2n, 2n, 5n],
+    ]);
+    expect(log.collectAbortedTransactions(5n, 6n).map((t) => t.producerId)).toEqual([2n]);
+    log.close();
+  });
+});
+
+describe('KAFKA-7866: a failed .txnindex creation', () => {
+  test('LEO advances, LSO stays before the marker, end offset not advanced, dir offline, no offset reused; restart rebuilds the entry', () => {
+    const fs = new FaultyFs();
+    const { log, dir } = open(undefined, fs);
+    const ioErrors: string[] = [];
+    (log as unknown as { onIoError: (l: UnifiedLog, m: string) => void }).onIoError = (l, m) => {
+      ioErrors.push(m);
+      l.markOffline(m);
+    };
+    txnData(log, 1n, 3); // 0..2
+    txnData(log, 2n, 1); // 3 (a second, committed later... never, it stays open)
+    log.updateHighWatermark(log.logEndOffset);
+    const mapEndBefore = log.producerState.mapEndOffset;
+    expect(mapEndBefore).toBe(4n);
+    fs.failNext({ op: 'open', path: '.txnindex', errno: 'EMFILE' });
+    let err: unknown;
+    try {
+      marker(log, 1n, ControlRecordType.ABORT); // would be offset 4
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(KafkaError);
+    expect((err as KafkaError).code).toBe(ErrorCode.KAFKA_STORAGE_ERROR);
+    expect(fs.injected.map((i) => i.errno)).toEqual(['EMFILE']);
+    expect(ioErrors.length).toBe(1);
+    // (0) the LEO moved right after the .log write
+    expect(log.logEndOffset).toBe(5n);
+    // (1) the LSO cannot pass the marker: the aborted transaction stays open
+    log.updateHighWatermark(5n);
+    expect(log.lastStableOffset).toBe(0n);
+    // (2) the producer state's end offset is not advanced
+    expect(log.producerState.mapEndOffset).toBe(mapEndBefore);
+    // (3) offline: later appends fail, nothing is written at offset 4 again
+    expect(log.isOffline).toBe(true);
+    expect(() => txnData(log, 3n, 1, false)).toThrow(KafkaError);
+    expect(() => marker(log, 1n, ControlRecordType.ABORT)).toThrow(/offline/);
+    log.closeHandlers();
+    expect(allOffsets(dir)).toEqual([0n, 1n, 2n, 3n, 4n]);
+    expect(nodefs.existsSync(path.join(dir, '00000000000000000000.txnindex'))).toBe(false);
+
+    // Restart (no clean shutdown): the producer-state replay writes the missing entry.
+    const again = open(dir, new FaultyFs()).log;
+    expect(again.rebuiltTxnIndexEntries).toBe(1);
+    expect(again.logSegments()[0].txnIndex!.entries()).toEqual([{ producerId: 1n, firstOffset: 0n, lastOffset: 4n, lastStableOffset: 3n }]);
+    again.updateHighWatermark(again.logEndOffset);
+    expect(again.lastStableOffset).toBe(3n); // producer 2's transaction is still open
+    const next = txnData(again, 4n, 1, false);
+    expect(next.firstOffset).toBe(5n);
+    again.close();
+    // A clean restart does not add the entry twice.
+    const third = open(dir, new FaultyFs()).log;
+    expect(third.rebuiltTxnIndexEntries).toBe(0);
+    expect(third.logSegments()[0].txnIndex!.entries().length).toBe(1);
+    third.close();
+    expect(allOffsets(dir)).toEqual([0n, 1n, 2n, 3n, 4n, 5n]);
+  });
+
+  test('a non-IO error in the index append also takes the log offline', () => {
+    const { log } = open();
+    txnData(log, 1n); // 0..1
+    const seg = log.logSegments()[0];
+    seg.appendAbortedTxn = () => {
+      throw new TypeError('boom');
+    };
+    expect(() => marker(log, 1n, ControlRecordType.ABORT)).toThrow(KafkaError);
+    expect(log.isOffline).toBe(true);
+    expect(log.logEndOffset).toBe(3n);
+    log.closeHandlers();
+  });
+});
