@@ -15,18 +15,19 @@ import { defineHandler } from './define-handler';
  * One response entry per requested resource, in request order: topics get the controller's result
  * (`topicResults` holds them in the order the topic resources appeared); other resource types get
  * INVALID_REQUEST, since dynamic broker configs are not implemented (shared with
- * IncrementalAlterConfigs).
+ * IncrementalAlterConfigs and the controller listener's twins of both).
  */
 export function alterConfigsResponses(
   resources: readonly { resourceType: number; resourceName: string }[],
   topicResults: readonly { errorCode: number; errorMessage: string | null }[],
+  nonTopicMessage = 'krill does not support altering broker configs dynamically yet',
 ): { errorCode: number; errorMessage: string | null; resourceType: number; resourceName: string }[] {
   let next = 0;
   return resources.map((r) => {
     if (r.resourceType !== ConfigResourceType.TOPIC) {
       return {
         errorCode: ErrorCode.INVALID_REQUEST,
-        errorMessage: 'krill does not support altering broker configs dynamically yet',
+        errorMessage: nonTopicMessage,
         resourceType: r.resourceType,
         resourceName: r.resourceName,
       };
