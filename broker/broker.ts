@@ -12,6 +12,7 @@ import type { ControllerApi } from '../replication/controller/controller';
 import type { ReplicaManager } from '../replication/replica-manager';
 import type { LogManager } from '../storage/log-manager';
 import type { GroupCoordinator } from './coordinator/group/group-coordinator';
+import type { TransactionCoordinator } from './coordinator/transaction/transaction-coordinator';
 
 export interface AdvertisedEndpoint {
   listenerName: string;
@@ -33,6 +34,8 @@ export interface Broker {
   readonly fetchSessions: FetchSessionCache;
   /** Classic consumer groups and their committed offsets (__consumer_offsets). */
   readonly groupCoordinator: GroupCoordinator;
+  /** Transactional producers (__transaction_state) and producer ids for idempotent ones. */
+  readonly transactionCoordinator: TransactionCoordinator;
   /** apiKey -> highest version to advertise (emulating an older Kafka); empty = no caps. */
   readonly versionCaps: ReadonlyMap<number, number>;
   /** This broker's advertised endpoint for a listener name. */

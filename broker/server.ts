@@ -14,7 +14,7 @@ import * as os from 'node:os';
 import { randomUuid } from '../protocol/primitives/uuid';
 import { ErrorCode } from '../protocol/errors';
 import { crc32cImplementation } from '../protocol/records/crc32c';
-import { KafkaConfig, type KafkaConfigInit } from './config/kafka-config';
+import { KafkaConfig, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type KafkaConfigInit } from './config/kafka-config';
 import { logConfigFrom, type EffectiveTopicConfig } from './config/log-config-from';
 import { topicConfigDef } from './config/topic-config-def';
 import { resolveAdvertisedEndpoints, type Endpoint } from './config/listeners';
@@ -22,7 +22,11 @@ import { Logger, type LogLevel } from './logger';
 import { FetchSessionCache } from './fetch-session';
 import { GroupCoordinator } from './coordinator/group/group-coordinator';
 import { groupCoordinatorConfig } from './coordinator/group/group-coordinator-config';
-import { offsetsTopicCreator } from './coordinator/group/offsets-topic';
+import { internalTopicCreator } from './coordinator/internal-topic';
+import { ProducerIdManager } from './coordinator/producer/producer-id-manager';
+import { TransactionCoordinator } from './coordinator/transaction/transaction-coordinator';
+import { transactionCoordinatorConfig } from './coordinator/transaction/transaction-coordinator-config';
+import { NetworkMarkerTransport } from './coordinator/transaction/network-marker-transport';
 import { RequestDispatcher } from './request-dispatcher';
 import { HANDLERS } from './handlers';
 import { SocketServer } from './network/socket-server';
@@ -75,6 +79,8 @@ export class KafkaServer implements Broker {
   readonly logManager: LogManager;
   readonly fetchSessions: FetchSessionCache;
   readonly groupCoordinator: GroupCoordinator;
+  readonly transactionCoordinator: TransactionCoordinator;
+  readonly producerIdManager: ProducerIdManager;
   readonly versionCaps: ReadonlyMap<number, number>;
   readonly dispatcher: RequestDispatcher;
   private readonly socketServer: SocketServer;
@@ -157,8 +163,24 @@ export class KafkaServer implements Broker {
       logger: this.logger.child('group-coordinator'),
       replicaManager: this.replicaManager,
       metadata: this.metadata,
-      // offsetsTopicCreator only calls createTopics, which every ControllerApi has.
-      createOffsetsTopic: offsetsTopicCreator(this.controller, config, this.metadata),
+      createOffsetsTopic: internalTopicCreator(this.controller, config, this.metadata, OFFSETS_TOPIC),
+    });
+    this.producerIdManager = new ProducerIdManager(this.controller, this.nodeId, () => this.metadata.broker(this.nodeId)?.epoch ?? -1n);
+    const txnConfig = transactionCoordinatorConfig(config);
+    this.transactionCoordinator = new TransactionCoordinator({
+      nodeId: this.nodeId,
+      config: txnConfig,
+      logger: this.logger.child('transaction-coordinator'),
+      replicaManager: this.replicaManager,
+      metadata: this.metadata,
+      producerIds: this.producerIdManager,
+      markerTransport: new NetworkMarkerTransport({
+        nodeId: this.nodeId,
+        metadata: this.metadata,
+        listenerName: config.interBrokerListenerName(),
+        requestTimeoutMs: txnConfig.requestTimeoutMs,
+      }),
+      createTransactionTopic: internalTopicCreator(this.controller, config, this.metadata, TRANSACTION_STATE_TOPIC),
     });
     this.dispatcher = new RequestDispatcher<Broker>(this, HANDLERS, this.logger.child('request'));
     this.socketServer = new SocketServer(
@@ -230,6 +252,7 @@ export class KafkaServer implements Broker {
     await this.logManager.startup();
     this.replayingMetadata = false;
     this.groupCoordinator.startup();
+    this.transactionCoordinator.startup();
     this.createPartitionsFromMetadata();
 
     const listeners = this.config.dataPlaneListeners();
@@ -257,6 +280,8 @@ export class KafkaServer implements Broker {
       await this.clusterLink!.join();
       this.replicaManager.startup();
     }
+    // Markers (also those this broker sends itself) can be delivered now that it listens.
+    this.transactionCoordinator.startMarkerDelivery();
     this.state = 'running';
     this.logger.info(`started in ${Date.now() - t0} ms`, {
       listeners: this.advertised.map((e) => `${e.listenerName}://${e.host}:${e.port}`),
@@ -328,6 +353,7 @@ export class KafkaServer implements Broker {
     const delta = { changedPartitions, removedTopics: [], changedTopicConfigs: new Set<string>(), changedBrokers: new Set<number>() };
     this.replicaManager.applyDelta(delta, { existingPartitions: true });
     this.groupCoordinator.onMetadataDelta(delta); // loads the __consumer_offsets partitions led here
+    this.transactionCoordinator.onMetadataDelta(delta); // and the __transaction_state ones
   }
 
   private onMetadataDelta(delta: MetadataDelta): void {
@@ -338,6 +364,7 @@ export class KafkaServer implements Broker {
     }
     this.replicaManager.applyDelta(delta);
     this.groupCoordinator.onMetadataDelta(delta);
+    this.transactionCoordinator.onMetadataDelta(delta);
   }
 
   topicConfig(topic: string): EffectiveTopicConfig {
@@ -405,6 +432,7 @@ export class KafkaServer implements Broker {
     await this.replicaManager.stopReplication();
     await this.clusterLink?.stop();
     await this.socketServer.close();
+    await this.transactionCoordinator.shutdown();
     await this.groupCoordinator.shutdown();
     this.replicaManager.shutdown();
     await this.localController?.close();

@@ -285,8 +285,12 @@ export class Partition {
     const hw = this.log.highWatermark;
     const lso = this.log.lastStableOffset;
     const leo = this.log.logEndOffset;
-    const maxOffset = isolation === 'LOG_END' ? leo : isolation === 'HIGH_WATERMARK' ? hw : lso;
-    const read = this.log.read(fetchOffset, maxBytes, { maxOffset, minOneMessage, pool });
+    // read_committed goes by isolation so that the log adds the aborted transactions of the range
+    // (its LSO is the one read above: nothing runs in between).
+    const read =
+      isolation === 'TXN_COMMITTED'
+        ? this.log.read(fetchOffset, maxBytes, { isolation, minOneMessage, pool })
+        : this.log.read(fetchOffset, maxBytes, { maxOffset: isolation === 'LOG_END' ? leo : hw, minOneMessage, pool });
     return { read, highWatermark: hw, lastStableOffset: lso, logStartOffset: this.log.logStartOffset, logEndOffset: leo };
   }
 

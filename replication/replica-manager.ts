@@ -87,6 +87,8 @@ export interface FetchPartitionResult {
   release?: () => void;
   /** Follower fetch whose last fetched epoch diverges from the leader's log (v12+). */
   divergingEpoch?: { epoch: number; endOffset: bigint };
+  /** read_committed: aborted transactions overlapping the returned records, by first offset. */
+  abortedTransactions?: { producerId: bigint; firstOffset: bigint }[];
 }
 
 /** What replication needs beyond a single broker (absent: a combined single node). */
@@ -199,20 +201,28 @@ export class ReplicaManager {
   }
 
   /**
+   * The partition if this broker hosts a replica of it (leader or follower); otherwise
+   * KAFKA_STORAGE_ERROR (its log is offline), NOT_LEADER_OR_FOLLOWER (the metadata has it, this
+   * broker does not host it) or UNKNOWN_TOPIC_OR_PARTITION.
+   */
+  hostedPartitionOrThrow(topic: string, partition: number): Partition {
+    const p = this.partitions.get(partitionKey(topic, partition));
+    if (p) return p;
+    const offline = this.offlinePartitions.get(partitionKey(topic, partition));
+    if (offline !== undefined) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, offline);
+    if (this.opts.metadata.partition(topic, partition)) {
+      throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.opts.brokerId} does not host ${topic}-${partition}`);
+    }
+    throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown partition ${topic}-${partition}`);
+  }
+
+  /**
    * The partition if this broker leads it; otherwise the error a client gets:
    * UNKNOWN_TOPIC_OR_PARTITION if the metadata has no such partition, NOT_LEADER_OR_FOLLOWER if
    * another broker (or none) leads it.
    */
   leaderPartitionOrThrow(topic: string, partition: number): Partition {
-    const p = this.partitions.get(partitionKey(topic, partition));
-    if (!p) {
-      const offline = this.offlinePartitions.get(partitionKey(topic, partition));
-      if (offline !== undefined) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, offline);
-      if (this.opts.metadata.partition(topic, partition)) {
-        throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.opts.brokerId} does not host ${topic}-${partition}`);
-      }
-      throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown partition ${topic}-${partition}`);
-    }
+    const p = this.hostedPartitionOrThrow(topic, partition);
     if (!p.isLeader) {
       throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.opts.brokerId} is not the leader of ${p.key}`);
     }
@@ -409,6 +419,7 @@ export class ReplicaManager {
         res.records = r.read.records;
         res.recordsSize = r.read.sizeInBytes;
         res.release = r.read.release;
+        if (r.read.abortedTransactions) res.abortedTransactions = r.read.abortedTransactions;
         if (res.recordsSize > 0) gotData = true;
         budget = Math.max(0, budget - res.recordsSize);
       } catch (err) {

@@ -17,7 +17,8 @@
  *   accepted at any sequence: since KIP-360 (Kafka 2.5) the broker no longer answers a Produce
  *   with UNKNOWN_PRODUCER_ID, the client bumps its epoch/resets sequences itself. krill never
  *   returns UNKNOWN_PRODUCER_ID either.
- * Replicated and recovered batches update the state without checks.
+ * Coordinator writes (transactional offset commits to __consumer_offsets) get the epoch check
+ * only. Replicated and recovered batches update the state without checks.
  *
  * Transactions (partition side, Kafka's ongoingTxns / unreplicatedTxns): a transactional data batch
  * of a producer with no open transaction opens one at its first offset (`startedTxns` of the
@@ -209,6 +210,7 @@ export class ProducerStateManager {
         continue;
       }
       if (origin === 'client') this.check(e, b);
+      else if (origin === 'coordinator') this.checkEpoch(e, b);
       if (b.isTransactional) {
         if (e.currentTxnFirstOffset < 0n) {
           e.currentTxnFirstOffset = b.firstOffset;
@@ -258,13 +260,18 @@ export class ProducerStateManager {
     return { producerId: b.producerId, firstOffset, lastOffset: b.firstOffset, isAborted: m.isAbort };
   }
 
-  private check(e: ProducerStateEntry, b: ProducerBatch): void {
+  /** Kafka checks a data batch's epoch for coordinator writes too (TxnOffsetCommit), not its sequence. */
+  private checkEpoch(e: ProducerStateEntry, b: ProducerBatch): void {
     if (b.producerEpoch < e.producerEpoch) {
       throw new KafkaError(
         ErrorCode.INVALID_PRODUCER_EPOCH,
         `epoch of producer ${b.producerId} at offset ${b.firstOffset} in ${this.tpName} is ${b.producerEpoch}, which is smaller than the last seen epoch ${e.producerEpoch}`,
       );
     }
+  }
+
+  private check(e: ProducerStateEntry, b: ProducerBatch): void {
+    this.checkEpoch(e, b);
     if (b.producerEpoch !== e.producerEpoch) {
       if (b.baseSequence !== 0 && e.producerEpoch !== NO_EPOCH) {
         throw new KafkaError(

@@ -120,6 +120,20 @@ function producerViewOf(rb: RecordBatch, firstOffset: bigint, lastOffset: bigint
   };
 }
 
+/** The offset after the last batch of a read's record chunks (batch headers only). */
+function nextOffsetAfter(chunks: readonly Buffer[]): bigint {
+  let next = -1n;
+  for (const c of chunks) {
+    let pos = 0;
+    while (pos + RECORD_BATCH_OVERHEAD <= c.length) {
+      const rb = new RecordBatch(c, pos);
+      next = rb.lastOffset + 1n;
+      pos += 12 + c.readInt32BE(pos + 8);
+    }
+  }
+  return next;
+}
+
 export interface AppendAsLeaderOptions {
   leaderEpoch: number;
   /** Who is writing: clients get the full produce validation; coordinators header checks. Default client. */
@@ -698,13 +712,24 @@ export class UnifiedLog {
     else bound = this._highWatermark;
     return this.guard('read', () => {
       const info = this.localLog.read(startOffset, maxBytes, opts.minOneMessage ?? false, bound, opts.pool);
-      // read_committed: the aborted transactions of the range (a superset bounded by the LSO;
-      // Kafka bounds it by the end of the returned data, clients ignore the extra entries).
-      if (opts.isolation === 'TXN_COMMITTED' && opts.maxOffset === undefined) {
-        info.abortedTransactions = this.collectAbortedTransactionsInternal(startOffset, bound);
-      }
+      if (opts.isolation === 'TXN_COMMITTED' && opts.maxOffset === undefined) info.abortedTransactions = this.abortedTransactionsOf(startOffset, info);
       return info;
     });
+  }
+
+  /**
+   * read_committed: the aborted transactions overlapping the data a read returned, from the fetch
+   * offset to the end of its last batch (Kafka bounds it the same way, by the fetched bytes), in
+   * order of first offset. KafkaJS walks the list in that order, so it is sorted here (Kafka
+   * returns index order, which differs when transactions interleave). No .txnindex from the fetch
+   * offset on means no aborted transaction, without looking at the batches.
+   */
+  private abortedTransactionsOf(startOffset: bigint, info: FetchDataInfo): AbortedTxn[] {
+    if (info.sizeInBytes === 0) return [];
+    const floor = this.localLog.segments.floorSegment(startOffset);
+    if (!this.localLog.segments.values().some((seg) => seg.txnIndex !== null && (!floor || seg.baseOffset >= floor.baseOffset))) return [];
+    const list = this.collectAbortedTransactionsInternal(startOffset, nextOffsetAfter(info.records));
+    return list.sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0));
   }
 
   /**

@@ -17,8 +17,10 @@
  * last_fetched_epoch (v12+) that the leader's log contradicts is answered with diverging_epoch and
  * no records, so the follower truncates; a replica outside the replica set gets
  * UNKNOWN_LEADER_EPOCH.
- * Not implemented yet: aborted transactions (read_committed returns an empty list until
- * transactions exist), preferred read replicas.
+ * read_committed (isolation_level 1): records up to the last stable offset, and aborted_transactions
+ * lists the aborted transactions overlapping the returned records (producer id, first offset), in
+ * order of first offset; read_uncommitted sends a null list.
+ * Not implemented: preferred read replicas (KIP-392).
  */
 import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
@@ -125,7 +127,7 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
         highWatermark: r.highWatermark,
         lastStableOffset: r.lastStableOffset,
         logStartOffset: r.logStartOffset,
-        abortedTransactions: readCommitted ? [] : null,
+        abortedTransactions: readCommitted ? (r.abortedTransactions ?? []).map((t) => ({ producerId: t.producerId, firstOffset: t.firstOffset })) : null,
         preferredReadReplica: -1,
         divergingEpoch: v >= 12 && r.divergingEpoch ? r.divergingEpoch : undefined,
         records: r.records.length === 0 ? EMPTY : r.records.length === 1 ? r.records[0] : Buffer.concat(r.records),

@@ -9,9 +9,10 @@
  * COORDINATOR_NOT_AVAILABLE.
  * v4+: batched coordinator_keys, one result (with its own error) per key; v0-3: one key, top-level
  * fields (error_message v1+).
- * Key type TRANSACTION (1): COORDINATOR_NOT_AVAILABLE until krill has a transaction coordinator
- * (clients retry and eventually time out). Share (2) and unknown key types: INVALID_REQUEST.
- * Not implemented: transaction coordinator lookup, share coordinators.
+ * Key type TRANSACTION (1): the leader of the transactional id's __transaction_state partition
+ * (the same hash), the topic created on first use with transaction.state.log.* settings.
+ * Share (2) and unknown key types: INVALID_REQUEST.
+ * Not implemented: share coordinators (KIP-932).
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { FindCoordinatorRequest, FindCoordinatorResponse } from '../../protocol/generated/find-coordinator';
@@ -31,11 +32,13 @@ interface Found {
 
 async function findOne(broker: Broker, ctx: RequestContext, key: string, keyType: number): Promise<Found> {
   const fail = (errorCode: number, errorMessage: string): Found => ({ key, errorCode, errorMessage, nodeId: -1, host: '', port: -1 });
-  if (keyType === CoordinatorType.TRANSACTION) {
-    return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'The transaction coordinator is not available (transactions are not supported yet).');
+  if (keyType !== CoordinatorType.GROUP && keyType !== CoordinatorType.TRANSACTION) {
+    return fail(ErrorCode.INVALID_REQUEST, `Unsupported coordinator key type ${keyType}`);
   }
-  if (keyType !== CoordinatorType.GROUP) return fail(ErrorCode.INVALID_REQUEST, `Unsupported coordinator key type ${keyType}`);
-  const found = await broker.groupCoordinator.findGroupCoordinator(key);
+  const found =
+    keyType === CoordinatorType.TRANSACTION
+      ? await broker.transactionCoordinator.findCoordinator(key)
+      : await broker.groupCoordinator.findGroupCoordinator(key);
   if (found.errorCode !== ErrorCode.NONE) return fail(found.errorCode, found.errorMessage ?? 'The coordinator is not available.');
   const node = broker.metadata.broker(found.nodeId);
   const ep = node && !node.fenced ? node.endpoints.find((e) => e.name === ctx.connection.listenerName) : undefined;

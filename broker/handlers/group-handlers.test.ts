@@ -4,26 +4,15 @@
  * that version (a field set at a version that lacks it fails here) and decode with Kafka's results.
  */
 import { startBroker, type RunningBroker } from '../index';
-import { Reader } from '../../protocol/primitives/reader';
 import { Writer } from '../../protocol/primitives/writer';
-import { apiByKey, responseHeaderVersion } from '../../protocol/generated';
-import { readResponseHeader, writeRequestHeader } from '../../protocol/header';
 import { ErrorCode } from '../../protocol/errors';
+import { DispatchClient, advertisedVersions as versions } from '../testing/dispatch-client';
 import { writeConsumerProtocolSubscription } from '../../protocol/generated/message-data/consumer-protocol-subscription';
-import type { ConnectionInfo } from '../network/connection';
-import { HANDLERS } from './index';
 
 let broker: RunningBroker;
-let correlation = 0;
+const client = new DispatchClient(() => broker.server, 'group-test');
+const call = (apiKey: number, version: number, body: object): Promise<any> => client.call(apiKey, version, body);
 
-const conn: ConnectionInfo = {
-  id: 1,
-  remoteAddress: '127.0.0.1',
-  remotePort: 1,
-  localPort: 1,
-  listenerName: 'PLAINTEXT',
-  attributes: new Map(),
-};
 
 const API = {
   OffsetCommit: 8,
@@ -40,27 +29,7 @@ const API = {
   OffsetDelete: 47,
 };
 
-async function call(apiKey: number, version: number, body: object, clientId = 'group-test'): Promise<any> {
-  const api = apiByKey(apiKey)!;
-  const w = new Writer();
-  const corr = ++correlation;
-  writeRequestHeader(w, apiKey, version, corr, clientId);
-  api.writeRequest(w, version, body as never);
-  const res = await broker.server.dispatcher.process(w.toBuffer(), conn);
-  if (res.kind !== 'respond') throw new Error(`no response: ${JSON.stringify(res)}`);
-  const r = new Reader(Buffer.concat(res.chunks), 4);
-  expect(readResponseHeader(r, responseHeaderVersion(apiKey, version)).correlationId).toBe(corr);
-  const decoded = api.readResponse(r, version) as any;
-  expect(r.remaining).toBe(0);
-  return decoded;
-}
 
-function versions(apiKey: number): number[] {
-  const h = HANDLERS.find((x) => x.apiKey === apiKey)!;
-  const out: number[] = [];
-  for (let v = h.minVersion; v <= h.maxVersion; v++) out.push(v);
-  return out;
-}
 
 /** ConsumerProtocolSubscription bytes (version prefix + v0 body), as consumers send them. */
 function subscription(...topics: string[]): Buffer {
@@ -87,7 +56,12 @@ async function joinNew(v: number, groupId: string, extra: object = {}): Promise<
 beforeAll(async () => {
   broker = await startBroker({
     logLevel: 'error',
-    config: { 'offsets.topic.num.partitions': 3, 'group.initial.rebalance.delay.ms': 0, 'group.min.session.timeout.ms': 100 },
+    config: {
+      'offsets.topic.num.partitions': 3,
+      'transaction.state.log.num.partitions': 3,
+      'group.initial.rebalance.delay.ms': 0,
+      'group.min.session.timeout.ms': 100,
+    },
   });
   const created = await call(API.CreateTopics, 7, { topics: [{ name: 'gt', numPartitions: 2, replicationFactor: 1 }], timeoutMs: 1000 });
   expect(created.topics[0].errorCode).toBe(ErrorCode.NONE);
@@ -104,7 +78,8 @@ describe('group coordinator APIs at every advertised version', () => {
         const res = await call(API.FindCoordinator, v, { key: `fc-${v}`, keyType: 0 });
         expect(res).toMatchObject({ errorCode: ErrorCode.NONE, nodeId: broker.nodeId, host: broker.host, port: broker.port });
         if (v >= 1) {
-          expect((await call(API.FindCoordinator, v, { key: 'tx', keyType: 1 })).errorCode).toBe(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+          const tx = await call(API.FindCoordinator, v, { key: 'tx', keyType: 1 });
+          expect(tx).toMatchObject({ errorCode: ErrorCode.NONE, nodeId: broker.nodeId, host: broker.host, port: broker.port });
           const bad = await call(API.FindCoordinator, v, { key: 'x', keyType: 9 });
           expect(bad).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, nodeId: -1 });
         }
@@ -116,13 +91,18 @@ describe('group coordinator APIs at every advertised version', () => {
           ['', ErrorCode.NONE, broker.nodeId, broker.port],
         ]);
         const tx = await call(API.FindCoordinator, v, { keyType: 1, coordinatorKeys: ['t1'] });
-        expect(tx.coordinators[0]).toMatchObject({ key: 't1', errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, nodeId: -1 });
+        expect(tx.coordinators[0]).toMatchObject({ key: 't1', errorCode: ErrorCode.NONE, nodeId: broker.nodeId, port: broker.port });
       }
     }
     // The topic was created on first use with Kafka's internal topic settings.
     const t = broker.server.metadata.topic('__consumer_offsets')!;
     expect(t.partitions.size).toBe(3);
     expect(broker.server.metadata.topicConfig('__consumer_offsets').get('cleanup.policy')).toBe('compact');
+    // So was __transaction_state, by the first transactional key.
+    const txn = broker.server.metadata.topic('__transaction_state')!;
+    expect(txn.partitions.size).toBe(3);
+    const txnConfig = broker.server.metadata.topicConfig('__transaction_state');
+    expect([txnConfig.get('cleanup.policy'), txnConfig.get('min.insync.replicas'), txnConfig.get('compression.type')]).toEqual(['compact', '1', 'uncompressed']);
   });
 
   test('JoinGroup, SyncGroup, Heartbeat, OffsetCommit and LeaveGroup: one member per version', async () => {

@@ -4,51 +4,19 @@
  * a version that lacks it would fail here) and decode with the expected results.
  */
 import { startBroker, type RunningBroker } from '../index';
-import { Reader } from '../../protocol/primitives/reader';
-import { Writer } from '../../protocol/primitives/writer';
-import { apiByKey, responseHeaderVersion } from '../../protocol/generated';
-import { readResponseHeader, writeRequestHeader } from '../../protocol/header';
 import { ErrorCode } from '../../protocol/errors';
+import { DispatchClient, advertisedVersions as versions } from '../testing/dispatch-client';
 import { buildRecordBatch } from '../../protocol/records/memory-records-builder';
 import { splitBatches } from '../../protocol/records/record-batch';
 import { readRecords } from '../../protocol/records/record';
-import type { ConnectionInfo } from '../network/connection';
 import { HANDLERS } from './index';
 
 let broker: RunningBroker;
-let correlation = 0;
+const client = new DispatchClient(() => broker.server, 'handlers-test');
+const call = (apiKey: number, version: number, body: object): Promise<any> => client.call(apiKey, version, body);
 
-const conn: ConnectionInfo = {
-  id: 1,
-  remoteAddress: '127.0.0.1',
-  remotePort: 1,
-  localPort: 1,
-  listenerName: 'PLAINTEXT',
-  attributes: new Map(),
-};
 
-async function call(apiKey: number, version: number, body: object): Promise<any> {
-  const api = apiByKey(apiKey)!;
-  const w = new Writer();
-  const corr = ++correlation;
-  writeRequestHeader(w, apiKey, version, corr, 'handlers-test');
-  api.writeRequest(w, version, body as never);
-  const res = await broker.server.dispatcher.process(w.toBuffer(), conn);
-  if (res.kind === 'noResponse') return null;
-  if (res.kind === 'close') throw new Error(`connection closed: ${res.reason}`);
-  const r = new Reader(Buffer.concat(res.chunks), 4);
-  expect(readResponseHeader(r, responseHeaderVersion(apiKey, version)).correlationId).toBe(corr);
-  const decoded = api.readResponse(r, version) as any;
-  expect(r.remaining).toBe(0);
-  return decoded;
-}
 
-function versions(apiKey: number): number[] {
-  const h = HANDLERS.find((x) => x.apiKey === apiKey)!;
-  const out: number[] = [];
-  for (let v = h.minVersion; v <= h.maxVersion; v++) out.push(v);
-  return out;
-}
 
 beforeAll(async () => {
   broker = await startBroker({ logLevel: 'error', config: { 'num.partitions': 2 } });

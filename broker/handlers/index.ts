@@ -3,6 +3,8 @@
  * ApiVersions is built from this list.
  */
 import type { HandlerSpec } from './define-handler';
+import { addOffsetsToTxnHandler } from './add-offsets-to-txn';
+import { addPartitionsToTxnHandler } from './add-partitions-to-txn';
 import { alterConfigsHandler } from './alter-configs';
 import { apiVersionsHandler } from './api-versions';
 import { createPartitionsHandler } from './create-partitions';
@@ -14,6 +16,9 @@ import { describeClusterHandler } from './describe-cluster';
 import { electLeadersHandler } from './elect-leaders';
 import { describeConfigsHandler } from './describe-configs';
 import { describeGroupsHandler } from './describe-groups';
+import { describeProducersHandler } from './describe-producers';
+import { describeTransactionsHandler } from './describe-transactions';
+import { endTxnHandler } from './end-txn';
 import { fetchHandler } from './fetch';
 import { findCoordinatorHandler } from './find-coordinator';
 import { heartbeatHandler } from './heartbeat';
@@ -23,6 +28,7 @@ import { joinGroupHandler } from './join-group';
 import { leaveGroupHandler } from './leave-group';
 import { listGroupsHandler } from './list-groups';
 import { listOffsetsHandler } from './list-offsets';
+import { listTransactionsHandler } from './list-transactions';
 import { metadataHandler } from './metadata';
 import { offsetCommitHandler } from './offset-commit';
 import { offsetDeleteHandler } from './offset-delete';
@@ -30,6 +36,8 @@ import { offsetFetchHandler } from './offset-fetch';
 import { offsetForLeaderEpochHandler } from './offset-for-leader-epoch';
 import { produceHandler } from './produce';
 import { syncGroupHandler } from './sync-group';
+import { txnOffsetCommitHandler } from './txn-offset-commit';
+import { writeTxnMarkersHandler } from './write-txn-markers';
 
 export const HANDLERS: readonly HandlerSpec[] = [
   produceHandler,
@@ -59,4 +67,12 @@ export const HANDLERS: readonly HandlerSpec[] = [
   offsetDeleteHandler,
   describeClusterHandler,
   initProducerIdHandler,
+  addPartitionsToTxnHandler,
+  addOffsetsToTxnHandler,
+  endTxnHandler,
+  writeTxnMarkersHandler,
+  txnOffsetCommitHandler,
+  describeProducersHandler,
+  describeTransactionsHandler,
+  listTransactionsHandler,
 ];

@@ -42,6 +42,11 @@ export interface OffsetAndMetadata {
   commitTimestampMs: number;
   /** Explicit expiry from OffsetCommit v2-4 retention_time_ms; null otherwise. */
   expireTimestampMs: number | null;
+  /**
+   * Offset of the record in __consumer_offsets, when known: of two values for one partition the
+   * one written later wins (a transactional commit completed by its marker after a plain commit).
+   */
+  recordOffset?: bigint;
 }
 
 /** One record for __consumer_offsets: serialized key and value (null = tombstone). */

@@ -45,10 +45,12 @@ import {
   type JoinGroupParams,
   type LeaveMemberResult,
   type SyncGroupParams,
+  type TransactionalProducer,
 } from './group-metadata-manager';
 import {
   OffsetMetadataManager,
   type CommitParams,
+  type TxnCommitParams,
   type FetchedTopic,
   type TopicPartitionErrors,
 } from './offset-metadata-manager';
@@ -138,6 +140,7 @@ export class GroupCoordinator {
       timer: this.timer,
       now: () => this.now(),
       append: (groupId, records) => this.append(groupId, records),
+      appendWithOffset: (groupId, records, txn) => this.appendWithOffset(groupId, records, txn),
     };
     this.groupManager = new GroupMetadataManager(ctx);
     this.offsetManager = new OffsetMetadataManager(ctx, this.groupManager);
@@ -249,7 +252,6 @@ export class GroupCoordinator {
     const t0 = Date.now();
     const stillCurrent = () => this.partitions.get(partition) === st;
     const groupValues = new Map<string, GroupMetadataValue | null>();
-    const pendingTxn = new Map<bigint, { groupId: string; topic: string; partition: number; value: OffsetAndMetadata | null }[]>();
     let records = 0;
     try {
       const p = this.opts.replicaManager.getPartition(OFFSETS_TOPIC, partition);
@@ -268,11 +270,9 @@ export class GroupCoordinator {
             if (batch.isControlBatch) {
               const marker = readRecords(batch)[0];
               const type = marker ? parseControlRecordType(marker.key) : ControlRecordType.UNKNOWN;
-              const txn = pendingTxn.get(batch.producerId);
-              pendingTxn.delete(batch.producerId);
-              for (const o of txn ?? []) {
-                this.offsetManager.setPendingTransactional(o.groupId, o.topic, o.partition, false);
-                if (type === ControlRecordType.COMMIT) this.offsetManager.replay(o.groupId, o.topic, o.partition, o.value);
+              if (type !== ControlRecordType.COMMIT && type !== ControlRecordType.ABORT) continue;
+              for (const groupId of this.offsetManager.groupsWithPendingTransaction(batch.producerId)) {
+                if (this.partitionFor(groupId) === partition) this.offsetManager.completeTransaction(batch.producerId, groupId, type === ControlRecordType.COMMIT);
               }
               continue;
             }
@@ -287,13 +287,11 @@ export class GroupCoordinator {
               }
               if (parsed.type === 'offset') {
                 const { group, topic, partition: part } = parsed.key;
-                if (batch.isTransactional) {
-                  let list = pendingTxn.get(batch.producerId);
-                  if (!list) pendingTxn.set(batch.producerId, (list = []));
-                  list.push({ groupId: group, topic, partition: part, value: parsed.value });
-                  this.offsetManager.setPendingTransactional(group, topic, part, true);
+                const value = parsed.value === null ? null : { ...parsed.value, recordOffset: rec.offset };
+                if (batch.isTransactional && value !== null) {
+                  this.offsetManager.replayTransactional(batch.producerId, group, topic, part, value);
                 } else {
-                  this.offsetManager.replay(group, topic, part, parsed.value);
+                  this.offsetManager.replay(group, topic, part, value, rec.offset);
                 }
               } else if (parsed.type === 'group') {
                 groupValues.set(parsed.groupId, parsed.value);
@@ -351,12 +349,19 @@ export class GroupCoordinator {
   }
 
   private async append(groupId: string, records: CoordinatorRecord[]): Promise<number> {
+    return (await this.appendWithOffset(groupId, records)).errorCode;
+  }
+
+  /** Appends to the group's partition (acks=-1); `txn`: as a transactional batch of that producer. */
+  private async appendWithOffset(groupId: string, records: CoordinatorRecord[], txn?: TransactionalProducer): Promise<{ errorCode: number; baseOffset: bigint }> {
     const partition = this.partitionFor(groupId);
     const st = this.partitions.get(partition);
-    if (!st || st.state !== 'loaded' || !this.active) return ErrorCode.NOT_COORDINATOR;
+    if (!st || st.state !== 'loaded' || !this.active) return { errorCode: ErrorCode.NOT_COORDINATOR, baseOffset: -1n };
     const batch = buildRecordBatch(
       records.map((r) => ({ key: r.key, value: r.value })),
-      { compression: this.config.compression },
+      txn
+        ? { compression: this.config.compression, producerId: txn.producerId, producerEpoch: txn.producerEpoch, isTransactional: true }
+        : { compression: this.config.compression },
     );
     const [res] = await this.opts.replicaManager.appendRecords({
       timeoutMs: this.config.offsetCommitTimeoutMs,
@@ -364,11 +369,11 @@ export class GroupCoordinator {
       entries: [{ topic: OFFSETS_TOPIC, partition, records: batch }],
       internalTopicsAllowed: true,
     });
-    if (this.partitions.get(partition) !== st) return ErrorCode.NOT_COORDINATOR;
+    if (this.partitions.get(partition) !== st) return { errorCode: ErrorCode.NOT_COORDINATOR, baseOffset: -1n };
     if (res.errorCode !== ErrorCode.NONE) {
       this.log.warn(`append to ${OFFSETS_TOPIC}-${partition} failed`, { groupId, error: res.errorCode, message: res.errorMessage });
     }
-    return res.errorCode;
+    return { errorCode: res.errorCode, baseOffset: res.baseOffset };
   }
 
   // ---- FindCoordinator ------------------------------------------------------------------------
@@ -452,6 +457,41 @@ export class GroupCoordinator {
       p.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((x) => ({ partitionIndex: x.partitionIndex, errorCode })) }));
     if (!this.active) return Promise.resolve(fail(ErrorCode.COORDINATOR_NOT_AVAILABLE));
     return this.withGroup(p.groupId, fail, () => this.offsetManager.commitOffsets(p));
+  }
+
+  /** TxnOffsetCommit: offsets written as part of the producer's transaction. */
+  commitTransactionalOffsets(p: TxnCommitParams): Promise<TopicPartitionErrors[]> {
+    const fail = (errorCode: number): TopicPartitionErrors[] =>
+      p.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((x) => ({ partitionIndex: x.partitionIndex, errorCode })) }));
+    if (!this.active) return Promise.resolve(fail(ErrorCode.COORDINATOR_NOT_AVAILABLE));
+    if (p.groupId === '') return Promise.resolve(fail(ErrorCode.INVALID_GROUP_ID));
+    return this.withGroup(p.groupId, fail, () => this.offsetManager.commitTransactionalOffsets(p));
+  }
+
+  /**
+   * WriteTxnMarkers for a __consumer_offsets partition (Kafka 4 routes these through the group
+   * coordinator): appends the marker, then the producer's pending transactional offsets in the
+   * partition's groups are committed or dropped. A partition this broker does not serve yet (not
+   * led, still loading) answers NOT_LEADER_OR_FOLLOWER, which the transaction coordinator retries;
+   * its load will apply the marker from the log.
+   */
+  async completeTransaction(partition: number, marker: Buffer, producerId: bigint, commit: boolean, timeoutMs: number): Promise<number> {
+    const st = this.partitions.get(partition);
+    if (!this.active || !st || st.state !== 'loaded') return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    const [res] = await this.opts.replicaManager.appendRecords({
+      timeoutMs,
+      requiredAcks: -1,
+      entries: [{ topic: OFFSETS_TOPIC, partition, records: marker }],
+      internalTopicsAllowed: true,
+    });
+    if (res.errorCode !== ErrorCode.NONE) return res.errorCode;
+    if (this.partitions.get(partition) !== st) return ErrorCode.NONE; // a reload reads the marker from the log
+    let completed = 0;
+    for (const groupId of this.offsetManager.groupsWithPendingTransaction(producerId)) {
+      if (this.partitionFor(groupId) === partition) completed += this.offsetManager.completeTransaction(producerId, groupId, commit);
+    }
+    if (completed > 0) this.log.debug(`${commit ? 'committed' : 'aborted'} ${completed} transactional offsets of producer ${producerId} in ${OFFSETS_TOPIC}-${partition}`);
+    return ErrorCode.NONE;
   }
 
   fetchOffsets(

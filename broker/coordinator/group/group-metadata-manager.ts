@@ -43,6 +43,17 @@ export interface CoordinatorContext {
    * coordinating the group meanwhile).
    */
   append(groupId: string, records: CoordinatorRecord[]): Promise<number>;
+  /**
+   * `append` that also tells where the records went, and (TxnOffsetCommit) writes them as a
+   * transactional batch of the given producer.
+   */
+  appendWithOffset(groupId: string, records: CoordinatorRecord[], txn?: TransactionalProducer): Promise<{ errorCode: number; baseOffset: bigint }>;
+}
+
+/** The producer a transactional offset commit is written for. */
+export interface TransactionalProducer {
+  producerId: bigint;
+  producerEpoch: number;
 }
 
 export interface JoinGroupParams {

@@ -1,12 +1,19 @@
 /**
  * Committed offsets of the groups this broker coordinates (Kafka's OffsetMetadataManager): who may
- * commit (OffsetCommit validation against the classic group), what is written to __consumer_offsets,
- * OffsetFetch answers, OffsetDelete, and offsets.retention.minutes expiry.
+ * commit (OffsetCommit / TxnOffsetCommit validation against the classic group), what is written to
+ * __consumer_offsets, OffsetFetch answers, OffsetDelete, and offsets.retention.minutes expiry.
  *
  * Owns the offsets map: group -> topic -> partition -> OffsetAndMetadata. It changes only after the
  * records that describe the change are committed to the log (or while a partition loads), so what
  * OffsetFetch answers is always what a restarted broker would load back. Methods run on the
  * group's serial queue, like GroupMetadataManager's.
+ *
+ * Transactional offsets (TxnOffsetCommit) are written as a transactional batch of the producer and
+ * kept apart, per producer id, until the transaction's marker reaches the partition: COMMIT makes
+ * them the committed offsets, ABORT drops them. Of two values for one partition, the one with the
+ * higher record offset wins, so the outcome is the log's order whatever order the in-memory
+ * updates happen in. While a partition has a pending transactional offset, OffsetFetch with
+ * require_stable answers it with UNSTABLE_OFFSET_COMMIT and retention does not expire it.
  */
 import { ErrorCode, KafkaError } from '../../../protocol/errors';
 import type { ClassicGroup } from './classic-group';
@@ -16,7 +23,7 @@ import {
   type CoordinatorRecord,
   type OffsetAndMetadata,
 } from './coordinator-records';
-import type { CoordinatorContext, GroupMetadataManager } from './group-metadata-manager';
+import type { CoordinatorContext, GroupMetadataManager, TransactionalProducer } from './group-metadata-manager';
 
 export interface CommitPartition {
   partitionIndex: number;
@@ -36,6 +43,17 @@ export interface CommitParams {
   retentionTimeMs: bigint;
   apiVersion: number;
   topics: { name: string; partitions: CommitPartition[] }[];
+}
+
+export interface TxnCommitParams {
+  groupId: string;
+  producerId: bigint;
+  producerEpoch: number;
+  /** TxnOffsetCommit v3+; -1 / '' / null before. */
+  memberId: string;
+  groupInstanceId: string | null;
+  generationId: number;
+  topics: { name: string; partitions: { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }[] }[];
 }
 
 export interface PartitionError {
@@ -89,8 +107,10 @@ const tpKey = (topic: string, partition: number): string => `${topic}\0${partiti
 
 export class OffsetMetadataManager {
   private readonly offsets = new Map<string, Map<string, Map<number, OffsetAndMetadata>>>();
-  /** Partitions with a transactional commit still open in the log (OffsetFetch require_stable). */
-  private readonly pendingTransactional = new Map<string, Set<string>>();
+  /** Transactional offsets whose marker has not arrived: producer id -> group -> tp key -> offset. */
+  private readonly pendingTxnOffsets = new Map<bigint, Map<string, Map<string, { topic: string; partition: number; value: OffsetAndMetadata }>>>();
+  /** The same, indexed for OffsetFetch require_stable: group -> tp key -> producer ids. */
+  private readonly pendingTransactional = new Map<string, Map<string, Set<bigint>>>();
 
   constructor(
     private readonly ctx: CoordinatorContext,
@@ -105,8 +125,14 @@ export class OffsetMetadataManager {
     return this.offsets.get(groupId)?.get(topic)?.get(partition);
   }
 
-  /** Applies one offset record (commit or tombstone), from a committed append or the log on load. */
-  replay(groupId: string, topic: string, partition: number, value: OffsetAndMetadata | null): void {
+  /**
+   * Applies one offset record (commit or tombstone), from a committed append or the log on load.
+   * A record older (lower record offset) than the value in place changes nothing.
+   */
+  replay(groupId: string, topic: string, partition: number, value: OffsetAndMetadata | null, recordOffset?: bigint): void {
+    const existing = this.get(groupId, topic, partition);
+    const incoming = value?.recordOffset ?? recordOffset;
+    if (existing?.recordOffset !== undefined && incoming !== undefined && incoming < existing.recordOffset) return;
     let byTopic = this.offsets.get(groupId);
     if (value === null) {
       const parts = byTopic?.get(topic);
@@ -122,25 +148,66 @@ export class OffsetMetadataManager {
     parts.set(partition, value);
   }
 
-  setPendingTransactional(groupId: string, topic: string, partition: number, pending: boolean): void {
-    let set = this.pendingTransactional.get(groupId);
-    if (pending) {
-      if (!set) this.pendingTransactional.set(groupId, (set = new Set()));
-      set.add(tpKey(topic, partition));
-    } else if (set) {
-      set.delete(tpKey(topic, partition));
-      if (set.size === 0) this.pendingTransactional.delete(groupId);
+  /** A transactional offset of `producerId`, written to the log, waiting for its transaction's marker. */
+  replayTransactional(producerId: bigint, groupId: string, topic: string, partition: number, value: OffsetAndMetadata): void {
+    let byGroup = this.pendingTxnOffsets.get(producerId);
+    if (!byGroup) this.pendingTxnOffsets.set(producerId, (byGroup = new Map()));
+    let parts = byGroup.get(groupId);
+    if (!parts) byGroup.set(groupId, (parts = new Map()));
+    const key = tpKey(topic, partition);
+    parts.set(key, { topic, partition, value });
+    let index = this.pendingTransactional.get(groupId);
+    if (!index) this.pendingTransactional.set(groupId, (index = new Map()));
+    let pids = index.get(key);
+    if (!pids) index.set(key, (pids = new Set()));
+    pids.add(producerId);
+  }
+
+  /**
+   * The marker of `producerId`'s transaction reached the group's partition: its pending offsets of
+   * `groupId` become committed (COMMIT) or are dropped (ABORT). Returns how many were pending.
+   */
+  completeTransaction(producerId: bigint, groupId: string, commit: boolean): number {
+    const byGroup = this.pendingTxnOffsets.get(producerId);
+    const parts = byGroup?.get(groupId);
+    if (!byGroup || !parts) return 0;
+    byGroup.delete(groupId);
+    if (byGroup.size === 0) this.pendingTxnOffsets.delete(producerId);
+    const index = this.pendingTransactional.get(groupId);
+    for (const [key, o] of parts) {
+      const pids = index?.get(key);
+      pids?.delete(producerId);
+      if (pids && pids.size === 0) index!.delete(key);
+      if (commit) this.replay(groupId, o.topic, o.partition, o.value);
     }
+    if (index && index.size === 0) this.pendingTransactional.delete(groupId);
+    return parts.size;
+  }
+
+  /** Groups with transactional offsets of `producerId` waiting for a marker. */
+  groupsWithPendingTransaction(producerId: bigint): string[] {
+    return [...(this.pendingTxnOffsets.get(producerId)?.keys() ?? [])];
+  }
+
+  hasPendingTransactionalOffsets(groupId: string): boolean {
+    return (this.pendingTransactional.get(groupId)?.size ?? 0) > 0;
   }
 
   /** Drops everything of a group (partition unloaded). */
   forgetGroup(groupId: string): void {
     this.offsets.delete(groupId);
     this.pendingTransactional.delete(groupId);
+    for (const [pid, byGroup] of this.pendingTxnOffsets) {
+      byGroup.delete(groupId);
+      if (byGroup.size === 0) this.pendingTxnOffsets.delete(pid);
+    }
   }
 
+  /** Groups with committed or pending transactional offsets. */
   groupIds(): string[] {
-    return [...this.offsets.keys()];
+    const ids = new Set(this.offsets.keys());
+    for (const id of this.pendingTransactional.keys()) ids.add(id);
+    return [...ids];
   }
 
   // ---- OffsetCommit ---------------------------------------------------------------------------
@@ -192,36 +259,99 @@ export class OffsetMetadataManager {
       }),
     }));
     if (records.length > 0) {
-      const err = await this.ctx.append(p.groupId, records);
+      const { errorCode: err, baseOffset } = await this.ctx.appendWithOffset(p.groupId, records);
       if (err !== ErrorCode.NONE) {
         const mapped = commitAppendErrorToResponseError(err);
         for (const t of result) for (const part of t.partitions) if (part.errorCode === ErrorCode.NONE) part.errorCode = mapped;
         if (created) this.groups.dropIfUnused(group, this.hasOffsets(p.groupId));
         return result;
       }
-      for (const a of applied) this.replay(p.groupId, a.topic, a.partition, a.value);
+      applied.forEach((a, i) => this.replay(p.groupId, a.topic, a.partition, { ...a.value, recordOffset: baseOffset + BigInt(i) }));
     } else if (created) {
       this.groups.dropIfUnused(group, this.hasOffsets(p.groupId));
     }
     return result;
   }
 
-  /** Who may commit to a classic group (Kafka's ClassicGroup.validateOffsetCommit). */
-  private validateOffsetCommit(group: ClassicGroup, p: CommitParams): void {
+  /**
+   * Who may commit to a classic group (Kafka's ClassicGroup.validateOffsetCommit). Transactional
+   * commits may come without member and generation (TxnOffsetCommit before v3) whatever the group's
+   * state, and are not held back by a rebalance.
+   */
+  private validateOffsetCommit(group: ClassicGroup, p: { memberId: string; groupInstanceId: string | null; generationId: number }, isTransactional = false): void {
     if (group.is('Dead')) throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE);
     // Generation -1 on an Empty group: the admin client or a group-less consumer.
     if (p.generationId < 0 && group.is('Empty')) return;
     if (p.generationId >= 0 || p.memberId !== '' || p.groupInstanceId !== null) {
       group.validateMember(p.memberId, p.groupInstanceId);
       if (p.generationId !== group.generationId) throw new KafkaError(ErrorCode.ILLEGAL_GENERATION);
-    } else if (!group.is('Empty')) {
+    } else if (!isTransactional && !group.is('Empty')) {
       // No member id and no generation (v0): only an empty group accepts it.
       throw new KafkaError(ErrorCode.UNKNOWN_MEMBER_ID);
     }
-    if (group.is('CompletingRebalance')) {
+    if (!isTransactional && group.is('CompletingRebalance')) {
       // The member has its new generation but not its assignment yet.
       throw new KafkaError(ErrorCode.REBALANCE_IN_PROGRESS);
     }
+  }
+
+  // ---- TxnOffsetCommit ------------------------------------------------------------------------
+
+  /**
+   * Writes offsets as part of a producer's transaction (Kafka's commitTransactionalOffset): they
+   * count only once the transaction commits. A group that does not exist is created Empty for
+   * generation -1 (a simple group), else ILLEGAL_GENERATION.
+   */
+  async commitTransactionalOffsets(p: TxnCommitParams): Promise<TopicPartitionErrors[]> {
+    let group = this.groups.group(p.groupId);
+    let created = false;
+    if (!group) {
+      if (p.generationId >= 0) return allPartitions(p.topics, ErrorCode.ILLEGAL_GENERATION);
+      group = this.groups.getOrCreateGroup(p.groupId);
+      created = true;
+    }
+    try {
+      this.validateOffsetCommit(group, p, true);
+    } catch (err) {
+      if (created) this.groups.dropIfUnused(group, this.hasOffsets(p.groupId) || this.hasPendingTransactionalOffsets(p.groupId));
+      return allPartitions(p.topics, (err as KafkaError).code);
+    }
+    const now = this.ctx.now();
+    const records: CoordinatorRecord[] = [];
+    const applied: { topic: string; partition: number; value: OffsetAndMetadata }[] = [];
+    const result: TopicPartitionErrors[] = p.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((part) => {
+        const metadata = part.committedMetadata ?? '';
+        if (metadata.length > this.ctx.config.offsetMetadataMaxBytes) {
+          return { partitionIndex: part.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE };
+        }
+        const value: OffsetAndMetadata = {
+          committedOffset: part.committedOffset,
+          leaderEpoch: part.committedLeaderEpoch,
+          metadata,
+          commitTimestampMs: now,
+          expireTimestampMs: null,
+        };
+        records.push(offsetCommitRecord(p.groupId, t.name, part.partitionIndex, value));
+        applied.push({ topic: t.name, partition: part.partitionIndex, value });
+        return { partitionIndex: part.partitionIndex, errorCode: ErrorCode.NONE };
+      }),
+    }));
+    if (records.length > 0) {
+      const txn: TransactionalProducer = { producerId: p.producerId, producerEpoch: p.producerEpoch };
+      const { errorCode: err, baseOffset } = await this.ctx.appendWithOffset(p.groupId, records, txn);
+      if (err !== ErrorCode.NONE) {
+        const mapped = commitAppendErrorToResponseError(err);
+        for (const t of result) for (const part of t.partitions) if (part.errorCode === ErrorCode.NONE) part.errorCode = mapped;
+        if (created) this.groups.dropIfUnused(group, this.hasOffsets(p.groupId) || this.hasPendingTransactionalOffsets(p.groupId));
+        return result;
+      }
+      applied.forEach((a, i) => this.replayTransactional(p.producerId, p.groupId, a.topic, a.partition, { ...a.value, recordOffset: baseOffset + BigInt(i) }));
+    } else if (created) {
+      this.groups.dropIfUnused(group, this.hasOffsets(p.groupId) || this.hasPendingTransactionalOffsets(p.groupId));
+    }
+    return result;
   }
 
   // ---- OffsetFetch ----------------------------------------------------------------------------
@@ -283,9 +413,9 @@ export class OffsetMetadataManager {
       return { name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE })) };
     });
     if (records.length > 0) {
-      const err = await this.ctx.append(groupId, records);
+      const { errorCode: err, baseOffset } = await this.ctx.appendWithOffset(groupId, records);
       if (err !== ErrorCode.NONE) return { errorCode: commitAppendErrorToResponseError(err), topics: [] };
-      for (const r of removed) this.replay(groupId, r.topic, r.partition, null);
+      removed.forEach((r, i) => this.replay(groupId, r.topic, r.partition, null, baseOffset + BigInt(i)));
     }
     return { errorCode: ErrorCode.NONE, topics: result };
   }

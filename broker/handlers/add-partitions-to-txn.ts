@@ -1,0 +1,93 @@
+/**
+ * AddPartitionsToTxn (24), v0-5.
+ * v0-3 (clients): one transaction; its partitions join the producer's transaction (Ongoing) on
+ * the transactional id's coordinator. If any partition's topic or partition does not exist, nothing
+ * is added: those get UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED. Otherwise
+ * every partition gets the coordinator's answer: NONE, NOT_COORDINATOR,
+ * COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, INVALID_PRODUCER_ID_MAPPING,
+ * PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2), CONCURRENT_TRANSACTIONS (a transition or the
+ * previous transaction's markers are being written), INVALID_REQUEST (empty transactional id).
+ * v4+ (KIP-890, sent by brokers, and by clients that use the batched form): several transactions,
+ * each either added as above or, with verify_only, checked: NONE for a partition in the ongoing
+ * transaction, TRANSACTION_ABORTABLE for one that is not (what a partition leader asks before it
+ * lets a transactional batch start a transaction). The top-level error_code is NONE; errors are
+ * per partition. A transactional id listed twice gets INVALID_REQUEST.
+ */
+import { ErrorCode } from '../../protocol/errors';
+import type {
+  AddPartitionsToTxnRequest,
+  AddPartitionsToTxnRequestAddPartitionsToTxnTopic,
+  AddPartitionsToTxnResponse,
+  AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult,
+} from '../../protocol/generated/add-partitions-to-txn';
+import type { Input } from '../../protocol/primitives/input';
+import type { Broker } from '../broker';
+import type { TopicPartition } from '../coordinator/transaction/transaction-metadata';
+import { defineHandler } from './define-handler';
+
+type TopicResult = Input<AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult>;
+
+function resultsOf(partitions: readonly TopicPartition[], errorOf: (tp: TopicPartition) => number): TopicResult[] {
+  const byTopic = new Map<string, { partitionIndex: number; partitionErrorCode: number }[]>();
+  for (const tp of partitions) {
+    let list = byTopic.get(tp.topic);
+    if (!list) byTopic.set(tp.topic, (list = []));
+    list.push({ partitionIndex: tp.partition, partitionErrorCode: errorOf(tp) });
+  }
+  return [...byTopic].map(([name, resultsByPartition]) => ({ name, resultsByPartition }));
+}
+
+async function oneTransaction(
+  broker: Broker,
+  version: number,
+  t: { transactionalId: string; producerId: bigint; producerEpoch: number; verifyOnly: boolean; topics: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[] },
+): Promise<TopicResult[]> {
+  const partitions: TopicPartition[] = [];
+  for (const topic of t.topics) for (const p of topic.partitions) partitions.push({ topic: topic.name, partition: p });
+  const unknown = new Set(partitions.filter((tp) => !broker.metadata.partition(tp.topic, tp.partition)));
+  if (unknown.size > 0) {
+    return resultsOf(partitions, (tp) => (unknown.has(tp) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED));
+  }
+  const txn = broker.transactionCoordinator;
+  if (t.verifyOnly) {
+    const errors = txn.handleVerifyPartitionsInTransaction(t.transactionalId, t.producerId, t.producerEpoch, partitions);
+    return resultsOf(partitions, (tp) => errors.get(tp) ?? ErrorCode.UNKNOWN_SERVER_ERROR);
+  }
+  const err = await txn.handleAddPartitionsToTransaction(t.transactionalId, t.producerId, t.producerEpoch, partitions);
+  // Old clients treat PRODUCER_FENCED as unknown; Kafka answers them INVALID_PRODUCER_EPOCH.
+  const code = err === ErrorCode.PRODUCER_FENCED && version < 2 ? ErrorCode.INVALID_PRODUCER_EPOCH : err;
+  return resultsOf(partitions, () => code);
+}
+
+export const addPartitionsToTxnHandler = defineHandler<AddPartitionsToTxnRequest, AddPartitionsToTxnResponse>({
+  apiKey: 24,
+  name: 'AddPartitionsToTxn',
+  minVersion: 0,
+  maxVersion: 5,
+  async handle(broker, ctx, req) {
+    const v = ctx.apiVersion;
+    if (v < 4) {
+      const results = await oneTransaction(broker, v, {
+        transactionalId: req.v3AndBelowTransactionalId,
+        producerId: req.v3AndBelowProducerId,
+        producerEpoch: req.v3AndBelowProducerEpoch,
+        verifyOnly: false,
+        topics: req.v3AndBelowTopics,
+      });
+      return { throttleTimeMs: 0, resultsByTopicV3AndBelow: results };
+    }
+    const counts = new Map<string, number>();
+    for (const t of req.transactions) counts.set(t.transactionalId, (counts.get(t.transactionalId) ?? 0) + 1);
+    const resultsByTransaction = await Promise.all(
+      req.transactions.map(async (t) => {
+        if (counts.get(t.transactionalId)! > 1) {
+          const partitions: TopicPartition[] = [];
+          for (const topic of t.topics) for (const p of topic.partitions) partitions.push({ topic: topic.name, partition: p });
+          return { transactionalId: t.transactionalId, topicResults: resultsOf(partitions, () => ErrorCode.INVALID_REQUEST) };
+        }
+        return { transactionalId: t.transactionalId, topicResults: await oneTransaction(broker, v, t) };
+      }),
+    );
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTransaction };
+  },
+});

@@ -1,0 +1,21 @@
+/**
+ * ListTransactions (66), v0-1.
+ * The transactional ids this broker coordinates, with producer id and state, filtered by state
+ * names (names Kafka does not know come back in unknown_state_filters), by producer ids, and (v1,
+ * duration_filter >= 0) to transactions running longer than that many milliseconds. Dead ids (being
+ * expired) are left out. While one of its __transaction_state partitions loads the broker answers
+ * COORDINATOR_LOAD_IN_PROGRESS with no states; before startup COORDINATOR_NOT_AVAILABLE.
+ */
+import type { ListTransactionsRequest, ListTransactionsResponse } from '../../protocol/generated/list-transactions';
+import { defineHandler } from './define-handler';
+
+export const listTransactionsHandler = defineHandler<ListTransactionsRequest, ListTransactionsResponse>({
+  apiKey: 66,
+  name: 'ListTransactions',
+  minVersion: 0,
+  maxVersion: 1,
+  handle(broker, ctx, req) {
+    const r = broker.transactionCoordinator.handleListTransactions(req.producerIdFilters, req.stateFilters, ctx.apiVersion >= 1 ? req.durationFilter : -1n);
+    return { throttleTimeMs: 0, errorCode: r.errorCode, unknownStateFilters: r.unknownStateFilters, transactionStates: r.transactionStates };
+  },
+});

@@ -1,0 +1,72 @@
+/**
+ * TxnOffsetCommit (28), v0-4. Sent by a transactional producer to the group coordinator after
+ * AddOffsetsToTxn (consume-transform-produce).
+ * The offsets are written to the group's __consumer_offsets partition as a transactional batch of
+ * the producer: they are invisible to OffsetFetch (require_stable answers UNSTABLE_OFFSET_COMMIT)
+ * until the transaction's COMMIT marker reaches the partition, and dropped by an ABORT.
+ * Partitions of topics or partitions that do not exist get UNKNOWN_TOPIC_OR_PARTITION; metadata
+ * longer than offset.metadata.max.bytes OFFSET_METADATA_TOO_LARGE. A group that does not exist is
+ * created for generation -1 (else ILLEGAL_GENERATION); v3+ member id / group instance id /
+ * generation are checked against the group like an OffsetCommit (UNKNOWN_MEMBER_ID,
+ * FENCED_INSTANCE_ID, ILLEGAL_GENERATION), without the rebalance check. An older producer epoch
+ * than the partition has seen is INVALID_PRODUCER_EPOCH. Group-level errors
+ * (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, INVALID_GROUP_ID) go to
+ * every partition that exists.
+ * Version notes: v2+ committed_leader_epoch; v3+ generation, member and group instance ids.
+ */
+import { ErrorCode } from '../../protocol/errors';
+import type { TxnOffsetCommitRequest, TxnOffsetCommitResponse } from '../../protocol/generated/txn-offset-commit';
+import type { TxnCommitParams } from '../coordinator/group/offset-metadata-manager';
+import { defineHandler } from './define-handler';
+
+export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommitRequest, TxnOffsetCommitResponse>({
+  apiKey: 28,
+  name: 'TxnOffsetCommit',
+  minVersion: 0,
+  maxVersion: 4,
+  async handle(broker, ctx, req) {
+    const v = ctx.apiVersion;
+    const md = broker.metadata;
+    const errors = new Map<string, number>();
+    const key = (topic: string, partition: number) => `${topic}\0${partition}`;
+    const valid: TxnCommitParams['topics'] = [];
+    for (const t of req.topics) {
+      const partitions: TxnCommitParams['topics'][number]['partitions'] = [];
+      for (const p of t.partitions) {
+        if (!md.partition(t.name, p.partitionIndex)) {
+          errors.set(key(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+          continue;
+        }
+        partitions.push({
+          partitionIndex: p.partitionIndex,
+          committedOffset: p.committedOffset,
+          committedLeaderEpoch: v >= 2 ? p.committedLeaderEpoch : -1,
+          committedMetadata: p.committedMetadata,
+        });
+      }
+      if (partitions.length > 0) valid.push({ name: t.name, partitions });
+    }
+    if (valid.length > 0) {
+      const results = await broker.groupCoordinator.commitTransactionalOffsets({
+        groupId: req.groupId,
+        producerId: req.producerId,
+        producerEpoch: req.producerEpoch,
+        memberId: v >= 3 ? req.memberId : '',
+        groupInstanceId: v >= 3 ? req.groupInstanceId : null,
+        generationId: v >= 3 ? req.generationId : -1,
+        topics: valid,
+      });
+      for (const t of results) for (const p of t.partitions) errors.set(key(t.name, p.partitionIndex), p.errorCode);
+    }
+    return {
+      throttleTimeMs: 0,
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({
+          partitionIndex: p.partitionIndex,
+          errorCode: errors.get(key(t.name, p.partitionIndex)) ?? ErrorCode.UNKNOWN_SERVER_ERROR,
+        })),
+      })),
+    };
+  },
+});
