@@ -27,6 +27,7 @@ import { ProducerIdManager } from './coordinator/producer/producer-id-manager';
 import { TransactionCoordinator } from './coordinator/transaction/transaction-coordinator';
 import { transactionCoordinatorConfig } from './coordinator/transaction/transaction-coordinator-config';
 import { NetworkMarkerTransport } from './coordinator/transaction/network-marker-transport';
+import { AddPartitionsToTxnManager } from './coordinator/transaction/add-partitions-to-txn-manager';
 import { RequestDispatcher } from './request-dispatcher';
 import { HANDLERS } from './handlers';
 import { SocketServer } from './network/socket-server';
@@ -81,6 +82,8 @@ export class KafkaServer implements Broker {
   readonly groupCoordinator: GroupCoordinator;
   readonly transactionCoordinator: TransactionCoordinator;
   readonly producerIdManager: ProducerIdManager;
+  /** Asks transaction coordinators whether a transactional batch's partition is in its transaction (KIP-890). */
+  private readonly transactionVerifier: AddPartitionsToTxnManager;
   readonly versionCaps: ReadonlyMap<number, number>;
   readonly dispatcher: RequestDispatcher;
   private readonly socketServer: SocketServer;
@@ -147,8 +150,19 @@ export class KafkaServer implements Broker {
       producerIdExpirationCheckIntervalMs: config.getInt('producer.id.expiration.check.interval.ms'),
       recoveryThreadsPerDataDir: config.getInt('num.recovery.threads.per.data.dir'),
     });
+    const txnConfig = transactionCoordinatorConfig(config);
+    this.transactionVerifier = new AddPartitionsToTxnManager({
+      nodeId: this.nodeId,
+      metadata: this.metadata,
+      listenerName: config.interBrokerListenerName(),
+      requestTimeoutMs: txnConfig.requestTimeoutMs,
+      transactionLogNumPartitions: txnConfig.transactionLogNumPartitions,
+      logger: this.logger.child('txn-verification'),
+    });
     this.replicaManager = new ReplicaManager({
       brokerId: this.nodeId,
+      transactionVerificationEnabled: () => config.getBoolean('transaction.partition.verification.enable'),
+      transactionVerifier: this.transactionVerifier,
       logManager: this.logManager,
       metadata: this.metadata,
       logger: this.logger.child('replica-manager'),
@@ -166,7 +180,6 @@ export class KafkaServer implements Broker {
       createOffsetsTopic: internalTopicCreator(this.controller, config, this.metadata, OFFSETS_TOPIC),
     });
     this.producerIdManager = new ProducerIdManager(this.controller, this.nodeId, () => this.metadata.broker(this.nodeId)?.epoch ?? -1n);
-    const txnConfig = transactionCoordinatorConfig(config);
     this.transactionCoordinator = new TransactionCoordinator({
       nodeId: this.nodeId,
       config: txnConfig,
@@ -432,6 +445,7 @@ export class KafkaServer implements Broker {
     await this.replicaManager.stopReplication();
     await this.clusterLink?.stop();
     await this.socketServer.close();
+    this.transactionVerifier.close();
     await this.transactionCoordinator.shutdown();
     await this.groupCoordinator.shutdown();
     this.replicaManager.shutdown();

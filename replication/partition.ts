@@ -25,6 +25,7 @@
  */
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors';
 import type { ReadBufferPool } from '../storage/read-buffer-pool';
+import type { VerificationGuard } from '../storage/producer-state-manager';
 import type { UnifiedLog, LogAppendInfo, LogReadResult } from '../storage/unified-log';
 import { offsetOnlyMetadata } from '../storage/log-segment';
 import type { PartitionState } from './metadata-cache';
@@ -220,7 +221,7 @@ export class Partition {
     records: Buffer,
     requiredAcks: number,
     minInsyncReplicas: number,
-    opts: { origin?: 'client' | 'coordinator'; requestVersion?: number } = {},
+    opts: { origin?: 'client' | 'coordinator'; requestVersion?: number; verificationRequired?: boolean; verificationGuard?: VerificationGuard } = {},
   ): LogAppendInfo {
     this.ensureLeader();
     const minIsr = Math.max(1, Math.min(minInsyncReplicas, this.replicas.length || 1));

@@ -17,6 +17,8 @@ import type { Logger } from '../broker/logger';
 import type { LogManager } from '../storage/log-manager';
 import { ReadBufferPool } from '../storage/read-buffer-pool';
 import type { LogConfig } from '../storage/log-config';
+import type { VerificationGuard } from '../storage/producer-state-manager';
+import { RECORD_BATCH_OVERHEAD, RecordBatch } from '../protocol/records/record-batch';
 import type { MetadataCache, MetadataDelta } from './metadata-cache';
 import { Partition, type AlterPartitionItem, type AlterPartitionOutcome, type FetchIsolation, type PartitionContext } from './partition';
 import { AlterPartitionManager, type AlterPartitionTransport } from './alter-partition-manager';
@@ -49,6 +51,42 @@ export interface AppendOptions {
   internalTopicsAllowed: boolean;
   /** Produce request version, when the append comes from a client. */
   requestVersion?: number;
+  /** Produce v3+: the producer's transactional id (verification of transactional batches). */
+  transactionalId?: string | null;
+}
+
+/**
+ * How a partition leader asks a transactional id's coordinator whether partitions are part of the
+ * producer's ongoing transaction (AddPartitionsToTxn v4+ with verify_only, KIP-890). Resolves the
+ * coordinator's answer per partition (`${topic}\0${partition}`), NETWORK_EXCEPTION when the
+ * coordinator could not be asked; never rejects.
+ */
+export interface TransactionVerifier {
+  verify(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: { topic: string; partition: number }[]): Promise<Map<string, number>>;
+}
+
+/**
+ * A failed verification as the producer should see it (Kafka's ReplicaManager and
+ * AddPartitionsToTxnManager): a fenced producer gets INVALID_PRODUCER_EPOCH; a partition that is not
+ * in the transaction INVALID_TXN_STATE (TRANSACTION_ABORTABLE from Produce v11, the version that
+ * knows it); coordinator trouble NOT_ENOUGH_REPLICAS, which every client retries without a
+ * metadata refresh.
+ */
+export function verificationErrorToProduceError(code: number, produceVersion: number): number {
+  switch (code) {
+    case ErrorCode.PRODUCER_FENCED:
+      return ErrorCode.INVALID_PRODUCER_EPOCH;
+    case ErrorCode.TRANSACTION_ABORTABLE:
+      return produceVersion >= 11 ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE;
+    case ErrorCode.CONCURRENT_TRANSACTIONS:
+    case ErrorCode.NETWORK_EXCEPTION:
+    case ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+    case ErrorCode.COORDINATOR_NOT_AVAILABLE:
+    case ErrorCode.NOT_COORDINATOR:
+      return ErrorCode.NOT_ENOUGH_REPLICAS;
+    default:
+      return code;
+  }
 }
 
 export interface FetchPartitionRequest {
@@ -114,6 +152,10 @@ export interface ReplicaManagerOptions {
   logConfig: (topic: string) => LogConfig;
   minInsyncReplicas: (topic: string) => number;
   replication?: ReplicationOptions;
+  /** transaction.partition.verification.enable, read at each produce. */
+  transactionVerificationEnabled?: () => boolean;
+  /** Asks transaction coordinators (absent: no verification). */
+  transactionVerifier?: TransactionVerifier;
   /** Clock (tests). */
   now?: () => number;
 }
@@ -201,13 +243,17 @@ export class ReplicaManager {
   }
 
   /**
-   * The partition if this broker hosts a replica of it (leader or follower); otherwise
-   * KAFKA_STORAGE_ERROR (its log is offline), NOT_LEADER_OR_FOLLOWER (the metadata has it, this
+   * The partition if this broker hosts a replica of it (leader or follower) and its log is online;
+   * otherwise KAFKA_STORAGE_ERROR (its log or log directory is offline), NOT_LEADER_OR_FOLLOWER (the metadata has it, this
    * broker does not host it) or UNKNOWN_TOPIC_OR_PARTITION.
    */
   hostedPartitionOrThrow(topic: string, partition: number): Partition {
     const p = this.partitions.get(partitionKey(topic, partition));
-    if (p) return p;
+    if (p) {
+      // A log whose directory failed serves nothing, not even offsets kept in memory (Kafka's offline partition).
+      if (p.log.isOffline) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `the log of ${p.key} is offline`);
+      return p;
+    }
     const offline = this.offlinePartitions.get(partitionKey(topic, partition));
     if (offline !== undefined) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, offline);
     if (this.opts.metadata.partition(topic, partition)) {
@@ -315,9 +361,11 @@ export class ReplicaManager {
       for (const r of results) r.errorCode = ErrorCode.INVALID_REQUIRED_ACKS;
       return results;
     }
+    const verification = await this.verifyTransactionalEntries(opts, results);
     const waiting: { result: ProducePartitionResult; partition: Partition; requiredOffset: bigint }[] = [];
     opts.entries.forEach((entry, i) => {
       const result = results[i];
+      if (verification.failed.has(i)) return;
       try {
         if (isInternalTopic(entry.topic) && !opts.internalTopicsAllowed) {
           throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${entry.topic}`);
@@ -326,6 +374,8 @@ export class ReplicaManager {
         const info = p.appendRecordsToLeader(entry.records, opts.requiredAcks, this.opts.minInsyncReplicas(entry.topic), {
           origin: opts.internalTopicsAllowed ? 'coordinator' : 'client',
           requestVersion: opts.requestVersion,
+          verificationRequired: verification.required,
+          verificationGuard: verification.guards.get(i),
         });
         result.baseOffset = info.firstOffset;
         result.logAppendTimeMs = info.logAppendTime;
@@ -349,6 +399,54 @@ export class ReplicaManager {
       this.producePurgatory.tryCompleteElseWatch(op, waiting.map((w) => w.partition.key));
     });
     return results;
+  }
+
+  /**
+   * KIP-890 part 1: before a transactional batch may start a transaction in a partition, the
+   * producer's coordinator confirms the partition is in its transaction. The guard each partition
+   * hands out goes with the append, which re-checks it (a marker in between voids it). Partitions
+   * whose verification failed get their error in `results` and are not appended.
+   */
+  private async verifyTransactionalEntries(
+    opts: AppendOptions,
+    results: ProducePartitionResult[],
+  ): Promise<{ required: boolean; guards: Map<number, VerificationGuard>; failed: Set<number> }> {
+    const guards = new Map<number, VerificationGuard>();
+    const failed = new Set<number>();
+    const required = !opts.internalTopicsAllowed && (this.opts.transactionVerificationEnabled?.() ?? false);
+    const verifier = this.opts.transactionVerifier;
+    if (!required || !verifier || !opts.transactionalId) return { required, guards, failed };
+    const pending = new Map<string, { producerId: bigint; producerEpoch: number; items: { index: number; topic: string; partition: number }[] }>();
+    opts.entries.forEach((entry, i) => {
+      if (entry.records.length < RECORD_BATCH_OVERHEAD) return;
+      const rb = new RecordBatch(entry.records, 0);
+      if (!rb.isTransactional || rb.isControlBatch || rb.producerId < 0n) return;
+      const p = this.partitions.get(partitionKey(entry.topic, entry.partition));
+      if (!p || !p.isLeader || p.log.isOffline) return; // the append reports why
+      const guard = p.log.maybeStartTransactionVerification(rb.producerId, rb.baseSequence, rb.producerEpoch);
+      if (!guard) return; // its transaction is already open here
+      guards.set(i, guard);
+      const key = `${rb.producerId}/${rb.producerEpoch}`;
+      let group = pending.get(key);
+      if (!group) pending.set(key, (group = { producerId: rb.producerId, producerEpoch: rb.producerEpoch, items: [] }));
+      group.items.push({ index: i, topic: entry.topic, partition: entry.partition });
+    });
+    await Promise.all(
+      [...pending.values()].map(async (g) => {
+        const answers = await verifier.verify(opts.transactionalId!, g.producerId, g.producerEpoch, g.items);
+        for (const it of g.items) {
+          const code = answers.get(`${it.topic}\0${it.partition}`) ?? ErrorCode.NETWORK_EXCEPTION;
+          if (code === ErrorCode.NONE) continue;
+          failed.add(it.index);
+          guards.delete(it.index);
+          const r = results[it.index];
+          r.errorCode = verificationErrorToProduceError(code, opts.requestVersion ?? 0);
+          r.errorMessage = `unable to verify that ${it.topic}-${it.partition} is part of the transaction of ${opts.transactionalId}: ${errorName(code)}`;
+          this.log.debug('transaction verification failed', { topic: it.topic, partition: it.partition, transactionalId: opts.transactionalId, error: errorName(code) });
+        }
+      }),
+    );
+    return { required, guards, failed };
   }
 
   /** Called when a partition's HWM may have moved (follower fetch, ISR change). */

@@ -31,6 +31,15 @@
  * its transaction is open gets INVALID_TXN_STATE; a marker with an older producer epoch
  * INVALID_PRODUCER_EPOCH, one with an older coordinator epoch TRANSACTION_COORDINATOR_FENCED.
  *
+ * Transaction verification (KIP-890 part 1, Kafka's VerificationStateEntry): before a transactional
+ * batch may start a transaction here, the partition leader asks the transaction coordinator whether
+ * this partition is part of the producer's transaction. `maybeCreateVerificationStateEntry` hands
+ * out the guard that the append must present; the entry is cleared by the producer's next
+ * transactional write or marker (`apply`), so a verification that raced with the transaction's end
+ * (a marker written in between) no longer matches and the late batch cannot start a transaction
+ * the coordinator has forgotten (a hanging transaction). Unused entries expire with
+ * producer.id.expiration.ms.
+ *
  * Snapshots: `<offset>.snapshot` in the log directory, Kafka's format (int16 version 1, uint32
  * CRC32C of everything after the CRC, then the ProducerSnapshot entries): written at segment roll
  * (offset = new segment base) and at clean shutdown (offset = LEO). On load the newest snapshot at
@@ -141,7 +150,23 @@ export class ProducerAppendUpdate {
     readonly startedTxns: OngoingTxn[] = [],
     /** Transactions this append's markers end, in offset order. */
     readonly completedTxns: CompletedTxn[] = [],
+    /** Producers that wrote a transactional batch or a marker (their verification state ends). */
+    readonly transactionalProducers: ReadonlySet<bigint> = new Set(),
   ) {}
+}
+
+/** The token of one transaction verification (Kafka's VerificationGuard): compared by identity. */
+export class VerificationGuard {
+  private static nextId = 1;
+  readonly id = VerificationGuard.nextId++;
+}
+
+export interface VerificationStateEntry {
+  timestamp: number;
+  guard: VerificationGuard;
+  /** The lowest sequence that asked for verification, and its epoch. */
+  lowestSequence: number;
+  epoch: number;
 }
 
 function cmpBig(a: bigint, b: bigint): number {
@@ -156,6 +181,8 @@ export class ProducerStateManager {
   private readonly ongoingTxns = new Map<bigint, OngoingTxn>();
   /** Completed transactions whose marker is not yet below the high watermark, by first offset. */
   private readonly unreplicatedTxns = new Map<bigint, CompletedTxn>();
+  /** Producers being verified with the transaction coordinator (see the class comment). */
+  private readonly verificationStates = new Map<bigint, VerificationStateEntry>();
 
   constructor(
     private readonly fs: StorageFs,
@@ -195,8 +222,10 @@ export class ProducerStateManager {
     const updated = new Map<bigint, ProducerStateEntry>();
     const started: OngoingTxn[] = [];
     const completed: CompletedTxn[] = [];
+    const transactional = new Set<bigint>();
     for (const b of batches) {
       if (b.producerId < 0n) continue;
+      if (b.isTransactional || b.marker) transactional.add(b.producerId);
       let e = updated.get(b.producerId);
       if (!e) {
         const cur = this.producers.get(b.producerId);
@@ -230,7 +259,7 @@ export class ProducerStateManager {
       if (e.batches.length > NUM_BATCHES_TO_RETAIN) e.batches.shift();
       e.lastTimestamp = b.maxTimestamp;
     }
-    return new ProducerAppendUpdate(updated, started, completed);
+    return new ProducerAppendUpdate(updated, started, completed, transactional);
   }
 
   /** Kafka's appendEndTxnMarker: checks (not for replication/recovery), then the entry's transaction ends. */
@@ -298,6 +327,9 @@ export class ProducerStateManager {
    */
   apply(update: ProducerAppendUpdate, endOffset?: bigint): void {
     for (const [pid, e] of update.entries) this.producers.set(pid, e);
+    // Written data starts (or continues) the transaction, a marker ends it: either way the
+    // verification that preceded it is used up.
+    for (const pid of update.transactionalProducers) this.verificationStates.delete(pid);
     for (const t of update.startedTxns) this.ongoingTxns.set(t.firstOffset, t);
     if (endOffset !== undefined && endOffset > this._mapEndOffset) this._mapEndOffset = endOffset;
   }
@@ -358,7 +390,10 @@ export class ProducerStateManager {
     this._mapEndOffset = offset;
   }
 
-  /** Drops producers idle for producer.id.expiration.ms (no open transaction). Returns how many. */
+  /**
+   * Drops producers idle for producer.id.expiration.ms (no open transaction), and verification
+   * states that old. Returns how many producers went.
+   */
   removeExpiredProducers(nowMs: number): number {
     let n = 0;
     for (const [pid, e] of this.producers) {
@@ -367,7 +402,38 @@ export class ProducerStateManager {
         n++;
       }
     }
+    for (const [pid, v] of this.verificationStates) if (nowMs - v.timestamp >= this.producerIdExpirationMs) this.verificationStates.delete(pid);
     return n;
+  }
+
+  // ---- transaction verification ---------------------------------------------------------------
+
+  /** Whether the producer has a transaction open in this partition. */
+  hasOngoingTransaction(producerId: bigint): boolean {
+    return (this.producers.get(producerId)?.currentTxnFirstOffset ?? -1n) >= 0n;
+  }
+
+  /** The producer's verification state, created if there is none (the lowest sequence and its epoch kept). */
+  maybeCreateVerificationStateEntry(producerId: bigint, sequence: number, epoch: number, nowMs: number): VerificationStateEntry {
+    let v = this.verificationStates.get(producerId);
+    if (!v) {
+      v = { timestamp: nowMs, guard: new VerificationGuard(), lowestSequence: sequence, epoch };
+      this.verificationStates.set(producerId, v);
+    } else if (epoch > v.epoch) {
+      v.epoch = epoch;
+      v.lowestSequence = sequence;
+    } else if (epoch === v.epoch && sequence < v.lowestSequence) {
+      v.lowestSequence = sequence;
+    }
+    return v;
+  }
+
+  verificationStateEntry(producerId: bigint): VerificationStateEntry | undefined {
+    return this.verificationStates.get(producerId);
+  }
+
+  clearVerificationStateEntry(producerId: bigint): void {
+    this.verificationStates.delete(producerId);
   }
 
   /** The log start offset moved: producers whose last batch is below it are forgotten, older snapshots deleted. */
@@ -384,6 +450,7 @@ export class ProducerStateManager {
     this.producers.clear();
     this.ongoingTxns.clear();
     this.unreplicatedTxns.clear();
+    this.verificationStates.clear();
     this._mapEndOffset = mapEndOffset;
   }
 

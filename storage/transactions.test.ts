@@ -188,3 +188,91 @@ describe('KAFKA-7866: a failed .txnindex creation', () => {
     log.closeHandlers();
   });
 });
+
+describe('transaction verification guards (KIP-890)', () => {
+  function verifiedData(log: UnifiedLog, pid: bigint, guard: ReturnType<UnifiedLog['maybeStartTransactionVerification']>, required = true) {
+    const seq = seqs.get(pid) ?? 0;
+    const buf = buildRecordBatch([{ key: null, value: `v${seq}`, timestamp: TS }], {
+      baseOffset: 0n,
+      producerId: pid,
+      producerEpoch: 0,
+      baseSequence: seq,
+      isTransactional: true,
+      now: TS,
+    });
+    const info = log.appendAsLeader(buf, { leaderEpoch: 0, verificationRequired: required, verificationGuard: guard });
+    seqs.set(pid, seq + 1);
+    return info;
+  }
+
+  test('a batch starting a transaction needs the guard its verification began with; its write uses the guard up', () => {
+    const { log } = open();
+    const guard = log.maybeStartTransactionVerification(1n, 0, 0);
+    expect(guard).toBeDefined();
+    // Asking again (a retry) hands out the same guard.
+    expect(log.maybeStartTransactionVerification(1n, 0, 0)).toBe(guard);
+    expect(() => verifiedData(log, 1n, undefined)).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_TXN_STATE }));
+    expect(verifiedData(log, 1n, guard).firstOffset).toBe(0n);
+    expect(log.producerState.verificationStateEntry(1n)).toBeUndefined();
+    // The transaction is open: no verification needed, none required.
+    expect(log.maybeStartTransactionVerification(1n, 1, 0)).toBeUndefined();
+    expect(verifiedData(log, 1n, undefined).firstOffset).toBe(1n);
+    log.close();
+  });
+
+  test('a marker written between the verification and the append voids the guard (no hanging transaction)', () => {
+    const { log } = open();
+    const guard = log.maybeStartTransactionVerification(2n, 0, 0)!;
+    // The coordinator aborts the producer's transaction meanwhile (its marker reaches this partition).
+    marker(log, 2n, ControlRecordType.ABORT);
+    const leo = log.logEndOffset;
+    expect(() => verifiedData(log, 2n, guard)).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_TXN_STATE }));
+    expect(log.logEndOffset).toBe(leo);
+    expect(log.producerState.hasOngoingTransaction(2n)).toBe(false);
+    // A fresh verification works.
+    const fresh = log.maybeStartTransactionVerification(2n, 0, 0);
+    expect(fresh).not.toBe(guard);
+    expect(verifiedData(log, 2n, fresh).firstOffset).toBe(leo);
+    log.close();
+  });
+
+  test('with verification off (transaction.partition.verification.enable=false) no guard is needed; unused guards expire', () => {
+    const { log } = open();
+    expect(verifiedData(log, 3n, undefined, false).firstOffset).toBe(0n);
+    log.maybeStartTransactionVerification(4n, 0, 0);
+    expect(log.producerState.verificationStateEntry(4n)).toBeDefined();
+    log.producerState.removeExpiredProducers(Date.now() + log.producerState.producerIdExpirationMs + 1);
+    expect(log.producerState.verificationStateEntry(4n)).toBeUndefined();
+    log.close();
+  });
+});
+
+describe('FaultyFs.failTransactionIndex', () => {
+  test.each([
+    ['an EIO append to an existing .txnindex', { op: 'write' as const }, 'EIO'],
+    ['a non-I/O error creating the .txnindex', { op: 'open' as const, nonIo: true }, 'non-io'],
+  ])('%s: the LEO moved, the transaction stays open, the log goes offline, the restart rebuilds the entry', (_label, spec, errno) => {
+    const fs = new FaultyFs();
+    const { log, dir } = open(undefined, fs);
+    txnData(log, 1n); // 0..1
+    if (spec.op === 'write') {
+      marker(log, 1n, ControlRecordType.ABORT); // 2: creates the index
+      txnData(log, 1n); // 3..4
+    }
+    const firstOffset = spec.op === 'write' ? 3n : 0n;
+    fs.failTransactionIndex({ ...spec, under: dir });
+    expect(() => marker(log, 1n, ControlRecordType.ABORT)).toThrow(expect.objectContaining({ code: ErrorCode.KAFKA_STORAGE_ERROR }));
+    expect(fs.injected.map((i) => i.errno)).toEqual([errno]);
+    const markerOffset = log.logEndOffset - 1n;
+    log.updateHighWatermark(log.logEndOffset);
+    expect(log.lastStableOffset).toBe(firstOffset);
+    expect(log.isOffline).toBe(true);
+    log.closeHandlers();
+    const again = open(dir, new FaultyFs()).log;
+    expect(again.rebuiltTxnIndexEntries).toBe(1);
+    expect(again.logSegments()[0].txnIndex!.entries().at(-1)).toMatchObject({ producerId: 1n, firstOffset, lastOffset: markerOffset });
+    again.updateHighWatermark(again.logEndOffset);
+    expect(again.lastStableOffset).toBe(again.logEndOffset);
+    again.close();
+  });
+});

@@ -37,7 +37,7 @@ import { LoadParams, LoadedLog, RecoveryReport, loadLog, loadLogAsync } from './
 import { FetchDataInfo, LogOffsetMetadata, LogSegment } from './log-segment';
 import { AppendOrigin, validateForFollower, validateForLeader } from './log-validator';
 import { offsetOfMaxTimestamp } from './record-access';
-import { ProducerAppendUpdate, ProducerStateManager, type ProducerBatch } from './producer-state-manager';
+import { ProducerAppendUpdate, ProducerStateManager, type ProducerBatch, type VerificationGuard } from './producer-state-manager';
 import { ControlRecordType, readEndTxnMarker } from '../protocol/records/control-record';
 import type { AbortedTxn } from './index/transaction-index';
 import {
@@ -140,6 +140,12 @@ export interface AppendAsLeaderOptions {
   origin?: Exclude<AppendOrigin, 'replication'>;
   /** Produce request version (zstd needs v7+). */
   requestVersion?: number;
+  /**
+   * transaction.partition.verification.enable (client appends): a transactional batch may start a
+   * transaction only with the guard its verification was started with (`maybeStartTransactionVerification`).
+   */
+  verificationRequired?: boolean;
+  verificationGuard?: VerificationGuard;
 }
 
 export interface ReadOptions {
@@ -477,6 +483,20 @@ export class UnifiedLog {
             sourceCompression: v.sourceCompression,
             duplicate: true,
           };
+        }
+      }
+    }
+    if (opts.verificationRequired && (opts.origin ?? 'client') === 'client') {
+      for (const pb of producerBatches) {
+        if (!pb.isTransactional || pb.marker || this.producerState.hasOngoingTransaction(pb.producerId)) continue;
+        const entry = this.producerState.verificationStateEntry(pb.producerId);
+        if (!entry || entry.guard !== opts.verificationGuard) {
+          // Verified against a transaction that has since ended (or never verified): starting one
+          // now would leave it hanging, with no coordinator ever writing its marker.
+          throw new KafkaError(
+            ErrorCode.INVALID_TXN_STATE,
+            `the record of producer ${pb.producerId} at offset ${pb.firstOffset} in ${tpString(this.topicPartition)} was not part of an ongoing transaction`,
+          );
         }
       }
     }
@@ -973,6 +993,16 @@ export class UnifiedLog {
     this.leaderEpochCache.clearAndFlush();
     this.producerState.deleteSnapshotsAfter(-1n);
     this.producerState.clear(newOffset);
+  }
+
+  /**
+   * KIP-890: a guard if the producer's transactional batch would start a transaction here (it must
+   * be verified with the coordinator first), undefined if its transaction is already open.
+   */
+  maybeStartTransactionVerification(producerId: bigint, sequence: number, epoch: number): VerificationGuard | undefined {
+    this.checkOnline();
+    if (this.producerState.hasOngoingTransaction(producerId)) return undefined;
+    return this.producerState.maybeCreateVerificationStateEntry(producerId, sequence, epoch, this.time.milliseconds()).guard;
   }
 
   /** Drops producers idle for producer.id.expiration.ms (the log manager's periodic check). */

@@ -23,7 +23,6 @@ export const describeProducersHandler = defineHandler<DescribeProducersRequest, 
         partitions: t.partitionIndexes.map((partitionIndex) => {
           try {
             const p = broker.replicaManager.hostedPartitionOrThrow(t.name, partitionIndex);
-            if (p.log.isOffline) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `the log of ${t.name}-${partitionIndex} is offline`);
             return {
               partitionIndex,
               errorCode: ErrorCode.NONE,

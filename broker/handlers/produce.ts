@@ -9,7 +9,14 @@
  * append when the ISR is below min.insync.replicas, NOT_ENOUGH_REPLICAS_AFTER_APPEND after, or
  * REQUEST_TIMED_OUT after timeout_ms). acks=0 sends no response at all; if any partition failed, the
  * connection is closed instead (Kafka's way of telling a fire-and-forget producer).
- * Not implemented yet: idempotent/transactional producer state (comes with InitProducerId).
+ * Idempotent producers: a batch repeating one of the producer's last five is answered with its
+ * original offsets and not written again; OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH.
+ * Transactional batches (transactional_id set): with transaction.partition.verification.enable
+ * (default true), a batch that would start a transaction in a partition is first verified with the
+ * transaction coordinator (AddPartitionsToTxn verify_only, KIP-890): a partition the producer did
+ * not add gets INVALID_TXN_STATE (TRANSACTION_ABORTABLE from v11), a fenced producer
+ * INVALID_PRODUCER_EPOCH, an unreachable or busy coordinator NOT_ENOUGH_REPLICAS (retriable). A
+ * non-transactional write by a producer with an open transaction is INVALID_TXN_STATE.
  */
 import { ErrorCode, errorName } from '../../protocol/errors';
 import type { Input } from '../../protocol/primitives/input';
@@ -71,6 +78,7 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
       entries,
       internalTopicsAllowed: false,
       requestVersion: v,
+      transactionalId: req.transactionalId,
     });
     const byKey = new Map(results.map((r) => [`${r.topic}\0${r.partition}`, r]));
     for (const [k, r] of rejected) byKey.set(k, r);

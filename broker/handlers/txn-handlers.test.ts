@@ -248,6 +248,27 @@ describe('transaction APIs at every advertised version', () => {
     expect(await endTxn({ ...idle, transactionalId: '' }, true)).toBe(ErrorCode.INVALID_REQUEST);
   });
 
+  test('Produce: a transactional batch may start a transaction only in a partition added to it (KIP-890 verification)', async () => {
+    for (const v of versions(API.Produce)) {
+      const p = await initProducer(`verify-${v}`);
+      expect(await addPartitions(p, [0])).toEqual([ErrorCode.NONE]);
+      const stray = await produceTxn(p, 1, ['not added'], v);
+      expect(stray.errorCode).toBe(v >= 11 ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE);
+      expect((await produceTxn(p, 0, ['added'], v)).errorCode).toBe(ErrorCode.NONE);
+      // Once the transaction is open here, later batches need no verification.
+      expect((await produceTxn(p, 0, ['again'], v)).errorCode).toBe(ErrorCode.NONE);
+      // A producer the coordinator fenced (a newer InitProducerId) is refused before anything is written.
+      expect(await addPartitions(p, [2])).toEqual([ErrorCode.NONE]);
+      const bumped = await call(API.InitProducerId, 3, { transactionalId: p.transactionalId, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+      expect(bumped.errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS); // its open transaction is aborted first
+      await completed(p.transactionalId);
+      const log = broker.server.logManager.getLog(TOPIC, 2)!;
+      const end = log.logEndOffset;
+      expect((await produceTxn(p, 2, ['fenced'], v)).errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
+      expect(log.logEndOffset).toBe(end);
+    }
+  });
+
   test('read_committed Fetch and ListOffsets: the LSO stops at an open transaction; aborted ones are listed', async () => {
     const p = await initProducer('rc');
     expect(await addPartitions(p, [1])).toEqual([ErrorCode.NONE]);

@@ -34,11 +34,17 @@ export interface FaultSpec {
   count?: number;
   /** For writes: write the first half of the bytes, then fail. */
   partial?: boolean;
+  /**
+   * Throw a plain error with no errno (a bug or an unexpected runtime failure rather than the
+   * disk): KAFKA-7866's rule is that the log treats it like an I/O error anyway.
+   */
+  nonIo?: boolean;
 }
 
-interface ActiveFault extends Required<Omit<FaultSpec, 'path' | 'partial'>> {
+interface ActiveFault extends Required<Omit<FaultSpec, 'path' | 'partial' | 'nonIo'>> {
   path?: string | RegExp;
   partial: boolean;
+  nonIo: boolean;
 }
 
 const ERRNO: Record<string, number> = { EIO: -5, ENOSPC: -28, EMFILE: -24, ENFILE: -23, EACCES: -13, EROFS: -30, ENOENT: -2 };
@@ -59,8 +65,28 @@ export class FaultyFs implements StorageFs {
       errno: spec.errno ?? 'EIO',
       count: spec.count ?? 1,
       partial: spec.partial ?? false,
+      nonIo: spec.nonIo ?? false,
     });
     return this;
+  }
+
+  /**
+   * The KAFKA-7866 fault: the next `count` creations (op 'open', the default: the index is created
+   * on demand at the first ABORT marker of a segment, as when the process hits its open-file limit)
+   * or appends (op 'write') of a .txnindex file fail, with `errno` (default EMFILE for opens, EIO
+   * for writes) or a non-I/O error. `under` limits it to files below that path (a partition or a
+   * log directory).
+   */
+  failTransactionIndex(opts: { op?: 'open' | 'write'; count?: number; errno?: string; under?: string; nonIo?: boolean } = {}): this {
+    const op = opts.op ?? 'open';
+    const escaped = (opts.under ?? '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    return this.failNext({
+      op,
+      path: new RegExp(`^${escaped}.*\\.txnindex$`),
+      errno: opts.errno ?? (op === 'open' ? 'EMFILE' : 'EIO'),
+      count: opts.count ?? 1,
+      nonIo: opts.nonIo,
+    });
   }
 
   clearFaults(): void {
@@ -92,6 +118,10 @@ export class FaultyFs implements StorageFs {
 
   private check(op: FsOp, file: string): ActiveFault | undefined {
     const f = this.match(op, file);
+    if (f?.nonIo) {
+      this.injected.push({ op, path: file, errno: 'non-io' });
+      throw new TypeError(`injected non-I/O fault, ${op} '${file}'`);
+    }
     if (f && !f.partial) this.raise(op, file, f.errno);
     return f;
   }
