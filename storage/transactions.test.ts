@@ -276,3 +276,23 @@ describe('FaultyFs.failTransactionIndex', () => {
     again.close();
   });
 });
+
+describe('transaction verification: the lowest sequence waiting for verification goes first', () => {
+  test('a later batch is OUT_OF_ORDER_SEQUENCE_NUMBER while an earlier one awaits its (retried) verification', () => {
+    const { log } = open();
+    const batch = (seq: number) =>
+      buildRecordBatch([{ key: null, value: `s${seq}`, timestamp: TS }], { baseOffset: 0n, producerId: 5n, producerEpoch: 0, baseSequence: seq, isTransactional: true, now: TS });
+    // Sequence 0 starts a verification that fails (the client will retry it) ...
+    log.maybeStartTransactionVerification(5n, 0, 0);
+    // ... then sequence 1 verifies fine, but may not be written before 0.
+    const g1 = log.maybeStartTransactionVerification(5n, 1, 0);
+    expect(log.producerState.verificationStateEntry(5n)!.lowestSequence).toBe(0);
+    expect(() => log.appendAsLeader(batch(1), { leaderEpoch: 0, verificationRequired: true, verificationGuard: g1 })).toThrow(
+      expect.objectContaining({ code: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER }),
+    );
+    const g0 = log.maybeStartTransactionVerification(5n, 0, 0);
+    expect(log.appendAsLeader(batch(0), { leaderEpoch: 0, verificationRequired: true, verificationGuard: g0 }).firstOffset).toBe(0n);
+    expect(log.appendAsLeader(batch(1), { leaderEpoch: 0, verificationRequired: true }).firstOffset).toBe(1n);
+    log.close();
+  });
+});

@@ -486,16 +486,25 @@ export class UnifiedLog {
         }
       }
     }
-    if (opts.verificationRequired && (opts.origin ?? 'client') === 'client') {
+    if ((opts.origin ?? 'client') === 'client') {
       for (const pb of producerBatches) {
         if (!pb.isTransactional || pb.marker || this.producerState.hasOngoingTransaction(pb.producerId)) continue;
         const entry = this.producerState.verificationStateEntry(pb.producerId);
-        if (!entry || entry.guard !== opts.verificationGuard) {
+        if (opts.verificationRequired && (!entry || entry.guard !== opts.verificationGuard)) {
           // Verified against a transaction that has since ended (or never verified): starting one
           // now would leave it hanging, with no coordinator ever writing its marker.
           throw new KafkaError(
             ErrorCode.INVALID_TXN_STATE,
             `the record of producer ${pb.producerId} at offset ${pb.firstOffset} in ${tpString(this.topicPartition)} was not part of an ongoing transaction`,
+          );
+        }
+        if (entry && pb.baseSequence > entry.lowestSequence) {
+          // An earlier batch of this producer is still being verified (it failed with a retriable
+          // error and will be retried): a later one must not go first, or the retry could never
+          // be written (Kafka's out-of-order-sequence loop fix).
+          throw new KafkaError(
+            ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+            `out of order sequence number for producer ${pb.producerId} at offset ${pb.firstOffset} in ${tpString(this.topicPartition)}: ${pb.baseSequence} (incoming seq. number), ${entry.lowestSequence} (earliest seen sequence)`,
           );
         }
       }
