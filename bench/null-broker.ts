@@ -14,8 +14,16 @@
  * first batch produced to the partition, base offsets patched, up to the high watermark: valid
  * batches of the same shape the client wrote, built from memory; no long poll, a fetch at the high
  * watermark is answered empty at once), ListOffsets 1-7 (earliest 0, latest = high watermark).
- * Not a broker: no storage, no validation, no sessions, no CRC check; batches are assumed to carry
- * the same record count (the bench always sends 1,000 per batch).
+ * For idempotent producers (KafkaJS, librdkafka): InitProducerId 0-4 without a transactional id
+ * (always a new producer id from a counter, epoch 0, as Kafka answers a non-transactional one), and the producer id, epoch and sequence of each batch, read from
+ * its header, are checked the way a partition leader checks them (sequence 0 for a new producer or
+ * epoch, then base sequence = last sequence + 1; else OUT_OF_ORDER_SEQUENCE_NUMBER, a stale epoch
+ * INVALID_PRODUCER_EPOCH), keeping one small entry per producer and partition: the last sequence,
+ * not the batches. DescribeProducers 0 reports those entries, so the bench can check that a run was
+ * idempotent end to end on both targets. No transactions (no FindCoordinator, a transactional id
+ * is refused), no duplicate detection (a retried batch is out of order here).
+ * Not a broker: no storage, no sessions, no CRC check; batches are assumed to carry the same record
+ * count (the bench always sends 1,000 per batch).
  */
 import * as net from 'node:net';
 import { randomUuid } from '../protocol/primitives/uuid';
@@ -25,6 +33,8 @@ import type { MetadataRequest, MetadataResponseTopic } from '../protocol/generat
 import type { ProduceRequest, ProduceResponseTopicProduceResponse } from '../protocol/generated/produce';
 import type { ListOffsetsRequest } from '../protocol/generated/list-offsets';
 import type { CreateTopicsRequest } from '../protocol/generated/create-topics';
+import type { InitProducerIdRequest } from '../protocol/generated/init-producer-id';
+import type { DescribeProducersRequest } from '../protocol/generated/describe-producers';
 import type { Input } from '../protocol/primitives/input';
 import { readRequestHeader, writeResponseHeader } from '../protocol/header';
 import { Reader } from '../protocol/primitives/reader';
@@ -42,7 +52,30 @@ const SUPPORTED: ReadonlyMap<number, readonly [number, number]> = new Map([
   [APIS.Metadata.apiKey, [0, 12]],
   [APIS.ApiVersions.apiKey, [0, 3]],
   [APIS.CreateTopics.apiKey, [0, 7]],
+  [APIS.InitProducerId.apiKey, [0, 4]],
+  [APIS.DescribeProducers.apiKey, [0, 0]],
 ]);
+
+/** Kafka error codes the null sink answers with. */
+const OUT_OF_ORDER_SEQUENCE_NUMBER = 45;
+const INVALID_PRODUCER_EPOCH = 47;
+const INVALID_REQUEST = 42;
+
+/** Record batch v2 header fields (byte offsets from the batch start). */
+const BATCH_LENGTH_AT = 8;
+const MAX_TIMESTAMP_AT = 35;
+const PRODUCER_ID_AT = 43;
+const PRODUCER_EPOCH_AT = 51;
+const BASE_SEQUENCE_AT = 53;
+const RECORD_COUNT_AT = 57;
+const BATCH_HEADER_BYTES = 61;
+
+/** What a partition leader keeps per idempotent producer, minus the batch metadata for deduplication. */
+interface ProducerEntry {
+  epoch: number;
+  lastSequence: number;
+  lastTimestamp: bigint;
+}
 
 interface PartitionState {
   /** Next offset to hand out (the high watermark: everything "acknowledged" is "committed"). */
@@ -50,6 +83,8 @@ interface PartitionState {
   /** Copy of the first batch produced here; fetches serve copies of it. */
   template: Buffer | null;
   templateRecords: number;
+  /** Idempotent producers seen on this partition, by producer id. */
+  producers: Map<bigint, ProducerEntry>;
 }
 
 interface TopicState {
@@ -61,6 +96,7 @@ export class NullBroker {
   private readonly topics = new Map<string, TopicState>();
   private server: net.Server | null = null;
   private readonly sockets = new Set<net.Socket>();
+  private nextProducerId = 1000n;
   host = '127.0.0.1';
   port = 0;
 
@@ -85,7 +121,7 @@ export class NullBroker {
     let t = this.topics.get(name);
     if (!t) {
       t = { id: randomUuid(), partitions: [] };
-      for (let i = 0; i < partitions; i++) t.partitions.push({ hwm: 0, template: null, templateRecords: 0 });
+      for (let i = 0; i < partitions; i++) t.partitions.push({ hwm: 0, template: null, templateRecords: 0, producers: new Map() });
       this.topics.set(name, t);
     }
     return t;
@@ -150,6 +186,12 @@ export class NullBroker {
           break;
         case APIS.ListOffsets.apiKey:
           body = this.listOffsets(req as ListOffsetsRequest);
+          break;
+        case APIS.InitProducerId.apiKey:
+          body = this.initProducerId(req as InitProducerIdRequest);
+          break;
+        case APIS.DescribeProducers.apiKey:
+          body = this.describeProducers(req as DescribeProducersRequest);
           break;
       }
     }
@@ -220,12 +262,31 @@ export class NullBroker {
         partitionResponses: td.partitionData.map((pd) => {
           const p = t.partitions[pd.index];
           if (!p || !pd.records) return { index: pd.index, errorCode: 3, baseOffset: -1n }; // UNKNOWN_TOPIC_OR_PARTITION
-          const base = p.hwm;
           const recs = pd.records;
-          // Walk the batch headers only: batchLength at 8, record count at 57.
-          for (let pos = 0; pos + 61 <= recs.length; ) {
-            const len = recs.readInt32BE(pos + 8) + 12;
-            const count = recs.readInt32BE(pos + 57);
+          // Walk the batch headers only: length, record count, and the producer fields. Checked
+          // first, applied after, so that a refused request changes nothing (as on a broker).
+          let updates: Map<bigint, ProducerEntry> | null = null;
+          for (let pos = 0; pos + BATCH_HEADER_BYTES <= recs.length; ) {
+            const len = recs.readInt32BE(pos + BATCH_LENGTH_AT) + 12;
+            const producerId = recs.readBigInt64BE(pos + PRODUCER_ID_AT);
+            if (producerId >= 0n) {
+              const epoch = recs.readInt16BE(pos + PRODUCER_EPOCH_AT);
+              const seq = recs.readInt32BE(pos + BASE_SEQUENCE_AT);
+              const count = recs.readInt32BE(pos + RECORD_COUNT_AT);
+              const known = updates?.get(producerId) ?? p.producers.get(producerId);
+              if (known && epoch < known.epoch) return { index: pd.index, errorCode: INVALID_PRODUCER_EPOCH, baseOffset: -1n };
+              const expected = known && epoch === known.epoch ? (known.lastSequence + 1) % 0x80000000 : 0;
+              if (seq !== expected) return { index: pd.index, errorCode: OUT_OF_ORDER_SEQUENCE_NUMBER, baseOffset: -1n };
+              updates ??= new Map();
+              updates.set(producerId, { epoch, lastSequence: (seq + count - 1) % 0x80000000, lastTimestamp: recs.readBigInt64BE(pos + MAX_TIMESTAMP_AT) });
+            }
+            pos += len;
+          }
+          if (updates) for (const [id, e] of updates) p.producers.set(id, e);
+          const base = p.hwm;
+          for (let pos = 0; pos + BATCH_HEADER_BYTES <= recs.length; ) {
+            const len = recs.readInt32BE(pos + BATCH_LENGTH_AT) + 12;
+            const count = recs.readInt32BE(pos + RECORD_COUNT_AT);
             if (p.template === null) {
               p.template = Buffer.from(recs.subarray(pos, pos + len));
               p.templateRecords = count;
@@ -237,6 +298,47 @@ export class NullBroker {
         }),
       };
     });
+  }
+
+  /**
+   * A producer id for an idempotent producer: always a fresh one with epoch 0 (what Kafka does for
+   * a non-transactional InitProducerId, whatever producer id and epoch it carries). A transactional
+   * id is refused with a non-retriable error: the null sink coordinates nothing.
+   */
+  private initProducerId(req: InitProducerIdRequest): unknown {
+    if (req.transactionalId !== null && req.transactionalId !== '') {
+      return { throttleTimeMs: 0, errorCode: INVALID_REQUEST, producerId: -1n, producerEpoch: -1 };
+    }
+    return { throttleTimeMs: 0, errorCode: 0, producerId: this.nextProducerId++, producerEpoch: 0 };
+  }
+
+  private describeProducers(req: DescribeProducersRequest): unknown {
+    return {
+      throttleTimeMs: 0,
+      topics: req.topics.map((dt) => {
+        const t = this.topics.get(dt.name);
+        return {
+          name: dt.name,
+          partitions: dt.partitionIndexes.map((partitionIndex) => {
+            const p = t?.partitions[partitionIndex];
+            if (!p) return { partitionIndex, errorCode: 3, errorMessage: null, activeProducers: [] };
+            return {
+              partitionIndex,
+              errorCode: 0,
+              errorMessage: null,
+              activeProducers: [...p.producers].map(([producerId, e]) => ({
+                producerId,
+                producerEpoch: e.epoch,
+                lastSequence: e.lastSequence,
+                lastTimestamp: e.lastTimestamp,
+                coordinatorEpoch: -1,
+                currentTxnStartOffset: -1n,
+              })),
+            };
+          }),
+        };
+      }),
+    };
   }
 
   private fetch(req: FetchRequest): unknown {

@@ -19,10 +19,16 @@
  *   --priority N     run the bench and its brokers at nice value N (e.g. -10; needs root or
  *                    CAP_SYS_NICE) so that other work on a shared machine disturbs the figures less
  *   --only REGEX     only the workloads whose name matches (e.g. 'produce 1KiB', 'fetch .* raw',
- *                    'consume group', 'acks=-1 3 brokers'); 'startup' selects the start-up measurements
+ *                    'consume group', 'acks=-1 3 brokers', 'idempotent', 'txn'); 'startup' selects the
+ *                    start-up measurements
  *
  * Also: 'consume group <size> kafkajs' (a KafkaJS group consumer reading the acks=1 topic back; krill
- * only, the null sink has no group coordinator), and after the interleaved phase, acks=-1 produce
+ * only, the null sink has no group coordinator); 'produce <size> idempotent acks=-1' (a KafkaJS
+ * idempotent producer, one send in flight, against both targets: the null sink hands out producer
+ * ids and checks sequences); 'produce <size> txn 10 batches/commit' (a KafkaJS transactional
+ * producer committing every 10 batches; krill only, its ratio is to krill's idempotent row, which
+ * selecting it also runs); 'produce <size> rdkafka idempotent' (librdkafka, enable.idempotence,
+ * both targets); and after the interleaved phase, acks=-1 produce
  * throughput with per-send p50/p99 latency on `krill --brokers 3` (replication factor 3,
  * min.insync.replicas=2; one process, so its CPU covers the three brokers and the controller) and,
  * for comparison, on a single krill broker.
@@ -58,6 +64,7 @@ import {
   type ClientResult,
 } from './workloads';
 import { consumeGroup, createReplicatedTopic, leaderHighWatermark, produceLatency, type LatencyResult } from './group-cluster';
+import { checkCommitted, checkOneProducer, produceIdempotent, produceTransactional, type Retried, type TxnResult } from './eos';
 
 type TargetName = 'krill' | 'null';
 const TARGETS: readonly TargetName[] = ['krill', 'null'];
@@ -124,6 +131,12 @@ function plan(o: Options): { size: number; batches: number; rawPasses: number; r
 
 const sizeLabel = (size: number): string => (size >= 1024 ? `${size / 1024}KiB` : `${size}B`);
 
+/** Batches of 1,000 messages per transaction in the transactional rows (every plan's batch count is a multiple). */
+const TXN_BATCHES = 10;
+const idempotentName = (label: string): string => `produce ${label} idempotent acks=-1`;
+const txnName = (label: string): string => `produce ${label} txn ${TXN_BATCHES} batches/commit`;
+const rdkafkaIdempotentName = (label: string): string => `produce ${label} rdkafka idempotent`;
+
 interface Sample extends ClientResult {
   run: number;
   msgsPerSec: number;
@@ -151,14 +164,21 @@ interface Summary {
 
 interface WorkloadResult {
   name: string;
-  kind: 'produce' | 'produce-rdkafka' | 'fetch-kafkajs' | 'fetch-raw' | 'consume-group';
+  kind: 'produce' | 'produce-rdkafka' | 'fetch-kafkajs' | 'fetch-raw' | 'consume-group' | 'produce-idempotent' | 'produce-txn' | 'produce-rdkafka-idempotent';
   size: number;
   acks: number | null;
   messages: number;
   samples: Record<TargetName, Sample[]>;
   median: Record<TargetName, Summary>;
-  /** median krill msgs/s over median null-sink msgs/s. */
+  /** median krill msgs/s over median null-sink msgs/s (produce-txn: over krill's idempotent row of the same size). */
   ratio: number;
+  /** What `ratio` divides by. */
+  ratioOf: 'null sink' | 'krill idempotent' | null;
+  /** idempotent/txn rows: error lines KafkaJS logged during the timed runs (each retried request logs one), summed over runs and targets. */
+  clientErrors?: number;
+  firstClientError?: string | null;
+  /** produce-txn only: transaction.commit() latency over every commit of every run. */
+  commit?: { transactionsPerRun: number; batchesPerTransaction: number; commits: number; p50Ms: number; p99Ms: number; maxMs: number };
 }
 
 function median(xs: number[]): number {
@@ -447,6 +467,22 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
           await clients[t].createTopic(`warmup-rdkafka-${size}`);
           await produceRdkafka(clients[t].bootstrap, `warmup-rdkafka-${size}`, size, batches * BATCH_MESSAGES, 1);
         }
+        const txnSelected = selected(txnName(sizeLabel(size)));
+        if (selected(idempotentName(sizeLabel(size))) || txnSelected) {
+          await clients[t].createTopic(`warmup-idempotent-${size}`);
+          await produceIdempotent(clients[t].bootstrap, `warmup-idempotent-${size}`, size, batches);
+        }
+        // The first transactional id also makes krill create __transaction_state.
+        if (t === 'krill' && txnSelected) {
+          await clients[t].createTopic(`warmup-txn-${size}`);
+          await produceTransactional(clients[t].bootstrap, `warmup-txn-${size}`, size, o.quick ? TXN_BATCHES : 2 * TXN_BATCHES, TXN_BATCHES);
+        }
+        if (rdkafka && selected(rdkafkaIdempotentName(sizeLabel(size)))) {
+          await clients[t].createTopic(`warmup-rdkafka-idempotent-${size}`);
+          await clients[t].createTopic(`warmup-rdkafka-idempotent-prime-${size}`);
+          const eos = { idempotent: true, primeTopic: `warmup-rdkafka-idempotent-prime-${size}` };
+          await produceRdkafka(clients[t].bootstrap, `warmup-rdkafka-idempotent-${size}`, size, batches * BATCH_MESSAGES, -1, eos);
+        }
       }
     }
 
@@ -454,15 +490,21 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
     const record = (name: string, kind: WorkloadResult['kind'], size: number, acks: number | null, t: TargetName, s: Sample): void => {
       let w = results.get(name);
       if (!w) {
-        w = { name, kind, size, acks, messages: s.messages, samples: { krill: [], null: [] }, median: {} as WorkloadResult['median'], ratio: NaN };
+        w = { name, kind, size, acks, messages: s.messages, samples: { krill: [], null: [] }, median: {} as WorkloadResult['median'], ratio: NaN, ratioOf: null };
         results.set(name, w);
         workloads.push(w);
       }
       w.samples[t].push(s);
       log(
-        `  run ${s.run} ${name.padEnd(28)} ${t.padEnd(5)} ${Math.round(s.msgsPerSec).toString().padStart(8)} msg/s ${s.mbPerSec.toFixed(1).padStart(7)} MB/s` +
+        `  run ${s.run} ${name.padEnd(34)} ${t.padEnd(5)} ${Math.round(s.msgsPerSec).toString().padStart(8)} msg/s ${s.mbPerSec.toFixed(1).padStart(7)} MB/s` +
           `  ${s.seconds.toFixed(2)} s, broker CPU ${s.brokerCpu.toFixed(2)} s (waited ${s.brokerRunQueueWait.toFixed(2)} s for a CPU), client CPU ${s.clientCpu.toFixed(2)} s, peak RSS ${s.brokerPeakRssMB} MB`,
       );
+      const e = s as Sample & Partial<Retried>;
+      if (e.clientErrors !== undefined) {
+        w.clientErrors = (w.clientErrors ?? 0) + e.clientErrors;
+        w.firstClientError ??= e.firstClientError;
+        if (e.clientErrors) log(`    ${t}: KafkaJS logged ${e.clientErrors} error(s) during this run (retried requests, in the timed window); first: ${e.firstClientError}`);
+      }
     };
 
     for (let run = 1; run <= o.runs; run++) {
@@ -521,11 +563,76 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
             record(rdName, 'produce-rdkafka', size, 1, t, s);
           }
         }
+        // Idempotent KafkaJS producer on both targets; also run when its txn row is selected (the txn row's ratio is to it).
+        const idemName = idempotentName(label);
+        const txName = txnName(label);
+        if (selected(idemName) || selected(txName)) {
+          for (const t of order) {
+            const bp = procs[t];
+            const topic = `bench-${label}-idempotent-r${run}`;
+            await clients[t].createTopic(topic);
+            const s = await measure(bp, run, () => produceIdempotent(clients[t].bootstrap, topic, size, batches));
+            const hwm = await highWatermark(bp.host, bp.port, topic);
+            if (hwm !== n) throw new Error(`${t}: ${topic} has high watermark ${hwm} after producing ${n} messages`);
+            await checkOneProducer(bp.host, bp.port, topic, n, t);
+            record(idemName, 'produce-idempotent', size, -1, t, s);
+          }
+        }
+        // Transactions: krill only (the null sink coordinates none).
+        if (selected(txName)) {
+          const bp = procs.krill;
+          const topic = `bench-${label}-txn-r${run}`;
+          await clients.krill.createTopic(topic);
+          const s = await measure(bp, run, () => produceTransactional(clients.krill.bootstrap, topic, size, batches, TXN_BATCHES));
+          const lso = await checkCommitted(bp.host, bp.port, topic, n, batches / TXN_BATCHES);
+          await checkOneProducer(bp.host, bp.port, topic, n, 'krill');
+          record(txName, 'produce-txn', size, -1, 'krill', s);
+          const tr = s as unknown as TxnResult;
+          log(
+            `    (${tr.transactions} transactions of ${tr.batchesPerTransaction} batches; commit() p50 ${tr.commitP50Ms.toFixed(1)} ms, p99 ${tr.commitP99Ms.toFixed(1)} ms, ` +
+              `max ${tr.commitMaxMs.toFixed(1)} ms; read_committed LSO = HWM ${lso.checks === 1 ? 'at the first check' : `after ${lso.checks} checks, ${lso.ms.toFixed(0)} ms`}, not timed)`,
+          );
+        }
+        const rdIdemName = rdkafkaIdempotentName(label);
+        if (rdkafka && selected(rdIdemName)) {
+          for (const t of order) {
+            const bp = procs[t];
+            const rdTopic = `bench-${label}-rdkafka-idempotent-r${run}`;
+            await clients[t].createTopic(rdTopic);
+            await clients[t].createTopic(`${rdTopic}-prime`);
+            const eos = { idempotent: true, primeTopic: `${rdTopic}-prime` };
+            const s = await measure(bp, run, () => produceRdkafka(clients[t].bootstrap, rdTopic, size, rdkafkaMessages, -1, eos));
+            const hwm = await highWatermark(bp.host, bp.port, rdTopic);
+            if (hwm !== rdkafkaMessages) throw new Error(`${t}: ${rdTopic} has high watermark ${hwm} after producing ${rdkafkaMessages} messages`);
+            await checkOneProducer(bp.host, bp.port, rdTopic, rdkafkaMessages, t);
+            record(rdIdemName, 'produce-rdkafka-idempotent', size, -1, t, s);
+          }
+        }
       }
     }
     for (const w of workloads) {
       w.median = { krill: summarize(w.samples.krill), null: summarize(w.samples.null) };
       w.ratio = w.samples.null.length ? round(w.median.krill.msgsPerSec / w.median.null.msgsPerSec, 2) : NaN;
+      if (w.samples.null.length) w.ratioOf = 'null sink';
+    }
+    for (const w of workloads) {
+      if (w.kind !== 'produce-txn') continue;
+      const base = workloads.find((x) => x.kind === 'produce-idempotent' && x.size === w.size);
+      if (base) {
+        w.ratio = round(w.median.krill.msgsPerSec / base.median.krill.msgsPerSec, 2);
+        w.ratioOf = 'krill idempotent';
+      }
+      const txs = w.samples.krill as unknown as (Sample & TxnResult)[];
+      const all = txs.flatMap((x) => x.commitMs).sort((a, b) => a - b);
+      const pct = (p: number): number => round(all[Math.min(all.length - 1, Math.ceil((p / 100) * all.length) - 1)], 2);
+      w.commit = {
+        transactionsPerRun: txs[0].transactions,
+        batchesPerTransaction: txs[0].batchesPerTransaction,
+        commits: all.length,
+        p50Ms: pct(50),
+        p99Ms: pct(99),
+        maxMs: round(all[all.length - 1], 2),
+      };
     }
     for (const t of TARGETS) await clients[t].close();
     await new Promise((r) => setTimeout(r, 300));
@@ -586,7 +693,17 @@ async function main(): Promise<void> {
   }
   const allWorkloads = plan(o).flatMap(({ size }) => {
     const label = sizeLabel(size);
-    return [`produce ${label} acks=1`, `produce ${label} acks=-1`, `fetch ${label} kafkajs`, `fetch ${label} raw`, `consume group ${label} kafkajs`, `produce ${label} rdkafka acks=1`];
+    return [
+      `produce ${label} acks=1`,
+      `produce ${label} acks=-1`,
+      `fetch ${label} kafkajs`,
+      `fetch ${label} raw`,
+      `consume group ${label} kafkajs`,
+      `produce ${label} rdkafka acks=1`,
+      idempotentName(label),
+      txnName(label),
+      rdkafkaIdempotentName(label),
+    ];
   });
   const throughput = allWorkloads.some(selected);
   const latencySelected = LATENCY_TARGETS.some((t) => selected(latencyName(t.key)));
@@ -618,6 +735,27 @@ async function main(): Promise<void> {
     notes.push(
       'consume group: a KafkaJS consumer in a fresh group (subscribe fromBeginning, run with eachBatch, autoCommit) reading the acks=1 topic back; timed from GROUP_JOIN ' +
         'to the last message (the join is left out; krill runs with group.initial.rebalance.delay.ms=0 here). krill only: the null sink implements no group APIs.',
+    );
+  }
+  if (throughput && tp.workloads.some((w) => w.kind === 'produce-idempotent' || w.kind === 'produce-txn')) {
+    notes.push(
+      'idempotent: a fresh KafkaJS producer({ idempotent: true, maxInFlightRequests: 1 }) per run (connect and InitProducerId not timed), acks=-1, one send() of ' +
+        `${BATCH_MESSAGES} messages at a time (KafkaJS serializes idempotent produce requests per broker anyway), so not comparable with the 4-in-flight acks=-1 rows. ` +
+        'The null sink answers InitProducerId and checks each batch\'s producer id, epoch and sequence (no storage); after every run DescribeProducers on both must show one producer with last sequence = messages - 1.',
+    );
+  }
+  if (throughput && tp.workloads.some((w) => w.kind === 'produce-txn')) {
+    notes.push(
+      `txn: a fresh KafkaJS producer({ transactionalId, idempotent: true, maxInFlightRequests: 1 }) per run; each transaction sends ${TXN_BATCHES} batches of ${BATCH_MESSAGES} messages ` +
+        '(one send() at a time; AddPartitionsToTxn before the first) and commits; msg/s includes the commits. krill only: the null sink coordinates no transactions, so the ratio is ' +
+        'krill txn msg/s / krill idempotent msg/s of the same size (the cost of transactions). commit() latency is EndTxn\'s round trip (krill answers once PREPARE_COMMIT is written; ' +
+        'markers follow), pooled over every commit of every run; each run then waits (untimed) for the read_committed last stable offset to reach the high watermark (messages + one marker per transaction).',
+    );
+  }
+  if (throughput && tp.workloads.some((w) => w.kind === 'produce-rdkafka-idempotent')) {
+    notes.push(
+      'produce ... rdkafka idempotent: the rdkafka producer above with enable.idempotence=true and acks=-1; one message to another topic, flushed, before the timed window, ' +
+        'so that librdkafka has its producer id (its PID timer can otherwise add 0.5-1 s of client-side waiting on either target); DescribeProducers checked as for KafkaJS.',
     );
   }
   if (latencySelected) {
@@ -672,7 +810,11 @@ function renderText(r: Report): string {
         k.mbPerSec.toFixed(1),
         na(String(z.msgsPerSec)),
         na(z.mbPerSec.toFixed(1)),
-        w.kind === 'consume-group' ? 'krill only' : w.ratio.toFixed(2) + ((w.kind === 'produce' || w.kind === 'fetch-kafkajs') && w.ratio < 0.9 ? ' *' : ''),
+        w.kind === 'consume-group'
+          ? 'krill only'
+          : w.kind === 'produce-txn'
+            ? (w.ratioOf === 'krill idempotent' ? `${w.ratio.toFixed(2)} of idem` : 'krill only')
+            : w.ratio.toFixed(2) + ((w.kind === 'produce' || w.kind === 'fetch-kafkajs') && w.ratio < 0.9 ? ' *' : ''),
         k.brokerCpu.toFixed(2),
         k.brokerCpuUsPerMsg.toFixed(2),
         k.brokerRunQueueWait.toFixed(2),
@@ -687,6 +829,20 @@ function renderText(r: Report): string {
     out.push('  wait s: time krill\'s JS thread was runnable but waiting for a CPU (contention), median per run');
     const groups = r.workloads.filter((w) => w.median.krill.joinMs !== undefined);
     if (groups.length) out.push(`  consume group rows: krill only (the null sink has no group coordinator); group join took ${groups.map((w) => `${w.median.krill.joinMs} ms`).join(' / ')} (not timed)`);
+    for (const w of r.workloads.filter((x) => x.clientErrors)) {
+      out.push(`  ${w.name}: KafkaJS logged ${w.clientErrors} error(s) in the timed runs (retried requests; each retry waits KafkaJS's backoff, about 300 ms for the first); first: ${w.firstClientError}`);
+    }
+    const txns = r.workloads.filter((w) => w.commit);
+    if (txns.length) {
+      out.push('  txn rows: krill only (the null sink coordinates no transactions); "of idem" = krill txn msg/s / krill idempotent msg/s, same size');
+      for (const w of txns) {
+        const c = w.commit!;
+        out.push(
+          `  ${w.name}: commit() p50 ${c.p50Ms.toFixed(1)} ms, p99 ${c.p99Ms.toFixed(1)} ms, max ${c.maxMs.toFixed(1)} ms over ${c.commits} commits ` +
+            `(${c.transactionsPerRun} transactions of ${c.batchesPerTransaction} x ${BATCH_MESSAGES} messages per run)`,
+        );
+      }
+    }
     out.push(`krill RSS after the workloads: ${r.krillIdleAfterWorkloadsRssMB} MB`);
     out.push('');
   }
