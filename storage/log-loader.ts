@@ -269,10 +269,18 @@ function applyScan(seg: LogSegment, scanner: SegmentScanner): number {
   seg.offsetIndex.replaceEntries(scanner.offsetIndex.bytes);
   seg.timeIndex.replaceEntries(scanner.timeIndex.bytes);
   // Entries whose ABORT marker survived the scan stay valid (the data they describe is unchanged);
-  // entries past the cut go. Missing entries (a failed .txnindex append, KAFKA-7866) are re-added
+  // entries past a cut go. Missing entries (a failed .txnindex append, KAFKA-7866) are re-added
   // by the producer-state replay in UnifiedLog.loadProducerState, which always covers them because
-  // the producer state's end offset (and so every snapshot) stays below a marker whose index append failed.
-  seg.txnIndex?.truncateTo(scanner.nextOffset);
+  // the producer state's end offset (and so every snapshot) stays below a marker whose index append
+  // failed. With nothing cut, an entry past the end is damage, not history: it is left for
+  // UnifiedLog.verifyTxnIndexes to find, which rebuilds the whole index (as for one that does not decode).
+  if (valid < size || fileLength > size) {
+    try {
+      seg.txnIndex?.truncateTo(scanner.nextOffset);
+    } catch (e) {
+      if (!(e instanceof CorruptIndexError)) throw e;
+    }
+  }
   // Release the write handles: only the active segment's are needed, and it reopens them lazily.
   seg.offsetIndex.closeHandler();
   seg.timeIndex.closeHandler();

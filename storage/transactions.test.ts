@@ -296,3 +296,45 @@ describe('transaction verification: the lowest sequence waiting for verification
     log.close();
   });
 });
+
+describe('a damaged .txnindex is rebuilt from the log at load', () => {
+  function build(): { dir: string; original: unknown[][] } {
+    const { log, dir } = open();
+    txnData(log, 1n); // 0..1
+    txnData(log, 2n); // 2..3
+    marker(log, 1n, ControlRecordType.ABORT); // 4
+    marker(log, 2n, ControlRecordType.COMMIT); // 5
+    log.updateHighWatermark(log.logEndOffset);
+    log.roll();
+    txnData(log, 1n); // 6..7
+    txnData(log, 3n); // 8..9
+    marker(log, 3n, ControlRecordType.ABORT); // 10
+    marker(log, 1n, ControlRecordType.ABORT); // 11
+    log.updateHighWatermark(log.logEndOffset);
+    const original = log.logSegments().map((s) => s.txnIndex?.entries().map((e) => ({ ...e })) ?? []);
+    log.close();
+    return { dir, original };
+  }
+  const second = (dir: string) => path.join(dir, '00000000000000000006.txnindex');
+
+  test.each([
+    ['a bad entry version', (f: string) => { const b = nodefs.readFileSync(f); b.writeInt16BE(7, 34); nodefs.writeFileSync(f, b); }],
+    ['a torn tail', (f: string) => nodefs.truncateSync(f, 34 + 17)],
+    ['markers out of order', (f: string) => { const b = nodefs.readFileSync(f); nodefs.writeFileSync(f, Buffer.concat([b.subarray(34, 68), b.subarray(0, 34)])); }],
+    ['a marker outside the segment', (f: string) => { const b = nodefs.readFileSync(f); b.writeBigInt64BE(99n, 18 + 34); nodefs.writeFileSync(f, b); }],
+  ])('%s', (_label, damage) => {
+    const { dir, original } = build();
+    expect(original[1]).toHaveLength(2);
+    damage(second(dir));
+    const log = open(dir).log;
+    expect(log.logSegments().map((s) => s.txnIndex?.entries() ?? [])).toEqual(original);
+    expect(nodefs.statSync(second(dir)).size).toBe(68);
+    log.updateHighWatermark(log.logEndOffset);
+    const r = log.read(6n, 1 << 20, { isolation: 'TXN_COMMITTED' });
+    expect(r.abortedTransactions?.map((t) => [t.producerId, t.firstOffset])).toEqual([
+      [1n, 6n],
+      [3n, 8n],
+    ]);
+    log.close();
+  });
+});

@@ -39,7 +39,7 @@ import { AppendOrigin, validateForFollower, validateForLeader } from './log-vali
 import { offsetOfMaxTimestamp } from './record-access';
 import { ProducerAppendUpdate, ProducerStateManager, type ProducerBatch, type VerificationGuard } from './producer-state-manager';
 import { ControlRecordType, readEndTxnMarker } from '../protocol/records/control-record';
-import type { AbortedTxn } from './index/transaction-index';
+import { TXN_INDEX_ENTRY_SIZE, type AbortedTxn } from './index/transaction-index';
 import {
   KafkaStorageError,
   Scheduler,
@@ -226,16 +226,72 @@ export class UnifiedLog {
     this._highWatermark = loaded.logStartOffset;
     this.leaderEpochCache = this.loadLeaderEpochCache(p.fs ?? nodeFs);
     this.producerState = new ProducerStateManager(p.fs ?? nodeFs, () => this.localLog.dir, p.producerIdExpirationMs ?? 86_400_000, tpString(p.tp));
-    this.loadProducerState();
+    this.loadProducerState(this.verifyTxnIndexes());
   }
 
   /**
-   * Producer state from the newest snapshot at or below the LEO (newer ones are deleted), then the
-   * producer batches after it replayed from the batch headers (Kafka's rebuildProducerState).
+   * `.txnindex` files are derived data like the other indexes: one in doubt (an entry that does
+   * not decode, markers out of order, a marker outside its segment, a torn tail) is emptied, and
+   * its entries are written again by the producer-state replay, which then starts from a snapshot
+   * at or below that segment. Returns the offset the replay must start at or before (undefined
+   * when every index is sound).
    */
-  private loadProducerState(): void {
+  private verifyTxnIndexes(): bigint | undefined {
+    let rebuildFrom: bigint | undefined;
+    const segs = this.localLog.segments.values();
+    segs.forEach((seg, i) => {
+      const idx = seg.txnIndex;
+      if (!idx) return;
+      const end = segs[i + 1]?.baseOffset ?? this.logEndOffset;
+      let problem: string | null = null;
+      try {
+        const size = this.localLog.fs.statSync(idx.file)?.size ?? 0;
+        if (size % TXN_INDEX_ENTRY_SIZE !== 0) problem = `its size ${size} is not a multiple of ${TXN_INDEX_ENTRY_SIZE}`;
+        let prev = -1n;
+        for (const t of idx.entries()) {
+          if (problem) break;
+          if (t.lastOffset < seg.baseOffset || t.lastOffset >= end) problem = `the marker offset ${t.lastOffset} is outside the segment [${seg.baseOffset}, ${end})`;
+          else if (t.lastOffset <= prev) problem = `marker offsets go back (${t.lastOffset} after ${prev})`;
+          else if (t.firstOffset > t.lastOffset) problem = `an entry starts (${t.firstOffset}) after its marker (${t.lastOffset})`;
+          else if (!this.isAbortMarkerAt(seg, t.lastOffset, t.producerId)) problem = `offset ${t.lastOffset} is not an ABORT marker of producer ${t.producerId}`;
+          prev = t.lastOffset;
+        }
+      } catch (e) {
+        if (isIoError(e)) throw e;
+        problem = e instanceof Error ? e.message : String(e);
+      }
+      if (!problem) return;
+      this.logger.warn(`transaction index ${idx.file} is invalid (${problem}); rebuilding it from the log`);
+      idx.reset();
+      if (rebuildFrom === undefined || seg.baseOffset < rebuildFrom) rebuildFrom = seg.baseOffset;
+    });
+    return rebuildFrom;
+  }
+
+  /** Whether the batch at `offset` in `seg` is a transactional ABORT marker of `producerId`. */
+  private isAbortMarkerAt(seg: LogSegment, offset: bigint, producerId: bigint): boolean {
+    let found = false;
+    seg.log.scanBatches(seg.offsetIndex.lookup(offset).position, (h) => {
+      if (h.lastOffset < offset) return true;
+      if (h.baseOffset === offset && h.magic >= 2) {
+        const rb = new RecordBatch(seg.log.read(h.position, h.sizeInBytes), 0);
+        const pb = rb.producerId === producerId ? producerViewOf(rb, h.baseOffset, h.lastOffset, h.maxTimestamp) : undefined;
+        found = pb?.marker?.isAbort === true;
+      }
+      return false;
+    });
+    return found;
+  }
+
+  /**
+   * Producer state from the newest snapshot at or below the LEO (newer ones are deleted), or at or
+   * below `rebuildTxnIndexFrom` when a transaction index must be rebuilt, then the producer batches
+   * after it replayed from the batch headers (Kafka's rebuildProducerState).
+   */
+  private loadProducerState(rebuildTxnIndexFrom?: bigint): void {
     const psm = this.producerState;
-    const from = psm.loadFromSnapshot(this._logStartOffset, this.logEndOffset, this.time.milliseconds());
+    const upTo = rebuildTxnIndexFrom !== undefined && rebuildTxnIndexFrom < this.logEndOffset ? rebuildTxnIndexFrom : this.logEndOffset;
+    const from = psm.loadFromSnapshot(this._logStartOffset, upTo, this.time.milliseconds());
     for (const seg of this.localLog.segments.values()) {
       const next = this.localLog.segments.higherSegment(seg.baseOffset);
       if (next && next.baseOffset <= from) continue;

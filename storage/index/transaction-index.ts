@@ -145,9 +145,9 @@ export class TransactionIndex {
     this.resizeFile(keep * TXN_INDEX_ENTRY_SIZE);
   }
 
-  /** Empties the index (recovery rebuilds it). */
+  /** Empties the index (recovery rebuilds it); works on a file that does not decode. */
   reset(): void {
-    this.load().length = 0;
+    this.entriesList = [];
     this.resizeFile(0);
   }
 
