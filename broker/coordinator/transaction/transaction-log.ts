@@ -71,7 +71,8 @@ export function readTransactionLogMetadata(transactionalId: string, value: Buffe
   const state = transactionStateFromId(v.transactionStatus);
   if (state === undefined) throw new Error(`unknown transaction status ${v.transactionStatus} for ${transactionalId}`);
   const partitions: TopicPartition[] = [];
-  for (const t of v.transactionPartitions ?? []) for (const p of t.partitionIds) partitions.push({ topic: t.topic, partition: p });
+  // An Empty transaction has no partitions, whatever the record lists (Kafka ignores them too).
+  if (state !== TransactionState.Empty) for (const t of v.transactionPartitions ?? []) for (const p of t.partitionIds) partitions.push({ topic: t.topic, partition: p });
   return new TransactionMetadata(
     transactionalId,
     v.producerId,

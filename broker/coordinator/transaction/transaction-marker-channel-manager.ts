@@ -288,9 +288,14 @@ export class TransactionMarkerChannelManager {
       this.forget(p);
       return;
     }
-    const result = response.markers.find((m) => m.producerId === entry.producerId);
+    // One request may carry several entries of the same producer (retries of one transaction queued
+    // for the same broker), and the answer has one result per request marker (Kafka's broker merges
+    // them per producer id instead): take this producer's partitions from every result.
     const errors = new Map<string, number>();
-    for (const t of result?.topics ?? []) for (const part of t.partitions) errors.set(`${t.name}\0${part.partitionIndex}`, part.errorCode);
+    for (const result of response.markers) {
+      if (result.producerId !== entry.producerId) continue;
+      for (const t of result.topics) for (const part of t.partitions) errors.set(`${t.name}\0${part.partitionIndex}`, part.errorCode);
+    }
     const retry: TopicPartition[] = [];
     const md = p.metadata;
     for (const tp of entry.partitions) {

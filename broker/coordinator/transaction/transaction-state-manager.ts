@@ -17,7 +17,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { ErrorCode, errorName } from '../../../protocol/errors';
 import { buildRecordBatch } from '../../../protocol/records/memory-records-builder';
-import { CompressionType, splitBatches } from '../../../protocol/records/record-batch';
+import { CompressionType, RECORD_BATCH_OVERHEAD, splitBatches } from '../../../protocol/records/record-batch';
 import { readRecords } from '../../../protocol/records/record';
 import type { MetadataCache } from '../../../replication/metadata-cache';
 import { TRANSACTION_STATE_TOPIC } from '../../config/kafka-config';
@@ -55,6 +55,21 @@ export interface ListedTransaction {
   transactionalId: string;
   producerId: bigint;
   transactionState: string;
+}
+
+interface ExpiredId {
+  md: TransactionMetadata;
+  key: Buffer;
+  transit: TxnTransitMetadata;
+}
+
+/**
+ * The most a tombstone record can take in a v2 batch: length, attributes, timestamp delta,
+ * offset delta, key length (varints of at most 5 bytes, the deltas well under), the key, a null
+ * value and no headers.
+ */
+function tombstoneSizeUpperBound(key: Buffer): number {
+  return 5 + 1 + 5 + 5 + 5 + key.length + 1 + 1;
 }
 
 /** A transaction found in PrepareCommit/PrepareAbort by a load: its markers must be (re)sent. */
@@ -352,53 +367,77 @@ export class TransactionStateManager {
   /**
    * transactional.id.expiration.ms: ids idle that long in Empty/CompleteCommit/CompleteAbort get a
    * tombstone and are removed once it is committed. Returns how many were removed.
+   *
+   * As in Kafka, a partition's tombstones go out in batches no larger than its log's
+   * max.message.bytes: one batch for every expired id of a busy partition would be refused
+   * (MESSAGE_TOO_LARGE) on every run, and those ids would never expire.
    */
   async removeExpiredTransactionalIds(now = this.now()): Promise<number> {
     let removed = 0;
     const work: Promise<void>[] = [];
     for (const [partition, cache] of this.partitions) {
       if (cache.state !== 'loaded') continue;
-      const expired: { md: TransactionMetadata; transit: TxnTransitMetadata }[] = [];
+      const log = this.opts.replicaManager.getPartition(TRANSACTION_STATE_TOPIC, partition)?.log;
+      if (!log) {
+        this.log.warn(`not expiring transactional ids of ${TRANSACTION_STATE_TOPIC}-${partition}: no local log`);
+        continue;
+      }
+      const maxBatchBytes = log.config.maxMessageBytes;
+      let batch: ExpiredId[] = [];
+      let batchBytes = RECORD_BATCH_OVERHEAD;
+      const flush = () => {
+        if (batch.length === 0) return;
+        const expired = batch;
+        batch = [];
+        batchBytes = RECORD_BATCH_OVERHEAD;
+        work.push(this.writeTombstones(partition, cache, expired, now).then((n) => void (removed += n)));
+      };
       for (const md of cache.txns.values()) {
         if (md.pendingState !== null || !isExpirationAllowed(md.state)) continue;
         if (md.txnLastUpdateTimestamp > now - this.opts.config.transactionalIdExpirationMs) continue;
-        expired.push({ md, transit: md.prepareDead() });
+        const key = transactionLogKey(md.transactionalId);
+        const size = tombstoneSizeUpperBound(key);
+        if (batch.length > 0 && batchBytes + size > maxBatchBytes) flush();
+        batch.push({ md, key, transit: md.prepareDead() });
+        batchBytes += size;
       }
-      if (expired.length === 0) continue;
-      const records = buildRecordBatch(
-        expired.map((e) => ({ key: transactionLogKey(e.md.transactionalId), value: null, timestamp: now })),
-        { compression: CompressionType.NONE, now },
-      );
-      work.push(
-        (async () => {
-          let error: number;
-          try {
-            const [res] = await this.opts.replicaManager.appendRecords({
-              timeoutMs: this.opts.config.requestTimeoutMs,
-              requiredAcks: -1,
-              entries: [{ topic: TRANSACTION_STATE_TOPIC, partition, records }],
-              internalTopicsAllowed: true,
-            });
-            error = res.errorCode;
-          } catch (err) {
-            this.log.error(`writing tombstones for expired transactional ids to ${TRANSACTION_STATE_TOPIC}-${partition} failed`, { err });
-            error = ErrorCode.UNKNOWN_SERVER_ERROR;
-          }
-          const stillOwned = this.partitions.get(partition) === cache;
-          for (const { md, transit } of expired) {
-            if (stillOwned && error === ErrorCode.NONE && md.pendingState === TransactionState.Dead && md.producerEpoch === transit.producerEpoch) {
-              cache.txns.delete(md.transactionalId);
-              removed++;
-            } else {
-              if (error !== ErrorCode.NONE) this.log.warn(`failed to remove expired transactional id ${md.transactionalId}`, { error: errorName(error) });
-              md.pendingState = null;
-            }
-          }
-        })(),
-      );
+      flush();
     }
     await Promise.all(work);
     if (removed > 0) this.log.info(`removed ${removed} expired transactional ids`);
+    return removed;
+  }
+
+  /** Appends one batch of tombstones; the ids are removed once it is committed (still owned, still Dead-pending). */
+  private async writeTombstones(partition: number, cache: PartitionCache, expired: ExpiredId[], now: number): Promise<number> {
+    const records = buildRecordBatch(
+      expired.map((e) => ({ key: e.key, value: null, timestamp: now })),
+      { compression: CompressionType.NONE, now },
+    );
+    let error: number;
+    try {
+      const [res] = await this.opts.replicaManager.appendRecords({
+        timeoutMs: this.opts.config.requestTimeoutMs,
+        requiredAcks: -1,
+        entries: [{ topic: TRANSACTION_STATE_TOPIC, partition, records }],
+        internalTopicsAllowed: true,
+      });
+      error = res.errorCode;
+    } catch (err) {
+      this.log.error(`writing tombstones for expired transactional ids to ${TRANSACTION_STATE_TOPIC}-${partition} failed`, { err });
+      error = ErrorCode.UNKNOWN_SERVER_ERROR;
+    }
+    const stillOwned = this.partitions.get(partition) === cache;
+    let removed = 0;
+    for (const { md, transit } of expired) {
+      if (stillOwned && error === ErrorCode.NONE && md.pendingState === TransactionState.Dead && md.producerEpoch === transit.producerEpoch) {
+        cache.txns.delete(md.transactionalId);
+        removed++;
+      } else {
+        if (error !== ErrorCode.NONE) this.log.warn(`failed to remove expired transactional id ${md.transactionalId}`, { error: errorName(error) });
+        md.pendingState = null;
+      }
+    }
     return removed;
   }
 
