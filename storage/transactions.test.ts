@@ -338,3 +338,21 @@ describe('a damaged .txnindex is rebuilt from the log at load', () => {
     log.close();
   });
 });
+
+describe('read_committed: aborted transactions whose marker is in a later segment', () => {
+  test('a read of the first segment lists the transaction aborted two segments later', () => {
+    const { log } = open();
+    txnData(log, 1n); // 0..1, the transaction aborted below
+    log.roll();
+    txnData(log, 2n); // 2..3
+    log.roll();
+    marker(log, 1n, ControlRecordType.ABORT); // 4, in the third segment
+    marker(log, 2n, ControlRecordType.COMMIT); // 5
+    log.updateHighWatermark(log.logEndOffset);
+    expect(log.logSegments().map((s) => s.baseOffset)).toEqual([0n, 2n, 4n]);
+    const r = log.read(0n, 1 << 20, { isolation: 'TXN_COMMITTED' });
+    expect(decodeBatches(recordsBuffer(r)).map((b) => b.baseOffset)).toEqual([0n]); // one segment per read
+    expect(r.abortedTransactions?.map((t) => [t.producerId, t.firstOffset, t.lastOffset])).toEqual([[1n, 0n, 4n]]);
+    log.close();
+  });
+});

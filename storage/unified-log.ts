@@ -833,7 +833,9 @@ export class UnifiedLog {
     const floor = this.localLog.segments.floorSegment(startOffset);
     for (const seg of segs) {
       if (floor && seg.baseOffset < floor.baseOffset) continue;
-      if (seg.baseOffset >= upperBoundOffset) break;
+      // No stop at segments past the bound: an entry lives in the segment of its ABORT marker, which
+      // may be several segments after the transaction's data. The search ends once an entry's LSO
+      // reaches the bound (no later marker can belong to a transaction that started before it).
       const r = seg.collectAbortedTxns(startOffset, upperBoundOffset);
       out.push(...r.abortedTransactions);
       if (r.isComplete) break;
