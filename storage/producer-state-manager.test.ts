@@ -195,4 +195,13 @@ describe('producer state recovery', () => {
     expect(() => ProducerStateManager.decodeSnapshot(buf)).toThrow(/CRC/);
     expect(m.size).toBe(0);
   });
+
+  test('a batch whose sequence wraps past 2^31-1 round-trips through a snapshot (offsetDelta counts offsets)', () => {
+    const { log } = open();
+    log.appendAsLeader(pbatch(78n, 0, 2147483646, 3), { leaderEpoch: 0 }); // sequences 2147483646, 2147483647, 0
+    const buf = log.producerState.encodeSnapshot();
+    const [e] = ProducerStateManager.decodeSnapshot(buf);
+    expect(e.batches).toEqual([expect.objectContaining({ firstSeq: 2147483646, lastSeq: 0, firstOffset: 0n, lastOffset: 2n })]);
+    log.close();
+  });
 });

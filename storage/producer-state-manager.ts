@@ -134,6 +134,12 @@ function inSequence(lastSeq: number, nextSeq: number): boolean {
   return nextSeq === lastSeq + 1 || (nextSeq === 0 && lastSeq === INT32_MAX);
 }
 
+/** `sequence - n`, wrapping below 0 to 2^31-1 as producer sequences do (Kafka's decrementSequence). */
+function decrementSequence(sequence: number, n: number): number {
+  const v = sequence - n;
+  return v < 0 ? v + INT32_MAX + 1 : v;
+}
+
 function lastSeqOf(e: ProducerStateEntry): number {
   return e.batches.length === 0 ? -1 : e.batches[e.batches.length - 1].lastSeq;
 }
@@ -490,7 +496,8 @@ export class ProducerStateManager {
           epoch: e.producerEpoch,
           lastSequence: last ? last.lastSeq : -1,
           lastOffset: last ? last.lastOffset : -1n,
-          offsetDelta: last ? last.lastSeq - last.firstSeq : 0,
+          // Kafka's offsetDelta is in offsets (the sequence may wrap past 2^31-1, the offsets do not).
+          offsetDelta: last ? Number(last.lastOffset - last.firstOffset) : 0,
           timestamp: e.lastTimestamp,
           coordinatorEpoch: e.coordinatorEpoch,
           currentTxnFirstOffset: e.currentTxnFirstOffset,
@@ -516,7 +523,7 @@ export class ProducerStateManager {
       producerEpoch: p.epoch,
       batches:
         p.lastOffset >= 0n
-          ? [{ firstSeq: p.lastSequence - p.offsetDelta, lastSeq: p.lastSequence, firstOffset: p.lastOffset - BigInt(p.offsetDelta), lastOffset: p.lastOffset, timestamp: p.timestamp }]
+          ? [{ firstSeq: decrementSequence(p.lastSequence, p.offsetDelta), lastSeq: p.lastSequence, firstOffset: p.lastOffset - BigInt(p.offsetDelta), lastOffset: p.lastOffset, timestamp: p.timestamp }]
           : [],
       lastTimestamp: p.timestamp,
       coordinatorEpoch: p.coordinatorEpoch,

@@ -1,6 +1,7 @@
 import * as nodefs from 'node:fs';
 import * as path from 'node:path';
 import { ControlRecordType, buildEndTxnMarkerBatch } from '../../protocol/records/control-record';
+import { crc32c } from '../../protocol/records/crc32c';
 import { buildRecordBatch } from '../../protocol/records/memory-records-builder';
 import { CompressionType, TimestampType } from '../../protocol/records/record-batch';
 import { logConfig } from '../log-config';
@@ -77,8 +78,9 @@ test('a healthy log: batch lines in kafka-dump-log format, records, control reco
   expect(recordLines.length).toBe(Number(leo));
   expect(recordLines[0]).toBe('| offset: 0 CreateTime: 1700000000000 keySize: 4 valueSize: 9 sequence: 0 headerKeys: [h1,h2]');
   expect(recordLines.some((l) => /endTxnMarker: COMMIT coordinatorEpoch: 5$/.test(l))).toBe(true);
-  // Rolls write producer state snapshots (dumped as 'not supported yet').
+  // Rolls and close() write producer state snapshots: one line for the one producer each.
   expect(lines.filter((l) => l.startsWith('Dumping ')).length).toBe(files(dir, '.log').length * 3 + files(dir, '.snapshot').length);
+  expect(lines.filter((l) => l.startsWith('producerId: 7 producerEpoch: 1 ')).length).toBe(files(dir, '.snapshot').length);
   expect(lines.some((l) => /^offset: \d+ position: \d+$/.test(l))).toBe(true);
   expect(lines.some((l) => /^timestamp: \d+ offset: \d+$/.test(l))).toBe(true);
   expect(lines.filter((l) => l.startsWith('Log starting offset: ')).length).toBeGreaterThan(2);
@@ -174,15 +176,235 @@ test("the newest segment's missing final time-index entry is only a problem with
   expect(run([t], { indexSanityCheck: true, closedLog: true }).problems.length).toBe(1);
 });
 
-test('.txnindex and .snapshot are not supported yet; unknown files are ignored', () => {
+test('unknown files are ignored', () => {
   const { dir } = writeLog();
-  nodefs.writeFileSync(transactionIndexFile(dir, 0n), Buffer.alloc(34));
-  nodefs.writeFileSync(path.join(dir, '00000000000000000000.snapshot'), Buffer.alloc(10));
   nodefs.writeFileSync(path.join(dir, 'partition.metadata'), 'version: 0\n');
-  const { lines, problems } = run([transactionIndexFile(dir, 0n), path.join(dir, '00000000000000000000.snapshot'), path.join(dir, 'partition.metadata')]);
+  const { lines, problems } = run([path.join(dir, 'partition.metadata')]);
   expect(problems).toEqual([]);
-  expect(lines.filter((l) => /not supported yet/.test(l)).length).toBe(2);
-  expect(lines).toContain(`Ignoring unknown file ${path.join(dir, 'partition.metadata')}`);
+  expect(lines).toEqual([`Ignoring unknown file ${path.join(dir, 'partition.metadata')}`]);
+});
+
+describe('.txnindex and .snapshot', () => {
+  const TXN_TP = { topic: 'dumptxn', partition: 0 };
+
+  /**
+   * Two segments written by krill's log:
+   *   segment 0: 0..1 p1 txn, 2..3 p2 txn, 4..5 p1 txn, 6 ABORT p1 (LSO 2: p2 still open),
+   *              7 COMMIT p2, 8..9 p3 txn, 10 ABORT p3 (LSO 11)
+   *   roll (00000000000000000011.snapshot)
+   *   segment 11: 11 ABORT p4 (a transaction without data here), 12..13 p5 txn, left open
+   *   close() (00000000000000000014.snapshot)
+   */
+  function writeTxnLog(): string {
+    const dir = path.join(tempDir(), 'dumptxn-0');
+    const time = new MockTime(T0 + 10_000);
+    const log = UnifiedLog.load({ dir, tp: TXN_TP, config: logConfig({}), time, scheduler: new MockScheduler(time) });
+    const seqs = new Map<bigint, number>();
+    const data = (pid: bigint, ts: number): void => {
+      const seq = seqs.get(pid) ?? 0;
+      seqs.set(pid, seq + 2);
+      const recs = [0, 1].map((j) => ({ key: null, value: `p${pid}-${seq + j}`, timestamp: ts + j }));
+      log.appendAsLeader(buildRecordBatch(recs, { producerId: pid, producerEpoch: 3, baseSequence: seq, isTransactional: true }), { leaderEpoch: 0 });
+    };
+    const marker = (pid: bigint, type: ControlRecordType.ABORT | ControlRecordType.COMMIT, ts: number): void => {
+      const b = buildEndTxnMarkerBatch({ type, producerId: pid, producerEpoch: 3, coordinatorEpoch: 9, timestamp: ts });
+      log.appendAsLeader(b, { leaderEpoch: 0, origin: 'coordinator' });
+    };
+    data(1n, T0);
+    data(2n, T0 + 10);
+    data(1n, T0 + 20);
+    marker(1n, ControlRecordType.ABORT, T0 + 30);
+    marker(2n, ControlRecordType.COMMIT, T0 + 40);
+    data(3n, T0 + 50);
+    marker(3n, ControlRecordType.ABORT, T0 + 60);
+    log.roll();
+    marker(4n, ControlRecordType.ABORT, T0 + 70);
+    data(5n, T0 + 80);
+    expect(log.logEndOffset).toBe(14n);
+    log.close();
+    return dir;
+  }
+
+  const SEG0_ENTRIES = [
+    'version: 0 producerId: 1 firstOffset: 0 lastOffset: 6 lastStableOffset: 2',
+    'version: 0 producerId: 3 firstOffset: 8 lastOffset: 10 lastStableOffset: 11',
+  ];
+  const snapshotFile = (dir: string, offset: bigint): string => path.join(dir, `${offset.toString().padStart(20, '0')}.snapshot`);
+
+  test('a healthy partition directory: one line per aborted transaction and per producer, in Kafka\'s format; no problems', () => {
+    const dir = writeTxnLog();
+    const { lines, problems } = run([dir]);
+    expect(problems).toEqual([]);
+    const dumped = lines.filter((l) => l.startsWith('Dumping ')).map((l) => path.basename(l.slice('Dumping '.length)));
+    expect(dumped).toEqual([
+      '00000000000000000000.log',
+      '00000000000000000000.index',
+      '00000000000000000000.timeindex',
+      '00000000000000000000.txnindex',
+      '00000000000000000011.log',
+      '00000000000000000011.index',
+      '00000000000000000011.timeindex',
+      '00000000000000000011.txnindex',
+      '00000000000000000011.snapshot',
+      '00000000000000000014.snapshot',
+    ]);
+    const after = (name: string): string[] => {
+      const i = lines.findIndex((l) => l === `Dumping ${path.join(dir, name)}`);
+      const rest = lines.slice(i + 1);
+      const end = rest.findIndex((l) => l.startsWith('Dumping '));
+      return end < 0 ? rest : rest.slice(0, end);
+    };
+    expect(after('00000000000000000000.txnindex')).toEqual(SEG0_ENTRIES);
+    expect(after('00000000000000000011.txnindex')).toEqual(['version: 0 producerId: 4 firstOffset: 11 lastOffset: 11 lastStableOffset: 12']);
+    // At the roll: p1 and p3 aborted, p2 committed (coordinatorEpoch 9 from their markers). The
+    // format has one timestamp per producer (the marker's here), read as both lastTimestamp and the
+    // batch's timestamp, as Kafka reads it.
+    expect(after('00000000000000000011.snapshot')).toEqual([
+      `producerId: 1 producerEpoch: 3 coordinatorEpoch: 9 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: ${T0 + 30} firstSequence: 2 lastSequence: 3 lastOffset: 5 offsetDelta: 1 timestamp: ${T0 + 30}`,
+      `producerId: 2 producerEpoch: 3 coordinatorEpoch: 9 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: ${T0 + 40} firstSequence: 0 lastSequence: 1 lastOffset: 3 offsetDelta: 1 timestamp: ${T0 + 40}`,
+      `producerId: 3 producerEpoch: 3 coordinatorEpoch: 9 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: ${T0 + 60} firstSequence: 0 lastSequence: 1 lastOffset: 9 offsetDelta: 1 timestamp: ${T0 + 60}`,
+    ]);
+    // At close: p4 (a marker only: no batch, so no batch fields, as Kafka prints it) and p5's open transaction.
+    const last = after('00000000000000000014.snapshot');
+    expect(last).toHaveLength(5);
+    expect(last).toContain(`producerId: 4 producerEpoch: 3 coordinatorEpoch: 9 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: ${T0 + 70}`);
+    expect(last).toContain(
+      `producerId: 5 producerEpoch: 3 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong[12] lastTimestamp: ${T0 + 81} firstSequence: 0 lastSequence: 1 lastOffset: 13 offsetDelta: 1 timestamp: ${T0 + 81}`,
+    );
+    // The index options apply to .txnindex files too.
+    const txn = transactionIndexFile(dir, 0n);
+    expect(run([txn], { indexSanityCheck: true }).lines).toEqual([`Dumping ${txn}`, `${txn} passed sanity check.`]);
+    expect(run([txn], { verifyIndexOnly: true }).lines).toEqual([`Dumping ${txn}`]);
+  });
+
+  test('.txnindex: a torn tail is reported, the whole entries are still printed', () => {
+    const dir = writeTxnLog();
+    const txn = transactionIndexFile(dir, 0n);
+    nodefs.appendFileSync(txn, Buffer.alloc(10, 1));
+    const { lines, problems } = run([txn]);
+    expect(lines.slice(1, 3)).toEqual(SEG0_ENTRIES);
+    expect(problems).toEqual([`${txn}: 10 bytes at position 68 are not a whole 34-byte entry (torn write)`]);
+    expect(run([txn], { indexSanityCheck: true }).lines).toContain(`${txn} failed sanity check: 10 bytes at position 68 are not a whole 34-byte entry (torn write)`);
+  });
+
+  test('.txnindex: a lastOffset that is not the ABORT marker of its producer, and the marker left without an entry', () => {
+    const dir = writeTxnLog();
+    const txn = transactionIndexFile(dir, 0n);
+    const good = nodefs.readFileSync(txn);
+    const withEntry0 = (edit: (b: Buffer) => void): string[] => {
+      const b = Buffer.from(good);
+      edit(b);
+      nodefs.writeFileSync(txn, b);
+      return run([txn]).problems.map((p) => p.slice(txn.length + 2));
+    };
+    const markerLost = 'the ABORT marker of producerId 1 at offset 6 in 00000000000000000000.log has no entry (a read_committed consumer would not skip that transaction\'s records)';
+    // lastOffset 5: inside p1's data batch 4..5.
+    expect(withEntry0((b) => b.writeBigInt64BE(5n, 18))).toEqual([
+      'entry 0 (producerId 1, lastOffset 5): offset 5 in 00000000000000000000.log is in a data batch (offsets 4..5, producerId 1, transactional), not an ABORT marker',
+      markerLost,
+    ]);
+    // lastOffset 7: p2's COMMIT marker.
+    expect(withEntry0((b) => b.writeBigInt64BE(7n, 18))).toEqual([
+      'entry 0 (producerId 1, lastOffset 7): offset 7 in 00000000000000000000.log is a COMMIT marker (offsets 7..7, producerId 2, transactional, control), not an ABORT marker',
+      markerLost,
+    ]);
+    // lastOffset 10 is p3's ABORT marker (and out of order: the next entry has it too).
+    expect(withEntry0((b) => b.writeBigInt64BE(10n, 18))).toEqual([
+      'entry 1 (producerId 3, lastOffset 10): not after the previous entry\'s lastOffset 10 (entries are in marker order)',
+      'entry 0 (producerId 1, lastOffset 10): offset 10 in 00000000000000000000.log is the ABORT marker of producerId 3',
+      markerLost,
+    ]);
+    // Past the end of the segment.
+    expect(withEntry0((b) => b.writeBigInt64BE(40n, 18))[1]).toBe(
+      'entry 0 (producerId 1, lastOffset 40): no batch in 00000000000000000000.log holds offset 40 (lastOffset must be the offset of the transaction\'s ABORT marker)',
+    );
+    // A wrong producer; a wrong version; firstOffset after lastOffset; firstOffset not a batch start.
+    expect(withEntry0((b) => b.writeBigInt64BE(2n, 2))[0]).toBe('entry 0 (producerId 2, lastOffset 6): offset 6 in 00000000000000000000.log is the ABORT marker of producerId 1');
+    expect(withEntry0((b) => b.writeInt16BE(1, 0))).toEqual(['entry 0 (producerId 1, lastOffset 6): version 1 (the only version is 0)']);
+    expect(withEntry0((b) => b.writeBigInt64BE(7n, 10))).toEqual(['entry 0 (producerId 1, lastOffset 6): firstOffset 7 is above lastOffset']);
+    expect(withEntry0((b) => b.writeBigInt64BE(2n, 10))).toEqual([
+      'entry 0 (producerId 1, lastOffset 6): firstOffset 2 is not the start of a transactional batch of producerId 1 in 00000000000000000000.log (offsets 2..3, producerId 2, transactional)',
+    ]);
+    expect(withEntry0((b) => b.writeBigInt64BE(8n, 26))).toEqual(['entry 0 (producerId 1, lastOffset 6): lastStableOffset 8 is above lastOffset + 1']);
+    // An empty .txnindex: both markers lost.
+    nodefs.writeFileSync(txn, Buffer.alloc(0));
+    expect(run([txn]).problems).toHaveLength(2);
+    // Compacted topics (--allow-offset-gaps): a marker without entry is only noted.
+    const compacted = run([txn], { allowOffsetGaps: true });
+    expect(compacted.problems).toEqual([]);
+    expect(compacted.lines.filter((l) => /has no entry: allowed with --allow-offset-gaps/.test(l))).toHaveLength(2);
+  });
+
+  test('.log: ABORT markers without a .txnindex are a problem (KAFKA-7866: the index could not be created)', () => {
+    const dir = writeTxnLog();
+    nodefs.unlinkSync(transactionIndexFile(dir, 11n));
+    const seg = logFile(dir, 11n);
+    expect(run([seg]).problems).toEqual([
+      `${seg}: 1 ABORT marker(s) (the first of producerId 4 at offset 11) but no 00000000000000000011.txnindex (a read_committed consumer would not skip the aborted transactions' records)`,
+    ]);
+    expect(run([seg], { allowOffsetGaps: true }).problems).toEqual([]);
+  });
+
+  test('.snapshot: a flipped CRC byte, an unsupported version, an undecodable body are problems (exit status 1)', () => {
+    const dir = writeTxnLog();
+    const snap = snapshotFile(dir, 11n);
+    const good = nodefs.readFileSync(snap);
+    const b = Buffer.from(good);
+    b[3] ^= 0x01; // in the stored CRC
+    nodefs.writeFileSync(snap, b);
+    const stored = b.readUInt32BE(2);
+    const computed = good.readUInt32BE(2);
+    const flipped = run([snap]);
+    expect(flipped.lines).toEqual([`Dumping ${snap}`, `Problems in ${snap}:`, `  cannot be loaded: producer snapshot CRC mismatch (stored ${stored}, computed ${computed})`]);
+    const err: string[] = [];
+    expect(dumpLogMain([snap], () => undefined, (s) => err.push(s))).toBe(1);
+    expect(err.join('')).toMatch(/1 problem\(s\) found in 1 file\(s\)/);
+    // A byte of an entry flipped: the same verdict.
+    const e = Buffer.from(good);
+    e[e.length - 1] ^= 0x80;
+    nodefs.writeFileSync(snap, e);
+    expect(run([snap]).problems[0]).toMatch(/cannot be loaded: producer snapshot CRC mismatch/);
+    const v = Buffer.from(good);
+    v.writeInt16BE(2, 0);
+    nodefs.writeFileSync(snap, v);
+    expect(run([snap]).problems).toEqual([`${snap}: cannot be loaded: producer snapshot version 2 is not supported`]);
+    // An entry count past the end, with a CRC that matches: undecodable.
+    const u = Buffer.from(good);
+    u.writeInt32BE(1000, 6);
+    u.writeUInt32BE(crc32c(u.subarray(6)) >>> 0, 2);
+    nodefs.writeFileSync(snap, u);
+    expect(run([snap]).problems).toEqual([`${snap}: cannot be loaded: array length 1000 exceeds the 138 bytes left`]);
+  });
+
+  test('.snapshot: bytes after the entries, an entry past the snapshot\'s offset, a producer listed twice, a negative offsetDelta', () => {
+    const dir = writeTxnLog();
+    const snap = snapshotFile(dir, 11n);
+    const good = nodefs.readFileSync(snap);
+    const withCrc = (b: Buffer): Buffer => {
+      b.writeUInt32BE(crc32c(b.subarray(6)) >>> 0, 2);
+      return b;
+    };
+    nodefs.writeFileSync(snap, withCrc(Buffer.concat([good, Buffer.alloc(3)])));
+    expect(run([snap]).problems).toEqual([`${snap}: 3 bytes after the last entry (at position ${good.length})`]);
+    // The snapshot at 11 moved to 9: p3's batch 8..9 is not before it.
+    nodefs.renameSync(snap, snapshotFile(dir, 9n));
+    nodefs.writeFileSync(snapshotFile(dir, 9n), good);
+    expect(run([snapshotFile(dir, 9n)]).problems).toEqual([
+      `${snapshotFile(dir, 9n)}: producerId 3: lastOffset 9 is not below the snapshot's offset 9 (a snapshot holds the state of the log before its offset)`,
+    ]);
+    // Entry 1 (46 bytes from position 10) copied over entry 2: p2 twice.
+    const twice = Buffer.from(good);
+    good.copy(twice, 10 + 2 * 46, 10 + 46, 10 + 2 * 46);
+    nodefs.writeFileSync(snap, withCrc(twice));
+    expect(run([snap]).problems).toEqual([`${snap}: producerId 2 has more than one entry`]);
+    // Entry 0's offsetDelta (22 bytes into the entry) negative.
+    const negative = Buffer.from(good);
+    negative.writeInt32BE(-3, 10 + 22);
+    nodefs.writeFileSync(snap, withCrc(negative));
+    const neg = run([snap]);
+    expect(neg.lines[1]).toMatch(/^producerId: 1 .* lastOffset: 5 offsetDelta: -3 /);
+    expect(neg.problems).toEqual([`${snap}: producerId 1: offsetDelta -3 is negative (the batch would end before it starts)`]);
+  });
 });
 
 test('dumpLogMain: exit status, usage errors, --files', () => {

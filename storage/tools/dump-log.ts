@@ -16,7 +16,25 @@
  * - `.index` / `.timeindex`: the entries (`offset: O position: P`, `timestamp: T offset: O`),
  *   checked against the segment's .log as loading checks them (index/index-verifier.ts);
  *   --index-sanity-check prints only the verdict, --verify-index-only checks without printing.
- * - `.txnindex`, `.snapshot`: not supported yet (transactions come later); other files are ignored.
+ * - `.txnindex`: one line per aborted transaction (`version: 0 producerId: P firstOffset: F
+ *   lastOffset: L lastStableOffset: S`); checked: whole 34-byte entries (a torn tail is reported),
+ *   version 0, firstOffset <= lastOffset, lastOffset not below the segment's base offset and
+ *   increasing, lastStableOffset <= lastOffset + 1; with the segment's .log next to it, each
+ *   lastOffset is an ABORT marker of that producer, each firstOffset in the segment the start of a
+ *   transactional batch of that producer (unless the transaction had no data), and every ABORT
+ *   marker of the .log has an entry. --index-sanity-check / --verify-index-only apply as for the
+ *   other indexes. A .log with ABORT markers but no .txnindex is a problem of the .log. With
+ *   --allow-offset-gaps (compacted topics: Kafka's cleaner removes transactions' batches, and the
+ *   entries of emptied ones) the firstOffset check is skipped and a marker without an entry is
+ *   only noted.
+ * - `.snapshot` (producer state): one line per producer (`producerId: P producerEpoch: E
+ *   coordinatorEpoch: C currentTxnFirstOffset: OptionalLong[F]|OptionalLong.empty lastTimestamp: T`
+ *   then, when the producer has a batch, `firstSequence: lastSequence: lastOffset: offsetDelta:
+ *   timestamp:`), decoded by the broker's own loader (ProducerStateManager.decodeSnapshot): an
+ *   unsupported version, a CRC mismatch or an undecodable body is a problem (nothing printed, as
+ *   Kafka's tool); also bytes after the entries, a producer listed twice, a negative offsetDelta,
+ *   a lastOffset or currentTxnFirstOffset not below the snapshot's offset.
+ * - Other files are ignored.
  * - A directory stands for its segment files, in offset order; consecutive .log files of one
  *   directory are also checked across their boundary.
  *
@@ -27,7 +45,7 @@
 import * as nodefs from 'node:fs';
 import * as path from 'node:path';
 import { COMPRESSION_NAMES } from '../../protocol/records/compression';
-import { ControlRecordType, parseControlRecordType, parseEndTxnMarker } from '../../protocol/records/control-record';
+import { ControlRecordType, parseControlRecordType, parseEndTxnMarker, readEndTxnMarker } from '../../protocol/records/control-record';
 import { RecordIterator } from '../../protocol/records/record';
 import {
   CURRENT_MAGIC,
@@ -37,6 +55,7 @@ import {
   TimestampType,
 } from '../../protocol/records/record-batch';
 import { IndexVerifier, OffsetEntry, TimeEntry } from '../index/index-verifier';
+import { AbortedTxn, TXN_INDEX_ENTRY_SIZE, TXN_INDEX_VERSION } from '../index/transaction-index';
 import {
   INDEX_FILE_SUFFIX,
   LOG_FILE_SUFFIX,
@@ -45,6 +64,7 @@ import {
   TXN_INDEX_FILE_SUFFIX,
   offsetFromFileName,
 } from '../log-file-utils';
+import { ProducerStateEntry, ProducerStateManager } from '../producer-state-manager';
 import { BatchRules, PreviousBatch, readInt64Number } from '../segment-scanner';
 
 export interface DumpLogOptions {
@@ -119,8 +139,11 @@ interface HeaderWalkResult {
   stopped?: string;
 }
 
-/** Walks a .log's batch headers (framing and magic only), calling `visit` for each. */
-function walkHeaders(file: string, visit: (position: number, header: Buffer) => void): { end: number; stopped?: string } {
+/**
+ * Walks a .log's batch headers (framing and magic only), calling `visit` for each; `whole()` reads
+ * the entire batch (after it the header view may no longer be valid).
+ */
+function walkHeaders(file: string, visit: (position: number, header: Buffer, whole: () => Buffer) => void): { end: number; stopped?: string } {
   if (!nodefs.existsSync(file)) return { end: 0, stopped: `${path.basename(file)} does not exist` };
   const r = new FileReader(file);
   try {
@@ -131,13 +154,60 @@ function walkHeaders(file: string, visit: (position: number, header: Buffer) => 
       const total = h.readInt32BE(8) + LOG_OVERHEAD;
       if (total < RECORD_BATCH_OVERHEAD || pos + total > r.size) return { end: pos, stopped: `invalid batch length at position ${pos}` };
       if (h.readInt8(16) !== CURRENT_MAGIC) return { end: pos, stopped: `magic ${h.readInt8(16)} at position ${pos}` };
-      visit(pos, h);
+      const at = pos;
+      visit(pos, h, () => r.read(at, total));
       pos += total;
     }
     return { end: pos };
   } finally {
     r.close();
   }
+}
+
+/** A .txnindex entry as stored (version included, unlike AbortedTxn). */
+interface TxnEntry extends AbortedTxn {
+  version: number;
+}
+
+function txnEntryName(i: number, e: TxnEntry): string {
+  return `entry ${i} (producerId ${e.producerId}, lastOffset ${e.lastOffset})`;
+}
+
+/** What the transaction index checks need of a batch. */
+interface BatchSummary {
+  baseOffset: bigint;
+  lastOffset: bigint;
+  producerId: bigint;
+  isTransactional: boolean;
+  isControl: boolean;
+  /** Control batches: the end-transaction marker type, or why there is none. */
+  marker?: string;
+}
+
+/** The end-transaction marker of a control batch: ABORT, COMMIT, or why it has none. */
+function markerOf(b: RecordBatch): string {
+  try {
+    const m = readEndTxnMarker(b);
+    return m === null ? 'no records' : ControlRecordType[m.type];
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+function describeBatch(b: BatchSummary): string {
+  return `offsets ${b.baseOffset}..${b.lastOffset}, producerId ${b.producerId}${b.isTransactional ? ', transactional' : ''}${b.isControl ? ', control' : ''}`;
+}
+
+/** The version int16 and CRC uint32 before a snapshot's entries, and the int32 entry count. */
+const SNAPSHOT_HEADER_SIZE = 2 + 4 + 4;
+/** producerId, epoch, lastSequence, lastOffset, offsetDelta, timestamp, coordinatorEpoch, currentTxnFirstOffset. */
+const SNAPSHOT_ENTRY_SIZE = 8 + 2 + 4 + 8 + 4 + 8 + 4 + 8;
+
+/** A batch's first sequence from its last one (Kafka's DefaultRecordBatch.decrementSequence: wraps at Int32 max). */
+function decrementSequence(lastSeq: number, delta: bigint): number {
+  const d = Number(delta);
+  if (d < 0 || d > INT32_MAX) return lastSeq - d;
+  return lastSeq < d ? INT32_MAX - (d - lastSeq) + 1 : lastSeq - d;
 }
 
 /** Formats like Java's OptionalLong. */
@@ -207,11 +277,14 @@ export class LogDumper {
       this.files++;
       this.out(`Dumping ${file}`);
       this.dumpIndex(file, 'time');
-    } else if (name.endsWith(TXN_INDEX_FILE_SUFFIX) || name.endsWith(PRODUCER_SNAPSHOT_FILE_SUFFIX)) {
+    } else if (name.endsWith(TXN_INDEX_FILE_SUFFIX)) {
       this.files++;
       this.out(`Dumping ${file}`);
-      const what = name.endsWith(TXN_INDEX_FILE_SUFFIX) ? 'transaction indexes' : 'producer state snapshots';
-      this.out(`${what} are not supported yet (they arrive with transactions); ${name} is not decoded`);
+      this.dumpTxnIndex(file);
+    } else if (name.endsWith(PRODUCER_SNAPSHOT_FILE_SUFFIX)) {
+      this.files++;
+      this.out(`Dumping ${file}`);
+      this.dumpSnapshot(file);
     } else {
       this.out(`Ignoring unknown file ${file}`);
     }
@@ -237,6 +310,7 @@ export class LogDumper {
     let pos = 0;
     let lastPrev: PreviousBatch | null = prev;
     let stopped: string | undefined;
+    const aborts: { offset: bigint; producerId: bigint }[] = [];
     const maxBytes = this.opts.maxBytes ?? Infinity;
     try {
       while (pos < r.size && pos < maxBytes) {
@@ -277,6 +351,7 @@ export class LogDumper {
           lastPrev = { lastOffset: batch.lastOffset, leaderEpoch: rules.leaderEpoch };
         }
         if (deep) this.dumpRecords(batch, where, problems);
+        if (valid && batch.isControlBatch && markerOf(batch) === 'ABORT') aborts.push({ offset: batch.lastOffset, producerId: batch.producerId });
         pos += total;
       }
     } finally {
@@ -285,6 +360,15 @@ export class LogDumper {
     if (stopped !== undefined) {
       this.out(`Found ${r.size - pos} invalid bytes at the end of ${path.basename(file)} (${stopped})`);
       problems.push(`${r.size - pos} invalid bytes at position ${pos}: ${stopped}`);
+    }
+    // Every ABORT marker has its .txnindex entry (created with the segment's first one; checked
+    // entry by entry when the .txnindex is dumped). Kafka's cleaner may leave a marker without one.
+    const txnIndex = path.join(path.dirname(file), path.basename(file).slice(0, -LOG_FILE_SUFFIX.length) + TXN_INDEX_FILE_SUFFIX);
+    if (aborts.length > 0 && !this.opts.allowOffsetGaps && !nodefs.existsSync(txnIndex)) {
+      problems.push(
+        `${aborts.length} ABORT marker(s) (the first of producerId ${aborts[0].producerId} at offset ${aborts[0].offset}) but no ${path.basename(txnIndex)} ` +
+          `(a read_committed consumer would not skip the aborted transactions' records)`,
+      );
     }
     this.lastLog = { dir, base, prev: lastPrev };
     if (nonConsecutive.length > 0) {
@@ -409,6 +493,175 @@ export class LogDumper {
     this.report(file, problems);
   }
 
+  // ---- .txnindex ----------------------------------------------------------------------------
+
+  private dumpTxnIndex(file: string): void {
+    const base = offsetFromFileName(path.basename(file));
+    if (base === undefined) {
+      this.problem(file, 'the file name does not start with a 20-digit base offset');
+      return;
+    }
+    const raw = nodefs.readFileSync(file);
+    const problems: string[] = [];
+    const n = Math.floor(raw.length / TXN_INDEX_ENTRY_SIZE);
+    const entries: TxnEntry[] = [];
+    for (let i = 0; i < n; i++) {
+      const at = i * TXN_INDEX_ENTRY_SIZE;
+      entries.push({
+        version: raw.readInt16BE(at),
+        producerId: raw.readBigInt64BE(at + 2),
+        firstOffset: raw.readBigInt64BE(at + 10),
+        lastOffset: raw.readBigInt64BE(at + 18),
+        lastStableOffset: raw.readBigInt64BE(at + 26),
+      });
+    }
+    let prevLast: bigint | null = null;
+    entries.forEach((e, i) => {
+      const where = txnEntryName(i, e);
+      if (e.version !== TXN_INDEX_VERSION) problems.push(`${where}: version ${e.version} (the only version is ${TXN_INDEX_VERSION})`);
+      if (e.firstOffset > e.lastOffset) problems.push(`${where}: firstOffset ${e.firstOffset} is above lastOffset`);
+      if (e.lastOffset < base) problems.push(`${where}: lastOffset is below the segment's base offset ${base}`);
+      if (prevLast !== null && e.lastOffset <= prevLast) problems.push(`${where}: not after the previous entry's lastOffset ${prevLast} (entries are in marker order)`);
+      // The LSO right after the marker: an older open transaction's first offset, or the marker's offset + 1.
+      if (e.lastStableOffset > e.lastOffset + 1n) problems.push(`${where}: lastStableOffset ${e.lastStableOffset} is above lastOffset + 1`);
+      if (prevLast === null || e.lastOffset > prevLast) prevLast = e.lastOffset;
+    });
+    const torn = raw.length % TXN_INDEX_ENTRY_SIZE;
+    if (torn !== 0) problems.push(`${torn} bytes at position ${n * TXN_INDEX_ENTRY_SIZE} are not a whole ${TXN_INDEX_ENTRY_SIZE}-byte entry (torn write)`);
+
+    const logFile = path.join(path.dirname(file), path.basename(file).slice(0, -TXN_INDEX_FILE_SUFFIX.length) + LOG_FILE_SUFFIX);
+    const notes: string[] = [];
+    if (nodefs.existsSync(logFile)) this.checkTxnIndexAgainstLog(logFile, base, entries, problems, notes);
+    else notes.push(`(no ${path.basename(logFile)} next to it: entries not checked against the log)`);
+
+    if (this.opts.indexSanityCheck) {
+      if (problems.length === 0) this.out(`${file} passed sanity check.`);
+      else this.out(`${file} failed sanity check: ${problems[0]}`);
+    } else if (!this.opts.verifyIndexOnly) {
+      for (const e of entries) {
+        this.out(`version: ${e.version} producerId: ${e.producerId} firstOffset: ${e.firstOffset} lastOffset: ${e.lastOffset} lastStableOffset: ${e.lastStableOffset}`);
+      }
+    }
+    for (const l of notes) this.out(l);
+    this.report(file, problems);
+  }
+
+  /**
+   * Each entry's lastOffset must be an ABORT marker of its producer in the segment, its firstOffset
+   * (when in this segment, and the transaction had data) the start of one of that producer's
+   * transactional batches; every ABORT marker of the segment must have an entry.
+   */
+  private checkTxnIndexAgainstLog(logFile: string, base: bigint, entries: TxnEntry[], problems: string[], notes: string[]): void {
+    const logName = path.basename(logFile);
+    const compacted = this.opts.allowOffsetGaps === true;
+    const wanted = new Set<bigint>();
+    for (const e of entries) {
+      wanted.add(e.lastOffset);
+      if (!compacted && e.firstOffset >= base && e.firstOffset < e.lastOffset) wanted.add(e.firstOffset);
+    }
+    const sorted = [...wanted].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const holders = new Map<bigint, BatchSummary>();
+    const aborts: { offset: bigint; producerId: bigint }[] = [];
+    let walkedTo = -1n;
+    const walk = walkHeaders(logFile, (_position, h, whole) => {
+      const rb = new RecordBatch(h, 0);
+      const summary: BatchSummary = {
+        baseOffset: rb.baseOffset,
+        lastOffset: rb.lastOffset,
+        producerId: rb.producerId,
+        isTransactional: rb.isTransactional,
+        isControl: rb.isControlBatch,
+      };
+      if (summary.isControl) summary.marker = markerOf(new RecordBatch(whole(), 0));
+      if (summary.lastOffset > walkedTo) walkedTo = summary.lastOffset;
+      if (summary.marker === 'ABORT') aborts.push({ offset: summary.lastOffset, producerId: summary.producerId });
+      // The wanted offsets this batch holds.
+      let lo = 0;
+      let hi = sorted.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (sorted[mid] < summary.baseOffset) lo = mid + 1;
+        else hi = mid;
+      }
+      for (let i = lo; i < sorted.length && sorted[i] <= summary.lastOffset; i++) if (!holders.has(sorted[i])) holders.set(sorted[i], summary);
+    });
+    const inLog = `in ${logName}`;
+    entries.forEach((e, i) => {
+      const where = txnEntryName(i, e);
+      if (e.lastOffset > walkedTo && walk.stopped !== undefined) {
+        problems.push(`${where}: cannot be checked against ${logName}: ${walk.stopped}`);
+        return;
+      }
+      const m = holders.get(e.lastOffset);
+      if (m === undefined) problems.push(`${where}: no batch ${inLog} holds offset ${e.lastOffset} (lastOffset must be the offset of the transaction's ABORT marker)`);
+      else if (!m.isControl) problems.push(`${where}: offset ${e.lastOffset} ${inLog} is in a data batch (${describeBatch(m)}), not an ABORT marker`);
+      else if (m.marker !== 'ABORT') problems.push(`${where}: offset ${e.lastOffset} ${inLog} is ${m.marker === 'COMMIT' ? 'a COMMIT marker' : `a control batch without an end-transaction marker (${m.marker})`} (${describeBatch(m)}), not an ABORT marker`);
+      else if (m.producerId !== e.producerId) problems.push(`${where}: offset ${e.lastOffset} ${inLog} is the ABORT marker of producerId ${m.producerId}`);
+      if (compacted || e.firstOffset < base || e.firstOffset >= e.lastOffset) return;
+      const f = holders.get(e.firstOffset);
+      if (f === undefined || f.baseOffset !== e.firstOffset || f.isControl || !f.isTransactional || f.producerId !== e.producerId) {
+        problems.push(
+          `${where}: firstOffset ${e.firstOffset} is not the start of a transactional batch of producerId ${e.producerId} ${inLog}` +
+            (f === undefined ? ' (no batch holds it)' : ` (${describeBatch(f)})`),
+        );
+      }
+    });
+    const indexed = new Set(entries.map((e) => e.lastOffset));
+    for (const a of aborts) {
+      if (indexed.has(a.offset)) continue;
+      const msg = `the ABORT marker of producerId ${a.producerId} at offset ${a.offset} ${inLog} has no entry`;
+      // Kafka's cleaner drops the entries of aborted transactions it emptied, keeping the marker a while.
+      if (compacted) notes.push(`(${msg}: allowed with --allow-offset-gaps, the cleaner drops the entries of emptied aborted transactions)`);
+      else problems.push(`${msg} (a read_committed consumer would not skip that transaction's records)`);
+    }
+  }
+
+  // ---- .snapshot ----------------------------------------------------------------------------
+
+  private dumpSnapshot(file: string): void {
+    const problems: string[] = [];
+    const offset = offsetFromFileName(path.basename(file));
+    if (offset === undefined) problems.push('the file name does not start with a 20-digit offset');
+    const raw = nodefs.readFileSync(file);
+    let entries: ProducerStateEntry[];
+    try {
+      // The broker's own decoder: a snapshot it rejects is deleted at load (the state is rebuilt
+      // from an older snapshot and the log).
+      entries = ProducerStateManager.decodeSnapshot(raw);
+    } catch (e) {
+      problems.push(`cannot be loaded: ${(e as Error).message}`);
+      this.report(file, problems);
+      return;
+    }
+    const expectedSize = SNAPSHOT_HEADER_SIZE + entries.length * SNAPSHOT_ENTRY_SIZE;
+    if (raw.length > expectedSize) problems.push(`${raw.length - expectedSize} bytes after the last entry (at position ${expectedSize})`);
+    const seen = new Set<bigint>();
+    for (const e of entries) {
+      const where = `producerId ${e.producerId}`;
+      if (seen.has(e.producerId)) problems.push(`${where} has more than one entry`);
+      seen.add(e.producerId);
+      const b = e.batches[e.batches.length - 1];
+      let line =
+        `producerId: ${e.producerId} producerEpoch: ${e.producerEpoch} coordinatorEpoch: ${e.coordinatorEpoch} ` +
+        `currentTxnFirstOffset: ${optionalLong(e.currentTxnFirstOffset >= 0n ? e.currentTxnFirstOffset : null)} lastTimestamp: ${e.lastTimestamp}`;
+      if (b !== undefined) {
+        const offsetDelta = b.lastOffset - b.firstOffset;
+        line +=
+          ` firstSequence: ${decrementSequence(b.lastSeq, offsetDelta)} lastSequence: ${b.lastSeq} lastOffset: ${b.lastOffset} ` +
+          `offsetDelta: ${offsetDelta} timestamp: ${b.timestamp}`;
+        if (offsetDelta < 0n) problems.push(`${where}: offsetDelta ${offsetDelta} is negative (the batch would end before it starts)`);
+        if (offset !== undefined && b.lastOffset >= offset) {
+          problems.push(`${where}: lastOffset ${b.lastOffset} is not below the snapshot's offset ${offset} (a snapshot holds the state of the log before its offset)`);
+        }
+      }
+      if (offset !== undefined && e.currentTxnFirstOffset >= offset) {
+        problems.push(`${where}: currentTxnFirstOffset ${e.currentTxnFirstOffset} is not below the snapshot's offset ${offset}`);
+      }
+      this.out(line);
+    }
+    this.report(file, problems);
+  }
+
   private report(file: string, problems: string[]): void {
     if (problems.length === 0) return;
     this.out(`Problems in ${file}:`);
@@ -429,11 +682,13 @@ export function dumpLog(paths: string[], opts: DumpLogOptions, out: (line: strin
 export const DUMP_LOG_USAGE = `usage: krill dump-log [--deep-iteration] [--print-data-log] [--index-sanity-check]
                       [--verify-index-only] [--max-bytes N] [--skip-record-metadata]
                       [--allow-offset-gaps] [--closed] [--files FILE,...] FILE|DIR...
-Prints and checks .log, .index and .timeindex files (like kafka-dump-log.sh). A directory stands for
-its segment files. Exit status: 0 when everything is consistent, 1 when a problem was found.
+Prints and checks .log, .index, .timeindex, .txnindex and .snapshot files (like kafka-dump-log.sh).
+A directory stands for its segment files. Exit status: 0 when everything is consistent, 1 when a
+problem was found.
   --deep-iteration        every record of every batch (control records decoded)
   --print-data-log        keys and payloads too (implies --deep-iteration)
   --index-sanity-check    for index files, only whether they pass the check made at startup
+                          (a .txnindex: whether its entries are sound and match its .log)
   --verify-index-only     check index files against their .log without printing the entries
   --max-bytes N           stop reading a .log after N bytes
   --skip-record-metadata  with --print-data-log, only keys and payloads

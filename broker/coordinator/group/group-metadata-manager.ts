@@ -15,6 +15,7 @@
  * rejoins a Stable group. A failed write of the assignment sends the members back to rebalance.
  */
 import { ErrorCode, KafkaError } from '../../../protocol/errors';
+import { coordinatorAppendError } from '../coordinator-append-error';
 import type { Logger } from '../../logger';
 import type { CoordinatorTimer } from './coordinator-timer';
 import type { GroupCoordinatorConfig } from './group-coordinator-config';
@@ -110,22 +111,7 @@ const syncKey = (groupId: string): string => `sync:${groupId}`;
  * appendGroupMetadataErrorToResponseError).
  */
 export function appendErrorToResponseError(code: number): number {
-  switch (code) {
-    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-    case ErrorCode.NOT_ENOUGH_REPLICAS:
-    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-    case ErrorCode.REQUEST_TIMED_OUT:
-      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
-    case ErrorCode.KAFKA_STORAGE_ERROR:
-      return ErrorCode.NOT_COORDINATOR;
-    case ErrorCode.MESSAGE_TOO_LARGE:
-    case ErrorCode.RECORD_LIST_TOO_LARGE:
-    case ErrorCode.INVALID_FETCH_SIZE:
-      return ErrorCode.UNKNOWN_SERVER_ERROR;
-    default:
-      return code;
-  }
+  return coordinatorAppendError(code, ErrorCode.UNKNOWN_SERVER_ERROR);
 }
 
 export class GroupMetadataManager {

@@ -16,6 +16,7 @@
  * require_stable answers it with UNSTABLE_OFFSET_COMMIT and retention does not expire it.
  */
 import { ErrorCode, KafkaError } from '../../../protocol/errors';
+import { coordinatorAppendError } from '../coordinator-append-error';
 import type { ClassicGroup } from './classic-group';
 import {
   offsetCommitRecord,
@@ -81,22 +82,7 @@ export interface FetchedTopic {
 
 /** Errors of a failed offset commit append, as the client should see them. */
 export function commitAppendErrorToResponseError(code: number): number {
-  switch (code) {
-    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-    case ErrorCode.NOT_ENOUGH_REPLICAS:
-    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-    case ErrorCode.REQUEST_TIMED_OUT:
-      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
-    case ErrorCode.KAFKA_STORAGE_ERROR:
-      return ErrorCode.NOT_COORDINATOR;
-    case ErrorCode.MESSAGE_TOO_LARGE:
-    case ErrorCode.RECORD_LIST_TOO_LARGE:
-    case ErrorCode.INVALID_FETCH_SIZE:
-      return ErrorCode.INVALID_COMMIT_OFFSET_SIZE;
-    default:
-      return code;
-  }
+  return coordinatorAppendError(code, ErrorCode.INVALID_COMMIT_OFFSET_SIZE);
 }
 
 function allPartitions(topics: { name: string; partitions: { partitionIndex: number }[] }[], errorCode: number): TopicPartitionErrors[] {
@@ -237,26 +223,9 @@ export class OffsetMetadataManager {
     }
     const now = this.ctx.now();
     const expireTimestampMs = p.retentionTimeMs === -1n ? null : now + Number(p.retentionTimeMs);
-    const records: CoordinatorRecord[] = [];
-    const applied: { topic: string; partition: number; value: OffsetAndMetadata }[] = [];
-    const result: TopicPartitionErrors[] = p.topics.map((t) => ({
-      name: t.name,
-      partitions: t.partitions.map((part) => {
-        const metadata = part.committedMetadata ?? '';
-        if (metadata.length > this.ctx.config.offsetMetadataMaxBytes) {
-          return { partitionIndex: part.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE };
-        }
-        const value: OffsetAndMetadata = {
-          committedOffset: part.committedOffset,
-          leaderEpoch: part.committedLeaderEpoch,
-          metadata,
-          commitTimestampMs: part.commitTimestamp === -1n ? now : Number(part.commitTimestamp),
-          expireTimestampMs,
-        };
-        records.push(offsetCommitRecord(p.groupId, t.name, part.partitionIndex, value));
-        applied.push({ topic: t.name, partition: part.partitionIndex, value });
-        return { partitionIndex: part.partitionIndex, errorCode: ErrorCode.NONE };
-      }),
+    const { records, applied, result } = this.commitRecords(p.groupId, p.topics, (part) => ({
+      commitTimestampMs: part.commitTimestamp === -1n ? now : Number(part.commitTimestamp),
+      expireTimestampMs,
     }));
     if (records.length > 0) {
       const { errorCode: err, baseOffset } = await this.ctx.appendWithOffset(p.groupId, records);
@@ -271,6 +240,33 @@ export class OffsetMetadataManager {
       this.groups.dropIfUnused(group, this.hasOffsets(p.groupId));
     }
     return result;
+  }
+
+  /**
+   * The offset commit records of a request and the per-partition answers: metadata longer than
+   * offset.metadata.max.bytes is OFFSET_METADATA_TOO_LARGE (not written), the rest NONE so far.
+   */
+  private commitRecords<P extends { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }>(
+    groupId: string,
+    topics: { name: string; partitions: P[] }[],
+    timestamps: (part: P) => { commitTimestampMs: number; expireTimestampMs: number | null },
+  ): { records: CoordinatorRecord[]; applied: { topic: string; partition: number; value: OffsetAndMetadata }[]; result: TopicPartitionErrors[] } {
+    const records: CoordinatorRecord[] = [];
+    const applied: { topic: string; partition: number; value: OffsetAndMetadata }[] = [];
+    const result: TopicPartitionErrors[] = topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((part) => {
+        const metadata = part.committedMetadata ?? '';
+        if (metadata.length > this.ctx.config.offsetMetadataMaxBytes) {
+          return { partitionIndex: part.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE };
+        }
+        const value: OffsetAndMetadata = { committedOffset: part.committedOffset, leaderEpoch: part.committedLeaderEpoch, metadata, ...timestamps(part) };
+        records.push(offsetCommitRecord(groupId, t.name, part.partitionIndex, value));
+        applied.push({ topic: t.name, partition: part.partitionIndex, value });
+        return { partitionIndex: part.partitionIndex, errorCode: ErrorCode.NONE };
+      }),
+    }));
+    return { records, applied, result };
   }
 
   /**
@@ -317,27 +313,7 @@ export class OffsetMetadataManager {
       return allPartitions(p.topics, (err as KafkaError).code);
     }
     const now = this.ctx.now();
-    const records: CoordinatorRecord[] = [];
-    const applied: { topic: string; partition: number; value: OffsetAndMetadata }[] = [];
-    const result: TopicPartitionErrors[] = p.topics.map((t) => ({
-      name: t.name,
-      partitions: t.partitions.map((part) => {
-        const metadata = part.committedMetadata ?? '';
-        if (metadata.length > this.ctx.config.offsetMetadataMaxBytes) {
-          return { partitionIndex: part.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE };
-        }
-        const value: OffsetAndMetadata = {
-          committedOffset: part.committedOffset,
-          leaderEpoch: part.committedLeaderEpoch,
-          metadata,
-          commitTimestampMs: now,
-          expireTimestampMs: null,
-        };
-        records.push(offsetCommitRecord(p.groupId, t.name, part.partitionIndex, value));
-        applied.push({ topic: t.name, partition: part.partitionIndex, value });
-        return { partitionIndex: part.partitionIndex, errorCode: ErrorCode.NONE };
-      }),
-    }));
+    const { records, applied, result } = this.commitRecords(p.groupId, p.topics, () => ({ commitTimestampMs: now, expireTimestampMs: null }));
     if (records.length > 0) {
       const txn: TransactionalProducer = { producerId: p.producerId, producerEpoch: p.producerEpoch };
       const { errorCode: err, baseOffset } = await this.ctx.appendWithOffset(p.groupId, records, txn);

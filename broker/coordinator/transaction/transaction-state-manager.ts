@@ -16,6 +16,7 @@
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { ErrorCode, errorName } from '../../../protocol/errors';
+import { coordinatorAppendError } from '../coordinator-append-error';
 import { buildRecordBatch } from '../../../protocol/records/memory-records-builder';
 import { CompressionType, RECORD_BATCH_OVERHEAD, splitBatches } from '../../../protocol/records/record-batch';
 import { readRecords } from '../../../protocol/records/record';
@@ -94,21 +95,7 @@ export interface TransactionStateManagerOptions {
  * (Kafka's appendTransactionToLog mapping).
  */
 export function txnAppendErrorToCoordinatorError(code: number): number {
-  switch (code) {
-    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-    case ErrorCode.NOT_ENOUGH_REPLICAS:
-    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-    case ErrorCode.REQUEST_TIMED_OUT:
-      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
-    case ErrorCode.KAFKA_STORAGE_ERROR:
-      return ErrorCode.NOT_COORDINATOR;
-    case ErrorCode.MESSAGE_TOO_LARGE:
-    case ErrorCode.RECORD_LIST_TOO_LARGE:
-      return ErrorCode.UNKNOWN_SERVER_ERROR;
-    default:
-      return code;
-  }
+  return coordinatorAppendError(code, ErrorCode.UNKNOWN_SERVER_ERROR);
 }
 
 export class TransactionStateManager {
