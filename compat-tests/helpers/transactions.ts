@@ -11,7 +11,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { ControlRecordType, parseControlRecordType, readEndTxnMarker } from '../../protocol/records/control-record';
 import { RecordBatch } from '../../protocol/records/record-batch';
 import { readRecords } from '../../protocol/records/record';
-import { decodeRecordSet, type BrokerConnection } from '../../replication/network-client';
+import { OffsetSpec, decodeRecordSet, listOffset, type BrokerConnection } from '../../replication/network-client';
 import { recordsBuffer } from '../../storage/log-segment';
 import { decodeBatches } from '../../storage/testing/batches';
 import { waitFor } from '../replication/helpers';
@@ -248,4 +248,16 @@ export async function readCommitted(conn: BrokerConnection, topic: string, parti
       next = b.nextOffset;
     }
   }
+}
+
+/** Waits (bounded) until every marker is written: on each partition p, LSO == HWM == `ends[p]`. */
+export async function markersSettled(conn: BrokerConnection, topic: string, ends: number[]): Promise<void> {
+  await waitFor(`${topic}: last stable offset reaches ${JSON.stringify(ends)}`, async () => {
+    for (let p = 0; p < ends.length; p++) {
+      const hw = await listOffset(conn, topic, p, OffsetSpec.LATEST, { isolationLevel: 0 });
+      const lso = await listOffset(conn, topic, p, OffsetSpec.LATEST, { isolationLevel: 1 });
+      if (hw.offset !== BigInt(ends[p]) || lso.offset !== BigInt(ends[p])) return false;
+    }
+    return true;
+  });
 }

@@ -18,9 +18,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ErrorCode } from '../../protocol/errors';
-import { connect, listOffset, OffsetSpec, produce, type BrokerConnection } from '../../replication/network-client';
+import { connect, produce, type BrokerConnection } from '../../replication/network-client';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
-import { committedOffsets, layout, offsetsOf, readCommitted, scanLog, stableCommittedOffsets } from '../helpers/transactions';
+import { committedOffsets, markersSettled, layout, offsetsOf, readCommitted, scanLog, stableCommittedOffsets } from '../helpers/transactions';
 import { waitFor } from '../replication/helpers';
 
 const SCRIPT = path.join(__dirname, 'transactions.mjs');
@@ -112,17 +112,7 @@ function readJson<T>(file: string): T {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
 }
 
-/** Waits until every marker is written: LSO == HWM == `ends[p]`. */
-async function settled(topic: string, ends: number[]): Promise<void> {
-  await waitFor(`${topic}: last stable offset reaches ${JSON.stringify(ends)}`, async () => {
-    for (let p = 0; p < ends.length; p++) {
-      const hw = await listOffset(conn, topic, p, OffsetSpec.LATEST, { isolationLevel: 0 });
-      const lso = await listOffset(conn, topic, p, OffsetSpec.LATEST, { isolationLevel: 1 });
-      if (hw.offset !== BigInt(ends[p]) || lso.offset !== BigInt(ends[p])) return false;
-    }
-    return true;
-  });
-}
+const settled = (topic: string, ends: number[]) => markersSettled(conn, topic, ends);
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const PLAN = ['commit', 'abort', 'commit', 'abort', 'commit'] as const;

@@ -22,7 +22,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { ControlRecordType } from '../../protocol/records/control-record';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { connect, listOffset, OffsetSpec, produce, type BrokerConnection } from '../../replication/network-client';
-import { committedOffsets, layout, offsetsOf, readCommitted, scanLog, stableCommittedOffsets, type ScannedBatch } from '../helpers/transactions';
+import { committedOffsets, markersSettled, layout, offsetsOf, readCommitted, scanLog, stableCommittedOffsets, type ScannedBatch } from '../helpers/transactions';
 import { waitFor } from '../replication/helpers';
 import { CODES, GroupMember, Reader, TxnProducer, type Delivered, type RdError } from './rdkafka';
 
@@ -90,17 +90,7 @@ async function reader(topic: string, isolation: 'read_committed' | 'read_uncommi
   return r;
 }
 
-/** Waits until the broker has written every marker: LSO == HWM == `end` on each partition. */
-async function settled(topic: string, ends: number[]): Promise<void> {
-  await waitFor(`${topic}: last stable offset reaches ${JSON.stringify(ends)}`, async () => {
-    for (let p = 0; p < ends.length; p++) {
-      const hw = await listOffset(conn, topic, p, OffsetSpec.LATEST, { isolationLevel: 0 });
-      const lso = await listOffset(conn, topic, p, OffsetSpec.LATEST, { isolationLevel: 1 });
-      if (hw.offset !== BigInt(ends[p]) || lso.offset !== BigInt(ends[p])) return false;
-    }
-    return true;
-  });
-}
+const settled = (topic: string, ends: number[]) => markersSettled(conn, topic, ends);
 
 /** The partition's log, checked: data records and markers together hold offsets 0..LEO-1, each once. */
 function checkLog(topic: string, p: number): ScannedBatch[] {
