@@ -18,6 +18,8 @@ import { ErrorCode } from '../../protocol/errors';
 import { connectTo, fastCluster, partitionsOf, waitFor } from '../replication/helpers';
 
 jest.setTimeout(60_000);
+// Offsets are compared as numbers: a failed expectation on bigints cannot be reported from a jest
+// worker (it fails to serialise the values and hides the real failure).
 
 const LAG_MS = 1000;
 
@@ -82,8 +84,10 @@ describe('KAFKA-19996: no ISR flapping under min ISR', () => {
       // One follower gone (controlled shutdown: the controller takes it out; not an AlterPartition).
     await cluster.stopBroker(2);
     expect(leaderPartition().isr).toEqual([0, 1]);
-    // The other one slowed down while the leader takes fast acks=1 writes.
-    cluster.slowReplication(1, 250);
+    // The other one slowed down (two batches a second) while the leader takes fast acks=1 writes:
+    // the writer must outpace it even on a loaded machine, or the premise (a follower far behind)
+    // would not hold.
+    cluster.slowReplication(1, 500);
     let writing = true;
     let written = 0;
     const writer = (async () => {
@@ -102,9 +106,9 @@ describe('KAFKA-19996: no ISR flapping under min ISR', () => {
       await new Promise((r) => setTimeout(r, 5 * LAG_MS));
       const p = leaderPartition();
       const follower = p.replica(1)!;
-      expect(follower.logEndOffset).toBeGreaterThanOrEqual(frozenHw);
-      expect(p.log.logEndOffset - follower.logEndOffset).toBeGreaterThan(20n);
-      expect(p.log.highWatermark).toBe(frozenHw);
+      expect(Number(follower.logEndOffset)).toBeGreaterThanOrEqual(Number(frozenHw));
+      expect(Number(p.log.logEndOffset - follower.logEndOffset)).toBeGreaterThan(10);
+      expect(Number(p.log.highWatermark)).toBe(Number(frozenHw));
       expect(p.isr).toEqual([0]);
       expect(requests.filter((r) => r.at >= shrunkAt)).toEqual([]); // no expand (and so no shrink) while it is behind
     } finally {
@@ -115,7 +119,7 @@ describe('KAFKA-19996: no ISR flapping under min ISR', () => {
     }
     await waitFor('the follower back in the ISR', () => leaderPartition().isr.length === 2, 15_000);
     await waitFor('the HWM at the LEO', () => leaderPartition().log.highWatermark === leaderPartition().log.logEndOffset, 5000);
-    expect(leaderPartition().log.highWatermark).toBeGreaterThan(frozenHw);
+    expect(Number(leaderPartition().log.highWatermark)).toBeGreaterThan(Number(frozenHw));
 
     // The whole history: one shrink of broker 1, then one expand, proposed when it had caught up.
     expect(requests.map((r) => r.isr)).toEqual([[0], [0, 1]]);
@@ -123,7 +127,7 @@ describe('KAFKA-19996: no ISR flapping under min ISR', () => {
       ['shrink', [0]],
       ['expand', [0, 1]],
     ]);
-    expect(proposals[1].followerLeo).toBe(proposals[1].leaderLeo);
+    expect(Number(proposals[1].followerLeo)).toBe(Number(proposals[1].leaderLeo));
     expect((await partitionsOf(cluster.bootstrapServers[0], topic))[0].isr).toEqual([0, 1]);
     await cluster.startBroker(2);
   });
@@ -185,7 +189,7 @@ describe('KAFKA-19996: no ISR flapping under min ISR', () => {
     } finally {
       await conn.close();
     }
-    expect(cluster.controller.controller.lastCommittedOffset).toBe(before);
+    expect(Number(cluster.controller.controller.lastCommittedOffset)).toBe(Number(before));
     expect(image.partition(topic, 0)).toEqual(state);
   });
 });
