@@ -438,10 +438,6 @@ export class ProducerStateManager {
     return this.verificationStates.get(producerId);
   }
 
-  clearVerificationStateEntry(producerId: bigint): void {
-    this.verificationStates.delete(producerId);
-  }
-
   /** The log start offset moved: producers whose last batch is below it are forgotten, older snapshots deleted. */
   onLogStartOffsetIncremented(logStartOffset: bigint): void {
     for (const [pid, e] of this.producers) {
