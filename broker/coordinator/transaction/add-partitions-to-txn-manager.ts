@@ -19,6 +19,7 @@ import type { TransactionVerifier } from '../../../replication/replica-manager';
 import { TRANSACTION_STATE_TOPIC } from '../../config/kafka-config';
 import type { Logger } from '../../logger';
 import { partitionForGroup } from '../group/group-partition';
+import { partitionsByTopic } from './transaction-metadata';
 
 interface Verification {
   transactionalId: string;
@@ -131,12 +132,7 @@ export class AddPartitionsToTxnManager implements TransactionVerifier {
       }
       res = await ch.send('AddPartitionsToTxn', {
         transactions: batch.map((v) => {
-          const byTopic = new Map<string, number[]>();
-          for (const tp of v.partitions) {
-            let list = byTopic.get(tp.topic);
-            if (!list) byTopic.set(tp.topic, (list = []));
-            list.push(tp.partition);
-          }
+          const byTopic = partitionsByTopic(v.partitions);
           return {
             transactionalId: v.transactionalId,
             producerId: v.producerId,

@@ -38,6 +38,7 @@ import {
   NO_PRODUCER_ID,
   TransactionMetadata,
   isEpochExhausted,
+  partitionsByTopic,
   type TopicPartition,
   type TxnTransitMetadata,
 } from './transaction-metadata';
@@ -502,12 +503,7 @@ export class TransactionCoordinator {
     const md = st.metadata;
     // A Dead id is being expired.
     if (!md || md.state === TransactionState.Dead) return { ...base, errorCode: ErrorCode.TRANSACTIONAL_ID_NOT_FOUND };
-    const byTopic = new Map<string, number[]>();
-    for (const tp of md.partitionList()) {
-      let list = byTopic.get(tp.topic);
-      if (!list) byTopic.set(tp.topic, (list = []));
-      list.push(tp.partition);
-    }
+    const byTopic = partitionsByTopic(md.topicPartitions.values());
     return {
       ...base,
       transactionState: transactionStateName(md.state),

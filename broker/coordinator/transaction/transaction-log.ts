@@ -13,7 +13,7 @@ import { Reader } from '../../../protocol/primitives/reader';
 import { Writer } from '../../../protocol/primitives/writer';
 import { readTransactionLogKey, writeTransactionLogKey } from '../../../protocol/generated/records/transaction-coordinator/transaction-log-key';
 import { readTransactionLogValue, writeTransactionLogValue } from '../../../protocol/generated/records/transaction-coordinator/transaction-log-value';
-import { NO_PRODUCER_EPOCH, TransactionMetadata, type TopicPartition, type TxnTransitMetadata } from './transaction-metadata';
+import { NO_PRODUCER_EPOCH, TransactionMetadata, partitionsByTopic, type TopicPartition, type TxnTransitMetadata } from './transaction-metadata';
 import { TransactionState, transactionStateFromId } from './transaction-state';
 
 export const TXN_KEY_VERSION = 0;
@@ -30,12 +30,7 @@ export function transactionLogValue(t: TxnTransitMetadata): Buffer {
   if (t.txnState === TransactionState.Empty && t.topicPartitions.length > 0) {
     throw new Error(`an Empty transaction record cannot carry partitions (${t.topicPartitions.length})`);
   }
-  const byTopic = new Map<string, number[]>();
-  for (const tp of t.topicPartitions) {
-    let list = byTopic.get(tp.topic);
-    if (!list) byTopic.set(tp.topic, (list = []));
-    list.push(tp.partition);
-  }
+  const byTopic = partitionsByTopic(t.topicPartitions);
   const w = new Writer(128);
   w.int16(TXN_VALUE_VERSION);
   writeTransactionLogValue(w, TXN_VALUE_VERSION, {

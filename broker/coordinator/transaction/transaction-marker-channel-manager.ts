@@ -27,7 +27,7 @@ import { ErrorCode, errorName } from '../../../protocol/errors';
 import type { WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../../../protocol/generated/write-txn-markers';
 import type { MetadataCache } from '../../../replication/metadata-cache';
 import type { Logger } from '../../logger';
-import type { TransactionMetadata, TopicPartition, TxnTransitMetadata } from './transaction-metadata';
+import { partitionsByTopic, type TransactionMetadata, type TopicPartition, type TxnTransitMetadata } from './transaction-metadata';
 import type { TransactionStateManager } from './transaction-state-manager';
 import { transactionStateName } from './transaction-state';
 
@@ -253,12 +253,7 @@ export class TransactionMarkerChannelManager {
   private async send(broker: number, entries: MarkerEntry[]): Promise<void> {
     const request: WriteTxnMarkersRequest = {
       markers: entries.map((e) => {
-        const byTopic = new Map<string, number[]>();
-        for (const tp of e.partitions) {
-          let list = byTopic.get(tp.topic);
-          if (!list) byTopic.set(tp.topic, (list = []));
-          list.push(tp.partition);
-        }
+        const byTopic = partitionsByTopic(e.partitions);
         return {
           producerId: e.producerId,
           producerEpoch: e.producerEpoch,

@@ -28,6 +28,17 @@ export interface TopicPartition {
 
 export const tpKey = (topic: string, partition: number): string => `${topic}\0${partition}`;
 
+/** Partition numbers by topic, in first-seen order: the shape of every transaction request and record. */
+export function partitionsByTopic(partitions: Iterable<TopicPartition>): Map<string, number[]> {
+  const byTopic = new Map<string, number[]>();
+  for (const tp of partitions) {
+    let list = byTopic.get(tp.topic);
+    if (!list) byTopic.set(tp.topic, (list = []));
+    list.push(tp.partition);
+  }
+  return byTopic;
+}
+
 /** The target of a transition (Kafka's TxnTransitMetadata); also what the log record holds. */
 export interface TxnTransitMetadata {
   producerId: bigint;
