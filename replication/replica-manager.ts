@@ -25,6 +25,7 @@ import { AlterPartitionManager, type AlterPartitionTransport } from './alter-par
 import { ReplicaFetcherManager, type FetcherConfig } from './replica-fetcher';
 import { DelayedOperation, DelayedOperationPurgatory } from './delayed/purgatory';
 import { isInternalTopic } from './controller/topic-name';
+import { topicPartitionKey } from '../storage/support';
 
 export interface ProducePartitionRequest {
   topic: string;
@@ -58,7 +59,7 @@ export interface AppendOptions {
 /**
  * How a partition leader asks a transactional id's coordinator whether partitions are part of the
  * producer's ongoing transaction (AddPartitionsToTxn v4+ with verify_only, KIP-890). Resolves the
- * coordinator's answer per partition (`${topic}\0${partition}`), NETWORK_EXCEPTION when the
+ * coordinator's answer per partition (keyed by topicPartitionKey), NETWORK_EXCEPTION when the
  * coordinator could not be asked; never rejects.
  */
 export interface TransactionVerifier {
@@ -435,7 +436,7 @@ export class ReplicaManager {
       [...pending.values()].map(async (g) => {
         const answers = await verifier.verify(opts.transactionalId!, g.producerId, g.producerEpoch, g.items);
         for (const it of g.items) {
-          const code = answers.get(`${it.topic}\0${it.partition}`) ?? ErrorCode.NETWORK_EXCEPTION;
+          const code = answers.get(topicPartitionKey(it.topic, it.partition)) ?? ErrorCode.NETWORK_EXCEPTION;
           if (code === ErrorCode.NONE) continue;
           failed.add(it.index);
           guards.delete(it.index);

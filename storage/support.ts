@@ -15,6 +15,11 @@ export function tpKey(tp: TopicPartition): string {
   return `${tp.topic}-${tp.partition}`;
 }
 
+/** A map key for a (topic, partition) pair: NUL never appears in a topic name, so distinct pairs never collide. */
+export function topicPartitionKey(topic: string, partition: number): string {
+  return `${topic}\0${partition}`;
+}
+
 export function tpString(tp: TopicPartition): string {
   return `${tp.topic}-${tp.partition}`;
 }

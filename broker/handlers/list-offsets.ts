@@ -14,6 +14,7 @@
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import type { ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/generated/list-offsets';
 import { defineHandler } from './define-handler';
+import { topicPartitionKey } from '../../storage/support';
 
 const LATEST = -1n;
 const EARLIEST = -2n;
@@ -28,14 +29,14 @@ export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsR
     const readCommitted = v >= 2 && req.isolationLevel === 1;
     const isFollower = req.replicaId >= 0;
     const seen = new Map<string, number>();
-    for (const t of req.topics) for (const p of t.partitions) seen.set(`${t.name}\0${p.partitionIndex}`, (seen.get(`${t.name}\0${p.partitionIndex}`) ?? 0) + 1);
+    for (const t of req.topics) for (const p of t.partitions) seen.set(topicPartitionKey(t.name, p.partitionIndex), (seen.get(topicPartitionKey(t.name, p.partitionIndex)) ?? 0) + 1);
     return {
       topics: req.topics.map((t) => ({
         name: t.name,
         partitions: t.partitions.map((p) => {
           const base = { partitionIndex: p.partitionIndex, timestamp: -1n, offset: -1n, leaderEpoch: -1, oldStyleOffsets: [] as bigint[] };
           try {
-            if (seen.get(`${t.name}\0${p.partitionIndex}`)! > 1) {
+            if (seen.get(topicPartitionKey(t.name, p.partitionIndex))! > 1) {
               throw new KafkaError(ErrorCode.INVALID_REQUEST, 'partition listed more than once');
             }
             const part = broker.replicaManager.leaderPartitionOrThrow(t.name, p.partitionIndex);

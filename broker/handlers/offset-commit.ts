@@ -19,6 +19,7 @@ import { ErrorCode } from '../../protocol/errors';
 import type { OffsetCommitRequest, OffsetCommitResponse } from '../../protocol/generated/offset-commit';
 import type { CommitParams } from '../coordinator/group/offset-metadata-manager';
 import { defineHandler } from './define-handler';
+import { topicPartitionKey } from '../../storage/support';
 
 export const offsetCommitHandler = defineHandler<OffsetCommitRequest, OffsetCommitResponse>({
   apiKey: 8,
@@ -29,14 +30,13 @@ export const offsetCommitHandler = defineHandler<OffsetCommitRequest, OffsetComm
     const v = ctx.apiVersion;
     const md = broker.metadata;
     const errors = new Map<string, number>();
-    const key = (topic: string, partition: number) => `${topic}\0${partition}`;
     const valid: CommitParams['topics'] = [];
     for (const t of req.topics) {
       const known = md.topic(t.name) !== undefined;
       const partitions: CommitParams['topics'][number]['partitions'] = [];
       for (const p of t.partitions) {
         if (!known || !md.partition(t.name, p.partitionIndex)) {
-          errors.set(key(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+          errors.set(topicPartitionKey(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
           continue;
         }
         partitions.push({
@@ -59,14 +59,14 @@ export const offsetCommitHandler = defineHandler<OffsetCommitRequest, OffsetComm
         apiVersion: v,
         topics: valid,
       });
-      for (const t of results) for (const p of t.partitions) errors.set(key(t.name, p.partitionIndex), p.errorCode);
+      for (const t of results) for (const p of t.partitions) errors.set(topicPartitionKey(t.name, p.partitionIndex), p.errorCode);
     }
     return {
       topics: req.topics.map((t) => ({
         name: t.name,
         partitions: t.partitions.map((p) => ({
           partitionIndex: p.partitionIndex,
-          errorCode: errors.get(key(t.name, p.partitionIndex)) ?? ErrorCode.UNKNOWN_SERVER_ERROR,
+          errorCode: errors.get(topicPartitionKey(t.name, p.partitionIndex)) ?? ErrorCode.UNKNOWN_SERVER_ERROR,
         })),
       })),
     };

@@ -9,6 +9,7 @@
 import { ErrorCode } from '../../protocol/errors';
 import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../protocol/generated/offset-delete';
 import { defineHandler } from './define-handler';
+import { topicPartitionKey } from '../../storage/support';
 
 export const offsetDeleteHandler = defineHandler<OffsetDeleteRequest, OffsetDeleteResponse>({
   apiKey: 47,
@@ -18,24 +19,23 @@ export const offsetDeleteHandler = defineHandler<OffsetDeleteRequest, OffsetDele
   async handle(broker, _ctx, req) {
     const md = broker.metadata;
     const errors = new Map<string, number>();
-    const key = (topic: string, partition: number) => `${topic}\0${partition}`;
     const valid: { name: string; partitions: { partitionIndex: number }[] }[] = [];
     for (const t of req.topics) {
       const partitions = [];
       for (const p of t.partitions) {
-        if (!md.partition(t.name, p.partitionIndex)) errors.set(key(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        if (!md.partition(t.name, p.partitionIndex)) errors.set(topicPartitionKey(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         else partitions.push({ partitionIndex: p.partitionIndex });
       }
       if (partitions.length > 0) valid.push({ name: t.name, partitions });
     }
     const r = await broker.groupCoordinator.deleteOffsets(req.groupId, valid);
     if (r.errorCode !== ErrorCode.NONE) return { errorCode: r.errorCode, topics: [] };
-    for (const t of r.topics) for (const p of t.partitions) errors.set(key(t.name, p.partitionIndex), p.errorCode);
+    for (const t of r.topics) for (const p of t.partitions) errors.set(topicPartitionKey(t.name, p.partitionIndex), p.errorCode);
     return {
       errorCode: ErrorCode.NONE,
       topics: req.topics.map((t) => ({
         name: t.name,
-        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: errors.get(key(t.name, p.partitionIndex)) ?? ErrorCode.NONE })),
+        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: errors.get(topicPartitionKey(t.name, p.partitionIndex)) ?? ErrorCode.NONE })),
       })),
     };
   },

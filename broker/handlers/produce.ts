@@ -24,6 +24,7 @@ import type { ProduceRequest, ProduceResponse, ProduceResponseTopicProduceRespon
 import { CompressionType, CURRENT_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, ATTRIBUTES_OFFSET } from '../../protocol/records/record-batch';
 import type { ProducePartitionRequest, ProducePartitionResult } from '../../replication/replica-manager';
 import { CloseConnection, defineHandler } from './define-handler';
+import { topicPartitionKey } from '../../storage/support';
 
 /** Kafka's ProduceRequest.validateRecords: an error code, or NONE. */
 function checkRecordSet(records: Buffer | null, version: number): { code: number; message: string | null } {
@@ -57,7 +58,7 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
       for (const p of t.partitionData) {
         const check = checkRecordSet(p.records, v);
         if (check.code !== ErrorCode.NONE) {
-          rejected.set(`${t.name}\0${p.index}`, {
+          rejected.set(topicPartitionKey(t.name, p.index), {
             topic: t.name,
             partition: p.index,
             errorCode: check.code,
@@ -80,7 +81,7 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
       requestVersion: v,
       transactionalId: req.transactionalId,
     });
-    const byKey = new Map(results.map((r) => [`${r.topic}\0${r.partition}`, r]));
+    const byKey = new Map(results.map((r) => [topicPartitionKey(r.topic, r.partition), r]));
     for (const [k, r] of rejected) byKey.set(k, r);
     if (req.acks === 0) {
       // No response; but a failed acks=0 produce closes the connection, as Kafka does, so the
@@ -96,7 +97,7 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
     const responses: Input<ProduceResponseTopicProduceResponse>[] = req.topicData.map((t) => ({
       name: t.name,
       partitionResponses: t.partitionData.map((p) => {
-        const r = byKey.get(`${t.name}\0${p.index}`)!;
+        const r = byKey.get(topicPartitionKey(t.name, p.index))!;
         return {
           index: p.index,
           errorCode: r.errorCode,

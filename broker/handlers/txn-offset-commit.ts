@@ -18,6 +18,7 @@ import { ErrorCode } from '../../protocol/errors';
 import type { TxnOffsetCommitRequest, TxnOffsetCommitResponse } from '../../protocol/generated/txn-offset-commit';
 import type { TxnCommitParams } from '../coordinator/group/offset-metadata-manager';
 import { defineHandler } from './define-handler';
+import { topicPartitionKey } from '../../storage/support';
 
 export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommitRequest, TxnOffsetCommitResponse>({
   apiKey: 28,
@@ -28,13 +29,12 @@ export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommitRequest, TxnO
     const v = ctx.apiVersion;
     const md = broker.metadata;
     const errors = new Map<string, number>();
-    const key = (topic: string, partition: number) => `${topic}\0${partition}`;
     const valid: TxnCommitParams['topics'] = [];
     for (const t of req.topics) {
       const partitions: TxnCommitParams['topics'][number]['partitions'] = [];
       for (const p of t.partitions) {
         if (!md.partition(t.name, p.partitionIndex)) {
-          errors.set(key(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+          errors.set(topicPartitionKey(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
           continue;
         }
         partitions.push({
@@ -56,7 +56,7 @@ export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommitRequest, TxnO
         generationId: v >= 3 ? req.generationId : -1,
         topics: valid,
       });
-      for (const t of results) for (const p of t.partitions) errors.set(key(t.name, p.partitionIndex), p.errorCode);
+      for (const t of results) for (const p of t.partitions) errors.set(topicPartitionKey(t.name, p.partitionIndex), p.errorCode);
     }
     return {
       throttleTimeMs: 0,
@@ -64,7 +64,7 @@ export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommitRequest, TxnO
         name: t.name,
         partitions: t.partitions.map((p) => ({
           partitionIndex: p.partitionIndex,
-          errorCode: errors.get(key(t.name, p.partitionIndex)) ?? ErrorCode.UNKNOWN_SERVER_ERROR,
+          errorCode: errors.get(topicPartitionKey(t.name, p.partitionIndex)) ?? ErrorCode.UNKNOWN_SERVER_ERROR,
         })),
       })),
     };

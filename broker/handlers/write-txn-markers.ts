@@ -17,6 +17,7 @@ import type { WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../../prot
 import { ControlRecordType, buildEndTxnMarkerBatch } from '../../protocol/records/control-record';
 import { OFFSETS_TOPIC } from '../config/kafka-config';
 import { defineHandler } from './define-handler';
+import { topicPartitionKey } from '../../storage/support';
 
 export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkersRequest, WriteTxnMarkersResponse>({
   apiKey: 27,
@@ -35,7 +36,6 @@ export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkersRequest, Writ
           timestamp: Date.now(),
         });
         const errors = new Map<string, number>();
-        const key = (topic: string, partition: number) => `${topic}\0${partition}`;
         const others: { topic: string; partition: number; records: Buffer }[] = [];
         const offsets: Promise<void>[] = [];
         for (const t of m.topics) {
@@ -45,7 +45,7 @@ export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkersRequest, Writ
               offsets.push(
                 broker.groupCoordinator
                   .completeTransaction(p, Buffer.from(batch), m.producerId, m.transactionResult, timeoutMs)
-                  .then((code) => void errors.set(key(t.name, p), code)),
+                  .then((code) => void errors.set(topicPartitionKey(t.name, p), code)),
               );
             } else {
               others.push({ topic: t.name, partition: p, records: Buffer.from(batch) });
@@ -54,14 +54,14 @@ export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkersRequest, Writ
         }
         if (others.length > 0) {
           const results = await broker.replicaManager.appendRecords({ timeoutMs, requiredAcks: -1, entries: others, internalTopicsAllowed: true });
-          for (const r of results) errors.set(key(r.topic, r.partition), r.errorCode);
+          for (const r of results) errors.set(topicPartitionKey(r.topic, r.partition), r.errorCode);
         }
         await Promise.all(offsets);
         return {
           producerId: m.producerId,
           topics: m.topics.map((t) => ({
             name: t.name,
-            partitions: t.partitionIndexes.map((p) => ({ partitionIndex: p, errorCode: errors.get(key(t.name, p)) ?? ErrorCode.UNKNOWN_SERVER_ERROR })),
+            partitions: t.partitionIndexes.map((p) => ({ partitionIndex: p, errorCode: errors.get(topicPartitionKey(t.name, p)) ?? ErrorCode.UNKNOWN_SERVER_ERROR })),
           })),
         };
       }),

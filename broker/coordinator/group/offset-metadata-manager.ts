@@ -25,6 +25,7 @@ import {
   type OffsetAndMetadata,
 } from './coordinator-records';
 import type { CoordinatorContext, GroupMetadataManager, TransactionalProducer } from './group-metadata-manager';
+import { topicPartitionKey } from '../../../storage/support';
 
 export interface CommitPartition {
   partitionIndex: number;
@@ -89,7 +90,6 @@ function allPartitions(topics: { name: string; partitions: { partitionIndex: num
   return topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) }));
 }
 
-const tpKey = (topic: string, partition: number): string => `${topic}\0${partition}`;
 
 export class OffsetMetadataManager {
   private readonly offsets = new Map<string, Map<string, Map<number, OffsetAndMetadata>>>();
@@ -140,7 +140,7 @@ export class OffsetMetadataManager {
     if (!byGroup) this.pendingTxnOffsets.set(producerId, (byGroup = new Map()));
     let parts = byGroup.get(groupId);
     if (!parts) byGroup.set(groupId, (parts = new Map()));
-    const key = tpKey(topic, partition);
+    const key = topicPartitionKey(topic, partition);
     parts.set(key, { topic, partition, value });
     let index = this.pendingTransactional.get(groupId);
     if (!index) this.pendingTransactional.set(groupId, (index = new Map()));
@@ -341,7 +341,7 @@ export class OffsetMetadataManager {
     const byTopic = group && !group.is('Dead') ? this.offsets.get(groupId) : undefined;
     const pending = requireStable ? this.pendingTransactional.get(groupId) : undefined;
     const answer = (topic: string, partition: number): FetchedPartition => {
-      if (pending?.has(tpKey(topic, partition))) {
+      if (pending?.has(topicPartitionKey(topic, partition))) {
         return { partitionIndex: partition, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT };
       }
       const o = byTopic?.get(topic)?.get(partition);
@@ -456,7 +456,7 @@ export class OffsetMetadataManager {
       }
       for (const [partition, o] of parts) {
         const expired = o.expireTimestampMs !== null ? now >= o.expireTimestampMs : now - base(o) >= retention;
-        if (expired && !pending?.has(tpKey(topic, partition))) {
+        if (expired && !pending?.has(topicPartitionKey(topic, partition))) {
           records.push(offsetCommitTombstone(group.groupId, topic, partition));
           removed.push({ topic, partition });
         } else {

@@ -20,6 +20,7 @@ import { TRANSACTION_STATE_TOPIC } from '../../config/kafka-config';
 import type { Logger } from '../../logger';
 import { partitionForGroup } from '../group/group-partition';
 import { partitionsByTopic } from './transaction-metadata';
+import { topicPartitionKey } from '../../../storage/support';
 
 interface Verification {
   transactionalId: string;
@@ -40,8 +41,6 @@ export interface AddPartitionsToTxnManagerOptions {
   logger: Logger;
 }
 
-const key = (topic: string, partition: number): string => `${topic}\0${partition}`;
-
 export class AddPartitionsToTxnManager implements TransactionVerifier {
   private readonly channels = new Map<number, NodeChannel>();
   private readonly queues = new Map<number, Verification[]>();
@@ -51,7 +50,7 @@ export class AddPartitionsToTxnManager implements TransactionVerifier {
   constructor(private readonly opts: AddPartitionsToTxnManagerOptions) {}
 
   verify(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: { topic: string; partition: number }[]): Promise<Map<string, number>> {
-    const all = (code: number) => new Map(partitions.map((tp) => [key(tp.topic, tp.partition), code]));
+    const all = (code: number) => new Map(partitions.map((tp) => [topicPartitionKey(tp.topic, tp.partition), code]));
     if (this.closed) return Promise.resolve(all(ErrorCode.NETWORK_EXCEPTION));
     const md = this.opts.metadata;
     const topic = md.topic(TRANSACTION_STATE_TOPIC);
@@ -72,7 +71,7 @@ export class AddPartitionsToTxnManager implements TransactionVerifier {
     for (const ch of this.channels.values()) ch.close();
     this.channels.clear();
     for (const q of this.queues.values()) {
-      for (const v of q) v.resolve(new Map(v.partitions.map((tp) => [key(tp.topic, tp.partition), ErrorCode.NETWORK_EXCEPTION])));
+      for (const v of q) v.resolve(new Map(v.partitions.map((tp) => [topicPartitionKey(tp.topic, tp.partition), ErrorCode.NETWORK_EXCEPTION])));
     }
     this.queues.clear();
   }
@@ -119,7 +118,7 @@ export class AddPartitionsToTxnManager implements TransactionVerifier {
 
   private async send(node: number, batch: Verification[]): Promise<void> {
     const fail = (code: number) => {
-      for (const v of batch) v.resolve(new Map(v.partitions.map((tp) => [key(tp.topic, tp.partition), code])));
+      for (const v of batch) v.resolve(new Map(v.partitions.map((tp) => [topicPartitionKey(tp.topic, tp.partition), code])));
     };
     const ch = this.channel(node);
     if (!ch) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
@@ -153,7 +152,7 @@ export class AddPartitionsToTxnManager implements TransactionVerifier {
     for (const v of batch) {
       const answers = new Map<string, number>();
       const result = res.resultsByTransaction.find((r) => r.transactionalId === v.transactionalId);
-      for (const t of result?.topicResults ?? []) for (const p of t.resultsByPartition) answers.set(key(t.name, p.partitionIndex), p.partitionErrorCode);
+      for (const t of result?.topicResults ?? []) for (const p of t.resultsByPartition) answers.set(topicPartitionKey(t.name, p.partitionIndex), p.partitionErrorCode);
       v.resolve(answers);
     }
   }

@@ -30,6 +30,7 @@ import type { Logger } from '../../logger';
 import { partitionsByTopic, type TransactionMetadata, type TopicPartition, type TxnTransitMetadata } from './transaction-metadata';
 import type { TransactionStateManager } from './transaction-state-manager';
 import { transactionStateName } from './transaction-state';
+import { topicPartitionKey } from '../../../storage/support';
 
 /** Sends one WriteTxnMarkers request to a broker and returns its answer (throws on a transport failure). */
 export interface MarkerTransport {
@@ -289,12 +290,12 @@ export class TransactionMarkerChannelManager {
     const errors = new Map<string, number>();
     for (const result of response.markers) {
       if (result.producerId !== entry.producerId) continue;
-      for (const t of result.topics) for (const part of t.partitions) errors.set(`${t.name}\0${part.partitionIndex}`, part.errorCode);
+      for (const t of result.topics) for (const part of t.partitions) errors.set(topicPartitionKey(t.name, part.partitionIndex), part.errorCode);
     }
     const retry: TopicPartition[] = [];
     const md = p.metadata;
     for (const tp of entry.partitions) {
-      const code = errors.get(`${tp.topic}\0${tp.partition}`);
+      const code = errors.get(topicPartitionKey(tp.topic, tp.partition));
       if (code === undefined) {
         this.log.warn(`WriteTxnMarkers response from broker ${broker} has no result for ${tp.topic}-${tp.partition} of producer ${entry.producerId}; sending again`);
         retry.push(tp);

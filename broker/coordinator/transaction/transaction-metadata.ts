@@ -16,6 +16,7 @@
  * a half-applied state).
  */
 import { TransactionState, isValidTransition, transactionStateName } from './transaction-state';
+import { topicPartitionKey } from '../../../storage/support';
 
 export const NO_PRODUCER_ID = -1n;
 export const NO_PRODUCER_EPOCH = -1;
@@ -26,7 +27,6 @@ export interface TopicPartition {
   partition: number;
 }
 
-export const tpKey = (topic: string, partition: number): string => `${topic}\0${partition}`;
 
 /** Partition numbers by topic, in first-seen order: the shape of every transaction request and record. */
 export function partitionsByTopic(partitions: Iterable<TopicPartition>): Map<string, number[]> {
@@ -83,7 +83,7 @@ export class TransactionMetadata {
     public txnStartTimestamp: number,
     public txnLastUpdateTimestamp: number,
   ) {
-    for (const tp of partitions) this.topicPartitions.set(tpKey(tp.topic, tp.partition), tp);
+    for (const tp of partitions) this.topicPartitions.set(topicPartitionKey(tp.topic, tp.partition), tp);
   }
 
   get pendingTransitionInProgress(): boolean {
@@ -104,7 +104,7 @@ export class TransactionMetadata {
   }
 
   containsPartition(topic: string, partition: number): boolean {
-    return this.topicPartitions.has(tpKey(topic, partition));
+    return this.topicPartitions.has(topicPartitionKey(topic, partition));
   }
 
   /** A partition's marker was written (or the partition is gone): it no longer waits for one. */
@@ -114,7 +114,7 @@ export class TransactionMetadata {
         `${this.describe()}: removing partition ${topic}-${partition} whose marker was written, outside PrepareCommit/PrepareAbort`,
       );
     }
-    this.topicPartitions.delete(tpKey(topic, partition));
+    this.topicPartitions.delete(topicPartitionKey(topic, partition));
   }
 
   // ---- transitions ----------------------------------------------------------------------------
@@ -185,7 +185,7 @@ export class TransactionMetadata {
   prepareAddPartitions(added: readonly TopicPartition[], now: number): TxnTransitMetadata {
     const starts = this.state === TransactionState.Empty || this.state === TransactionState.CompleteAbort || this.state === TransactionState.CompleteCommit;
     const all = new Map(this.topicPartitions);
-    for (const tp of added) all.set(tpKey(tp.topic, tp.partition), tp);
+    for (const tp of added) all.set(topicPartitionKey(tp.topic, tp.partition), tp);
     return this.prepareTransitionTo(
       TransactionState.Ongoing,
       this.producerId,
@@ -301,15 +301,15 @@ export class TransactionMetadata {
         break;
       }
       case TransactionState.Ongoing: {
-        const keys = new Set(t.topicPartitions.map((tp) => tpKey(tp.topic, tp.partition)));
+        const keys = new Set(t.topicPartitions.map((tp) => topicPartitionKey(tp.topic, tp.partition)));
         if (!sameEpoch || [...this.topicPartitions.keys()].some((k) => !keys.has(k)) || this.txnTimeoutMs !== t.txnTimeoutMs) this.transitionFailure(t);
         this.txnStartTimestamp = t.txnStartTimestamp;
-        for (const tp of t.topicPartitions) this.topicPartitions.set(tpKey(tp.topic, tp.partition), tp);
+        for (const tp of t.topicPartitions) this.topicPartitions.set(topicPartitionKey(tp.topic, tp.partition), tp);
         break;
       }
       case TransactionState.PrepareAbort:
       case TransactionState.PrepareCommit: {
-        const keys = new Set(t.topicPartitions.map((tp) => tpKey(tp.topic, tp.partition)));
+        const keys = new Set(t.topicPartitions.map((tp) => topicPartitionKey(tp.topic, tp.partition)));
         const same = keys.size === this.topicPartitions.size && [...this.topicPartitions.keys()].every((k) => keys.has(k));
         if (!sameEpoch || !same || this.txnTimeoutMs !== t.txnTimeoutMs || this.txnStartTimestamp !== t.txnStartTimestamp) this.transitionFailure(t);
         break;
