@@ -15,11 +15,9 @@
  * v2-4 retention_time_ms (an explicit expiry, OffsetCommitValue v1); v6+ leader epoch; v7+
  * group_instance_id.
  */
-import { ErrorCode } from '../../protocol/errors';
 import type { OffsetCommitRequest, OffsetCommitResponse } from '../../protocol/generated/offset-commit';
-import type { CommitParams } from '../coordinator/group/offset-metadata-manager';
+import { commitToExistingPartitions } from './commit-to-existing-partitions';
 import { defineHandler } from './define-handler';
-import { topicPartitionKey } from '../../storage/support';
 
 export const offsetCommitHandler = defineHandler<OffsetCommitRequest, OffsetCommitResponse>({
   apiKey: 8,
@@ -28,47 +26,27 @@ export const offsetCommitHandler = defineHandler<OffsetCommitRequest, OffsetComm
   maxVersion: 9,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
-    const md = broker.metadata;
-    const errors = new Map<string, number>();
-    const valid: CommitParams['topics'] = [];
-    for (const t of req.topics) {
-      const known = md.topic(t.name) !== undefined;
-      const partitions: CommitParams['topics'][number]['partitions'] = [];
-      for (const p of t.partitions) {
-        if (!known || !md.partition(t.name, p.partitionIndex)) {
-          errors.set(topicPartitionKey(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-          continue;
-        }
-        partitions.push({
-          partitionIndex: p.partitionIndex,
-          committedOffset: p.committedOffset,
-          committedLeaderEpoch: v >= 6 ? p.committedLeaderEpoch : -1,
-          commitTimestamp: v === 1 ? p.commitTimestamp : -1n,
-          committedMetadata: p.committedMetadata,
-        });
-      }
-      if (partitions.length > 0) valid.push({ name: t.name, partitions });
-    }
-    if (valid.length > 0) {
-      const results = await broker.groupCoordinator.commitOffsets({
-        groupId: req.groupId,
-        memberId: v >= 1 ? req.memberId : '',
-        groupInstanceId: v >= 7 ? req.groupInstanceId : null,
-        generationId: v >= 1 ? req.generationIdOrMemberEpoch : -1,
-        retentionTimeMs: v >= 2 && v <= 4 ? req.retentionTimeMs : -1n,
-        apiVersion: v,
-        topics: valid,
-      });
-      for (const t of results) for (const p of t.partitions) errors.set(topicPartitionKey(t.name, p.partitionIndex), p.errorCode);
-    }
-    return {
-      topics: req.topics.map((t) => ({
-        name: t.name,
-        partitions: t.partitions.map((p) => ({
-          partitionIndex: p.partitionIndex,
-          errorCode: errors.get(topicPartitionKey(t.name, p.partitionIndex)) ?? ErrorCode.UNKNOWN_SERVER_ERROR,
-        })),
-      })),
-    };
+    const topics = await commitToExistingPartitions(
+      broker.metadata,
+      req.topics,
+      (p) => ({
+        partitionIndex: p.partitionIndex,
+        committedOffset: p.committedOffset,
+        committedLeaderEpoch: v >= 6 ? p.committedLeaderEpoch : -1,
+        commitTimestamp: v === 1 ? p.commitTimestamp : -1n,
+        committedMetadata: p.committedMetadata,
+      }),
+      (valid) =>
+        broker.groupCoordinator.commitOffsets({
+          groupId: req.groupId,
+          memberId: v >= 1 ? req.memberId : '',
+          groupInstanceId: v >= 7 ? req.groupInstanceId : null,
+          generationId: v >= 1 ? req.generationIdOrMemberEpoch : -1,
+          retentionTimeMs: v >= 2 && v <= 4 ? req.retentionTimeMs : -1n,
+          apiVersion: v,
+          topics: valid,
+        }),
+    );
+    return { topics };
   },
 });

@@ -14,11 +14,9 @@
  * every partition that exists.
  * Version notes: v2+ committed_leader_epoch; v3+ generation, member and group instance ids.
  */
-import { ErrorCode } from '../../protocol/errors';
 import type { TxnOffsetCommitRequest, TxnOffsetCommitResponse } from '../../protocol/generated/txn-offset-commit';
-import type { TxnCommitParams } from '../coordinator/group/offset-metadata-manager';
+import { commitToExistingPartitions } from './commit-to-existing-partitions';
 import { defineHandler } from './define-handler';
-import { topicPartitionKey } from '../../storage/support';
 
 export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommitRequest, TxnOffsetCommitResponse>({
   apiKey: 28,
@@ -27,46 +25,26 @@ export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommitRequest, TxnO
   maxVersion: 4,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
-    const md = broker.metadata;
-    const errors = new Map<string, number>();
-    const valid: TxnCommitParams['topics'] = [];
-    for (const t of req.topics) {
-      const partitions: TxnCommitParams['topics'][number]['partitions'] = [];
-      for (const p of t.partitions) {
-        if (!md.partition(t.name, p.partitionIndex)) {
-          errors.set(topicPartitionKey(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-          continue;
-        }
-        partitions.push({
-          partitionIndex: p.partitionIndex,
-          committedOffset: p.committedOffset,
-          committedLeaderEpoch: v >= 2 ? p.committedLeaderEpoch : -1,
-          committedMetadata: p.committedMetadata,
-        });
-      }
-      if (partitions.length > 0) valid.push({ name: t.name, partitions });
-    }
-    if (valid.length > 0) {
-      const results = await broker.groupCoordinator.commitTransactionalOffsets({
-        groupId: req.groupId,
-        producerId: req.producerId,
-        producerEpoch: req.producerEpoch,
-        memberId: v >= 3 ? req.memberId : '',
-        groupInstanceId: v >= 3 ? req.groupInstanceId : null,
-        generationId: v >= 3 ? req.generationId : -1,
-        topics: valid,
-      });
-      for (const t of results) for (const p of t.partitions) errors.set(topicPartitionKey(t.name, p.partitionIndex), p.errorCode);
-    }
-    return {
-      throttleTimeMs: 0,
-      topics: req.topics.map((t) => ({
-        name: t.name,
-        partitions: t.partitions.map((p) => ({
-          partitionIndex: p.partitionIndex,
-          errorCode: errors.get(topicPartitionKey(t.name, p.partitionIndex)) ?? ErrorCode.UNKNOWN_SERVER_ERROR,
-        })),
-      })),
-    };
+    const topics = await commitToExistingPartitions(
+      broker.metadata,
+      req.topics,
+      (p) => ({
+        partitionIndex: p.partitionIndex,
+        committedOffset: p.committedOffset,
+        committedLeaderEpoch: v >= 2 ? p.committedLeaderEpoch : -1,
+        committedMetadata: p.committedMetadata,
+      }),
+      (valid) =>
+        broker.groupCoordinator.commitTransactionalOffsets({
+          groupId: req.groupId,
+          producerId: req.producerId,
+          producerEpoch: req.producerEpoch,
+          memberId: v >= 3 ? req.memberId : '',
+          groupInstanceId: v >= 3 ? req.groupInstanceId : null,
+          generationId: v >= 3 ? req.generationId : -1,
+          topics: valid,
+        }),
+    );
+    return { throttleTimeMs: 0, topics };
   },
 });

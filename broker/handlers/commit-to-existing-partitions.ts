@@ -1,0 +1,41 @@
+/**
+ * What OffsetCommit and TxnOffsetCommit share: offsets for partitions that do not exist are never
+ * stored (UNKNOWN_TOPIC_OR_PARTITION), the others go to the group coordinator in one call, and every
+ * partition asked gets an answer, in the order asked.
+ */
+import { ErrorCode } from '../../protocol/errors';
+import type { MetadataCache } from '../../replication/metadata-cache';
+import { topicPartitionKey } from '../../storage/support';
+import type { TopicPartitionErrors } from '../coordinator/group/offset-metadata-manager';
+
+export async function commitToExistingPartitions<In extends { partitionIndex: number }, Out>(
+  metadata: MetadataCache,
+  topics: readonly { name: string; partitions: readonly In[] }[],
+  toCommit: (p: In) => Out,
+  commit: (topics: { name: string; partitions: Out[] }[]) => Promise<TopicPartitionErrors[]>,
+): Promise<TopicPartitionErrors[]> {
+  const errors = new Map<string, number>();
+  const valid: { name: string; partitions: Out[] }[] = [];
+  for (const t of topics) {
+    const known = metadata.topic(t.name) !== undefined;
+    const partitions: Out[] = [];
+    for (const p of t.partitions) {
+      if (!known || !metadata.partition(t.name, p.partitionIndex)) {
+        errors.set(topicPartitionKey(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        continue;
+      }
+      partitions.push(toCommit(p));
+    }
+    if (partitions.length > 0) valid.push({ name: t.name, partitions });
+  }
+  if (valid.length > 0) {
+    for (const t of await commit(valid)) for (const p of t.partitions) errors.set(topicPartitionKey(t.name, p.partitionIndex), p.errorCode);
+  }
+  return topics.map((t) => ({
+    name: t.name,
+    partitions: t.partitions.map((p) => ({
+      partitionIndex: p.partitionIndex,
+      errorCode: errors.get(topicPartitionKey(t.name, p.partitionIndex)) ?? ErrorCode.UNKNOWN_SERVER_ERROR,
+    })),
+  }));
+}
