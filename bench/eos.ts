@@ -18,19 +18,8 @@
  * ListOffsets (the last stable offset reaching the high watermark once the markers are written).
  */
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { messagesOf, BATCH_MESSAGES, type ClientResult } from './workloads';
+import { messagesOf, BATCH_MESSAGES, cpuNow, now, percentile, type ClientResult } from './workloads';
 import { WireClient } from './wire-client';
-
-const now = (): bigint => process.hrtime.bigint();
-const cpuNow = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-};
-
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 /** A KafkaJS client whose error-level log lines are collected (everything else is dropped). */
 function eosKafka(bootstrap: string, clientId: string): { kafka: Kafka; errors: string[] } {

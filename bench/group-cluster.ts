@@ -6,13 +6,7 @@
  *    every send() (acks=-1 on a replicated topic is where the latency is).
  */
 import { Kafka, logLevel, type Admin } from 'kafkajs';
-import { messagesOf, type ClientResult, type KafkaJsTarget } from './workloads';
-
-const now = (): bigint => process.hrtime.bigint();
-const cpuNow = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-};
+import { cpuNow, messagesOf, now, percentile, type ClientResult, type KafkaJsTarget } from './workloads';
 
 export interface GroupResult extends ClientResult {
   /** consumer.run() to the GROUP_JOIN event (join + sync, incl. the broker's initial rebalance delay), ms. */
@@ -97,11 +91,6 @@ export interface LatencyResult extends ClientResult {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 export async function createReplicatedTopic(target: KafkaJsTarget, topic: string, replicationFactor: number, minIsr: number): Promise<void> {

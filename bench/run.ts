@@ -58,6 +58,7 @@ import {
   highWatermark,
   KafkaJsTarget,
   loadRdkafka,
+  percentile,
   produceKafkaJs,
   produceRdkafka,
   RDKAFKA_IN_FLIGHT,
@@ -624,7 +625,7 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
       }
       const txs = w.samples.krill as unknown as (Sample & TxnResult)[];
       const all = txs.flatMap((x) => x.commitMs).sort((a, b) => a - b);
-      const pct = (p: number): number => round(all[Math.min(all.length - 1, Math.ceil((p / 100) * all.length) - 1)], 2);
+      const pct = (p: number): number => round(percentile(all, p), 2);
       w.commit = {
         transactionsPerRun: txs[0].transactions,
         batchesPerTransaction: txs[0].batchesPerTransaction,

@@ -22,13 +22,20 @@ export interface ClientResult {
   clientCpu: number;
 }
 
-function now(): bigint {
+export function now(): bigint {
   return process.hrtime.bigint();
 }
 
-function cpuNow(): number {
+/** CPU seconds (user + system) of this process so far. */
+export function cpuNow(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
+}
+
+/** The nearest-rank `p`th percentile of ascending `sorted` (NaN when empty). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 export const BATCH_MESSAGES = 1000;
