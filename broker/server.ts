@@ -39,6 +39,7 @@ import { ClusterLink, controllerAddressOf, discoverClusterId } from './cluster-l
 import { MetadataLogStore } from '../replication/controller/metadata-log-store';
 import { ReplicaManager, type ReplicationOptions } from '../replication/replica-manager';
 import { remoteAlterPartition } from '../replication/alter-partition-manager';
+import { interBrokerEndpoint } from '../replication/broker-channels';
 import { LogManager } from '../storage/log-manager';
 import { readMetaProperties } from '../storage/meta-properties';
 import { nodeFs } from '../storage/fs';
@@ -320,11 +321,7 @@ export class KafkaServer implements Broker {
         socketTimeoutMs: c.getInt('replica.socket.timeout.ms'),
       },
       alterPartition: remoteAlterPartition(link.controlChannel),
-      endpointOf: (brokerId) => {
-        const b = this.metadata.broker(brokerId);
-        const ep = b?.endpoints.find((e) => e.name === interBroker) ?? b?.endpoints[0];
-        return ep ? { host: ep.host, port: ep.port } : undefined;
-      },
+      endpointOf: (brokerId) => interBrokerEndpoint(this.metadata, brokerId, interBroker),
       onIsrChangeProposed: (topic, partition, kind, isr) => this.isrChangeListeners.forEach((l) => l(topic, partition, kind, isr)),
     };
   }

@@ -14,7 +14,7 @@
 import { ErrorCode, errorName } from '../../../protocol/errors';
 import type { AddPartitionsToTxnResponse } from '../../../protocol/generated/add-partitions-to-txn';
 import type { MetadataCache } from '../../../replication/metadata-cache';
-import { NodeChannel } from '../../../replication/node-channel';
+import { BrokerChannels } from '../../../replication/broker-channels';
 import type { TransactionVerifier } from '../../../replication/replica-manager';
 import { TRANSACTION_STATE_TOPIC } from '../../config/kafka-config';
 import type { Logger } from '../../logger';
@@ -42,12 +42,18 @@ export interface AddPartitionsToTxnManagerOptions {
 }
 
 export class AddPartitionsToTxnManager implements TransactionVerifier {
-  private readonly channels = new Map<number, NodeChannel>();
+  private readonly channels: BrokerChannels;
   private readonly queues = new Map<number, Verification[]>();
   private readonly inFlight = new Set<number>();
   private closed = false;
 
-  constructor(private readonly opts: AddPartitionsToTxnManagerOptions) {}
+  constructor(private readonly opts: AddPartitionsToTxnManagerOptions) {
+    this.channels = new BrokerChannels(opts.metadata, opts.listenerName, {
+      clientId: `krill-broker-${opts.nodeId}-txn-verification`,
+      timeoutMs: Math.min(10_000, opts.requestTimeoutMs),
+      requestTimeoutMs: opts.requestTimeoutMs,
+    });
+  }
 
   verify(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: { topic: string; partition: number }[]): Promise<Map<string, number>> {
     const all = (code: number) => new Map(partitions.map((tp) => [topicPartitionKey(tp.topic, tp.partition), code]));
@@ -68,8 +74,7 @@ export class AddPartitionsToTxnManager implements TransactionVerifier {
 
   close(): void {
     this.closed = true;
-    for (const ch of this.channels.values()) ch.close();
-    this.channels.clear();
+    this.channels.close();
     for (const q of this.queues.values()) {
       for (const v of q) v.resolve(new Map(v.partitions.map((tp) => [topicPartitionKey(tp.topic, tp.partition), ErrorCode.NETWORK_EXCEPTION])));
     }
@@ -98,29 +103,11 @@ export class AddPartitionsToTxnManager implements TransactionVerifier {
     });
   }
 
-  private channel(node: number): NodeChannel | undefined {
-    const b = this.opts.metadata.broker(node);
-    const ep = b?.endpoints.find((e) => e.name === this.opts.listenerName) ?? b?.endpoints[0];
-    if (!ep) return undefined;
-    let ch = this.channels.get(node);
-    if (!ch) {
-      ch = new NodeChannel(ep.host, ep.port, {
-        clientId: `krill-broker-${this.opts.nodeId}-txn-verification`,
-        timeoutMs: Math.min(10_000, this.opts.requestTimeoutMs),
-        requestTimeoutMs: this.opts.requestTimeoutMs,
-      });
-      this.channels.set(node, ch);
-    } else {
-      ch.retarget(ep.host, ep.port);
-    }
-    return ch;
-  }
-
   private async send(node: number, batch: Verification[]): Promise<void> {
     const fail = (code: number) => {
       for (const v of batch) v.resolve(new Map(v.partitions.map((tp) => [topicPartitionKey(tp.topic, tp.partition), code])));
     };
-    const ch = this.channel(node);
+    const ch = this.channels.channel(node);
     if (!ch) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
     let res: AddPartitionsToTxnResponse;
     try {

@@ -5,7 +5,7 @@
  * same protocol path). The version is negotiated with ApiVersions on connect.
  */
 import type { WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../../../protocol/generated/write-txn-markers';
-import { NodeChannel } from '../../../replication/node-channel';
+import { BrokerChannels } from '../../../replication/broker-channels';
 import { ConnectionError } from '../../../replication/network-client';
 import type { MetadataCache } from '../../../replication/metadata-cache';
 import type { MarkerTransport } from './transaction-marker-channel-manager';
@@ -19,33 +19,26 @@ export interface NetworkMarkerTransportOptions {
 }
 
 export class NetworkMarkerTransport implements MarkerTransport {
-  private readonly channels = new Map<number, NodeChannel>();
+  private readonly channels: BrokerChannels;
   private closed = false;
 
-  constructor(private readonly opts: NetworkMarkerTransportOptions) {}
+  constructor(private readonly opts: NetworkMarkerTransportOptions) {
+    this.channels = new BrokerChannels(opts.metadata, opts.listenerName, {
+      clientId: `krill-broker-${opts.nodeId}-txn-markers`,
+      timeoutMs: Math.min(10_000, opts.requestTimeoutMs),
+      requestTimeoutMs: opts.requestTimeoutMs,
+    });
+  }
 
   async send(brokerId: number, request: WriteTxnMarkersRequest): Promise<WriteTxnMarkersResponse> {
     if (this.closed) throw new ConnectionError('the marker transport is closed');
-    const b = this.opts.metadata.broker(brokerId);
-    const ep = b?.endpoints.find((e) => e.name === this.opts.listenerName) ?? b?.endpoints[0];
-    if (!ep) throw new ConnectionError(`broker ${brokerId} has no endpoint for listener ${this.opts.listenerName}`);
-    let ch = this.channels.get(brokerId);
-    if (!ch) {
-      ch = new NodeChannel(ep.host, ep.port, {
-        clientId: `krill-broker-${this.opts.nodeId}-txn-markers`,
-        timeoutMs: Math.min(10_000, this.opts.requestTimeoutMs),
-        requestTimeoutMs: this.opts.requestTimeoutMs,
-      });
-      this.channels.set(brokerId, ch);
-    } else {
-      ch.retarget(ep.host, ep.port);
-    }
+    const ch = this.channels.channel(brokerId);
+    if (!ch) throw new ConnectionError(`broker ${brokerId} has no endpoint for listener ${this.opts.listenerName}`);
     return ch.send('WriteTxnMarkers', request);
   }
 
   close(): void {
     this.closed = true;
-    for (const ch of this.channels.values()) ch.close();
-    this.channels.clear();
+    this.channels.close();
   }
 }
