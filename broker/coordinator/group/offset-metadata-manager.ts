@@ -90,7 +90,6 @@ function allPartitions(topics: { name: string; partitions: { partitionIndex: num
   return topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) }));
 }
 
-
 export class OffsetMetadataManager {
   private readonly offsets = new Map<string, Map<string, Map<number, OffsetAndMetadata>>>();
   /** Transactional offsets whose marker has not arrived: producer id -> group -> tp key -> offset. */
@@ -306,10 +305,11 @@ export class OffsetMetadataManager {
       group = this.groups.getOrCreateGroup(p.groupId);
       created = true;
     }
+    const dropIfUnused = () => this.groups.dropIfUnused(group, this.hasOffsets(p.groupId) || this.hasPendingTransactionalOffsets(p.groupId));
     try {
       this.validateOffsetCommit(group, p, true);
     } catch (err) {
-      if (created) this.groups.dropIfUnused(group, this.hasOffsets(p.groupId) || this.hasPendingTransactionalOffsets(p.groupId));
+      if (created) dropIfUnused();
       return allPartitions(p.topics, (err as KafkaError).code);
     }
     const now = this.ctx.now();
@@ -320,12 +320,12 @@ export class OffsetMetadataManager {
       if (err !== ErrorCode.NONE) {
         const mapped = commitAppendErrorToResponseError(err);
         for (const t of result) for (const part of t.partitions) if (part.errorCode === ErrorCode.NONE) part.errorCode = mapped;
-        if (created) this.groups.dropIfUnused(group, this.hasOffsets(p.groupId) || this.hasPendingTransactionalOffsets(p.groupId));
+        if (created) dropIfUnused();
         return result;
       }
       applied.forEach((a, i) => this.replayTransactional(p.producerId, p.groupId, a.topic, a.partition, { ...a.value, recordOffset: baseOffset + BigInt(i) }));
     } else if (created) {
-      this.groups.dropIfUnused(group, this.hasOffsets(p.groupId) || this.hasPendingTransactionalOffsets(p.groupId));
+      dropIfUnused();
     }
     return result;
   }
