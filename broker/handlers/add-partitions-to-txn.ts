@@ -37,13 +37,15 @@ function resultsOf(partitions: readonly TopicPartition[], errorOf: (tp: TopicPar
   return [...byTopic].map(([name, resultsByPartition]) => ({ name, resultsByPartition }));
 }
 
+const partitionsOf = (topics: readonly AddPartitionsToTxnRequestAddPartitionsToTxnTopic[]): TopicPartition[] =>
+  topics.flatMap((topic) => topic.partitions.map((partition) => ({ topic: topic.name, partition })));
+
 async function oneTransaction(
   broker: Broker,
   version: number,
   t: { transactionalId: string; producerId: bigint; producerEpoch: number; verifyOnly: boolean; topics: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[] },
 ): Promise<TopicResult[]> {
-  const partitions: TopicPartition[] = [];
-  for (const topic of t.topics) for (const p of topic.partitions) partitions.push({ topic: topic.name, partition: p });
+  const partitions = partitionsOf(t.topics);
   const unknown = new Set(partitions.filter((tp) => !broker.metadata.partition(tp.topic, tp.partition)));
   if (unknown.size > 0) {
     return resultsOf(partitions, (tp) => (unknown.has(tp) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED));
@@ -81,9 +83,7 @@ export const addPartitionsToTxnHandler = defineHandler<AddPartitionsToTxnRequest
     const resultsByTransaction = await Promise.all(
       req.transactions.map(async (t) => {
         if (counts.get(t.transactionalId)! > 1) {
-          const partitions: TopicPartition[] = [];
-          for (const topic of t.topics) for (const p of topic.partitions) partitions.push({ topic: topic.name, partition: p });
-          return { transactionalId: t.transactionalId, topicResults: resultsOf(partitions, () => ErrorCode.INVALID_REQUEST) };
+          return { transactionalId: t.transactionalId, topicResults: resultsOf(partitionsOf(t.topics), () => ErrorCode.INVALID_REQUEST) };
         }
         return { transactionalId: t.transactionalId, topicResults: await oneTransaction(broker, v, t) };
       }),
