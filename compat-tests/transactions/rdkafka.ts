@@ -119,19 +119,49 @@ export interface ReadMessage {
   value: string;
 }
 
-/**
- * A consumer with a manual assignment from offset 0 or `from[p]` (no group commits), consuming in the
- * background: `messages` in arrival order, `eof` the latest end-of-partition position reported
- * per partition (with read_committed librdkafka's end is the last stable offset).
- */
-export class Reader {
+/** A librdkafka consumer polled in the background until close(): what it reads lands in `messages`, in arrival order. */
+abstract class BackgroundConsumer {
   readonly messages: ReadMessage[] = [];
-  readonly eof = new Map<number, number>();
   private stopped = false;
   private inFlight: Promise<void> = Promise.resolve();
-  private error: Error | undefined;
+  /** The latest consume error other than a poll timeout. */
+  protected error: Error | undefined;
 
-  private constructor(private readonly consumer: any) {}
+  protected constructor(
+    readonly consumer: any,
+    private readonly name: string,
+  ) {}
+
+  protected loop(): void {
+    if (this.stopped) return;
+    this.inFlight = new Promise<void>((resolve) => {
+      this.consumer.consume(200, (err: Error | null, messages: any[]) => {
+        if (err && (err as RdError).code !== CODES.ERR__TIMED_OUT) this.error = err;
+        for (const m of messages ?? []) this.messages.push({ partition: m.partition, offset: m.offset, value: m.value ? m.value.toString() : '' });
+        resolve();
+        setImmediate(() => this.loop());
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true;
+    await this.inFlight;
+    if (this.consumer.isConnected()) await call(`${this.name} disconnect`, (cb) => this.consumer.disconnect(cb)).catch(() => undefined);
+  }
+}
+
+/**
+ * A consumer with a manual assignment from offset 0 or `from[p]` (no group commits), consuming in the
+ * background: `eof` the latest end-of-partition position reported per partition (with
+ * read_committed librdkafka's end is the last stable offset).
+ */
+export class Reader extends BackgroundConsumer {
+  readonly eof = new Map<number, number>();
+
+  private constructor(consumer: any) {
+    super(consumer, 'reader');
+  }
 
   static async open(bootstrap: string, topic: string, partitions: number, isolation: 'read_committed' | 'read_uncommitted', from: number[] = []): Promise<Reader> {
     const consumer = new RdKafka.KafkaConsumer(
@@ -156,18 +186,6 @@ export class Reader {
     return r;
   }
 
-  private loop(): void {
-    if (this.stopped) return;
-    this.inFlight = new Promise<void>((resolve) => {
-      this.consumer.consume(200, (err: Error | null, messages: any[]) => {
-        if (err && (err as RdError).code !== CODES.ERR__TIMED_OUT) this.error = err;
-        for (const m of messages ?? []) this.messages.push({ partition: m.partition, offset: m.offset, value: m.value ? m.value.toString() : '' });
-        resolve();
-        setImmediate(() => this.loop());
-      });
-    });
-  }
-
   /** Waits until every partition reported EOF at (or past) its `ends[p]`. */
   async untilEof(ends: number[], timeoutMs = 15_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
@@ -182,25 +200,18 @@ export class Reader {
   valuesOf(p: number): string[] {
     return this.messages.filter((m) => m.partition === p).map((m) => m.value);
   }
-
-  async close(): Promise<void> {
-    this.stopped = true;
-    await this.inFlight;
-    if (this.consumer.isConnected()) await call('reader disconnect', (cb) => this.consumer.disconnect(cb)).catch(() => undefined);
-  }
 }
 
 /**
  * A group member (subscribe, classic protocol, no auto commit) that buffers what it consumes.
  * `assigned` follows the rebalance callbacks.
  */
-export class GroupMember {
-  readonly messages: ReadMessage[] = [];
+export class GroupMember extends BackgroundConsumer {
   readonly assigned = new Set<number>();
-  private stopped = false;
-  private inFlight: Promise<void> = Promise.resolve();
 
-  private constructor(readonly consumer: any) {}
+  private constructor(consumer: any) {
+    super(consumer, 'group member');
+  }
 
   static async join(bootstrap: string, groupId: string, topic: string, clientId: string): Promise<GroupMember> {
     const consumer = new RdKafka.KafkaConsumer(
@@ -232,17 +243,6 @@ export class GroupMember {
     return m;
   }
 
-  private loop(): void {
-    if (this.stopped) return;
-    this.inFlight = new Promise<void>((resolve) => {
-      this.consumer.consume(200, (_err: Error | null, messages: any[]) => {
-        for (const msg of messages ?? []) this.messages.push({ partition: msg.partition, offset: msg.offset, value: msg.value ? msg.value.toString() : '' });
-        resolve();
-        setImmediate(() => this.loop());
-      });
-    });
-  }
-
   /** librdkafka's own view of the group's committed offsets (OffsetFetch, require_stable under read_committed). */
   committed(topic: string, partitions: number[]): Promise<{ partition: number; offset: number }[]> {
     return call('committed', (cb) =>
@@ -252,11 +252,5 @@ export class GroupMember {
         cb,
       ),
     );
-  }
-
-  async close(): Promise<void> {
-    this.stopped = true;
-    await this.inFlight;
-    if (this.consumer.isConnected()) await call('group member disconnect', (cb) => this.consumer.disconnect(cb)).catch(() => undefined);
   }
 }
