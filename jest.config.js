@@ -1,7 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/protocol', '<rootDir>/broker', '<rootDir>/storage', '<rootDir>/replication', '<rootDir>/compat-tests'],
+  roots: ['<rootDir>/common', '<rootDir>/protocol', '<rootDir>/storage', '<rootDir>/config', '<rootDir>/client', '<rootDir>/metadata', '<rootDir>/replication', '<rootDir>/coordinator', '<rootDir>/broker', '<rootDir>/compat-tests'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] },
   testTimeout: 60000,

@@ -26,7 +26,7 @@ import { nodeFs } from '../storage/fs';
 import { DEFAULT_LOG_CONFIG } from '../storage/log-config';
 import { LoadParams, loadLog, loadLogAsync } from '../storage/log-loader';
 import { LogManager } from '../storage/log-manager';
-import { silentLogger } from '../storage/support';
+import { silentLogger } from '../common/logger';
 import { makeTempDir, removeTempDir } from './proc';
 
 interface Options {

@@ -3,16 +3,16 @@
  * handlers depend on this interface only, which keeps them testable and keeps the wiring in one
  * place.
  */
-import type { KafkaConfig } from './config/kafka-config';
-import type { EffectiveTopicConfig } from './config/log-config-from';
-import type { Logger } from './logger';
+import type { KafkaConfig } from '../config/kafka-config';
+import type { EffectiveTopicConfig } from '../config/log-config-from';
+import type { Logger } from '../common/logger';
 import type { FetchSessionCache } from './fetch-session';
-import type { MetadataCache } from '../replication/metadata-cache';
-import type { ControllerApi } from '../replication/controller/controller';
+import type { MetadataCache } from '../metadata/metadata-cache';
+import type { ControllerApi } from '../metadata/controller/controller';
 import type { ReplicaManager } from '../replication/replica-manager';
 import type { LogManager } from '../storage/log-manager';
-import type { GroupCoordinator } from './coordinator/group/group-coordinator';
-import type { TransactionCoordinator } from './coordinator/transaction/transaction-coordinator';
+import type { GroupCoordinator } from '../coordinator/group/group-coordinator';
+import type { TransactionCoordinator } from '../coordinator/transaction/transaction-coordinator';
 
 export interface AdvertisedEndpoint {
   listenerName: string;

@@ -19,8 +19,8 @@
  */
 import { launch, listenerUrls, type LaunchOptions } from './launch';
 import { startCluster } from './cluster';
-import { ControllerServer } from './controller-server';
-import type { LogLevel } from './logger';
+import { ControllerServer } from './controller/controller-server';
+import type { LogLevel } from '../common/logger';
 import { dumpLogMain } from '../storage/tools/dump-log';
 
 const USAGE = `usage: krill [--config FILE] [--override key=value ...] [--port N] [--host H] [--data-dir DIR]

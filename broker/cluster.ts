@@ -23,11 +23,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ConfigInput } from './config/kafka-config';
-import { ControllerServer } from './controller-server';
-import type { LogLevel, Logger } from './logger';
+import type { ConfigInput } from '../config/kafka-config';
+import { ControllerServer } from './controller/controller-server';
+import type { LogLevel, Logger } from '../common/logger';
 import { parseVersionCaps } from './launch';
-import { startBroker, type RunningBroker } from './index';
+import { startBroker, type RunningBroker } from './';
 
 export interface StartClusterOptions {
   brokers: number;

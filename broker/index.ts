@@ -67,5 +67,5 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
 
 export { KafkaServer } from './server';
 export { startCluster, type StartClusterOptions, type RunningCluster } from './cluster';
-export { ControllerServer } from './controller-server';
+export { ControllerServer } from './controller/controller-server';
 export type { LaunchOptions } from './launch';

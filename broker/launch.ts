@@ -3,9 +3,9 @@
  * (host, port, data dir, version caps) into Kafka config properties, starts a KafkaServer and
  * describes where it listens.
  */
-import type { ConfigInput } from './config/kafka-config';
+import type { ConfigInput } from '../config/kafka-config';
 import { KafkaServer } from './server';
-import type { LogLevel, Logger } from './logger';
+import type { LogLevel, Logger } from '../common/logger';
 import type { StorageFs } from '../storage/fs';
 import { ALL_APIS } from '../protocol/generated';
 

@@ -20,7 +20,7 @@ import type { ConnectionInfo, FrameProcessor, ProcessResult } from './network/co
 import type { RequestContext } from './network/request-context';
 import { CloseConnection, type HandlerSpec } from './handlers/define-handler';
 import type { Broker } from './broker';
-import type { Logger } from './logger';
+import type { Logger } from '../common/logger';
 
 const API_VERSIONS_KEY = 18;
 

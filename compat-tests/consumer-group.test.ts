@@ -13,7 +13,7 @@ import { AssignerProtocol, type Admin, type Consumer, type ConsumerConfig, type 
 import { ErrorCode } from '../protocol/errors';
 import { Writer } from '../protocol/primitives/writer';
 import { writeConsumerProtocolSubscription } from '../protocol/generated/message-data/consumer-protocol-subscription';
-import { connect, type BrokerConnection } from '../replication/network-client';
+import { connect, type BrokerConnection } from '../client/network-client';
 import { startTestBroker, type TestBroker } from './helpers/brokers';
 import { connectedAdmin, connectedProducer, disconnectAll, kafkaFor } from './helpers/kafkajs';
 

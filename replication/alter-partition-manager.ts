@@ -10,10 +10,10 @@
  * items with REQUEST_TIMED_OUT; the Partition retries.
  */
 import { ErrorCode } from '../protocol/errors';
-import type { Logger } from '../broker/logger';
+import type { Logger } from '../common/logger';
 import type { AlterPartitionItem, AlterPartitionOutcome } from './partition';
-import type { NodeChannel } from './node-channel';
-import type { Controller } from './controller/controller';
+import type { NodeChannel } from '../client/node-channel';
+import type { Controller } from '../metadata/controller/controller';
 
 export type AlterPartitionTransport = (brokerId: number, brokerEpoch: bigint, items: AlterPartitionItem[]) => Promise<Map<AlterPartitionItem, AlterPartitionOutcome>>;
 

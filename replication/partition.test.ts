@@ -3,82 +3,12 @@
  * follower state (Kafka's caught-up rule), HWM over the maximal ISR, acks=-1 checks, ISR shrink,
  * ISR expansion with the KAFKA-19996 fix, at most one AlterPartition in flight, stale answers.
  */
-import * as path from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors';
-import { logConfig } from '../storage/log-config';
-import { batchAt, testBatch } from '../storage/testing/batches';
-import { removeTempDirs, tempDir } from '../storage/testing/temp-dir';
-import { UnifiedLog } from '../storage/unified-log';
-import type { PartitionState } from './metadata-cache';
-import { Partition, type AlterPartitionItem, type AlterPartitionOutcome, type PartitionContext } from './partition';
-import { listOffsetsHandler } from '../broker/handlers/list-offsets';
-import type { Broker } from '../broker/broker';
-import type { RequestContext } from '../broker/network/request-context';
+import { batchAt } from '../storage/testing/batches';
+import { removeTempDirs } from '../storage/testing/temp-dir';
+import { MAX_LAG, partitionHarness as harness } from './testing/partition-harness';
 
 afterAll(removeTempDirs);
-
-const MAX_LAG = 1000;
-
-function harness(opts: { minIsr?: number; replicas?: number[]; isr?: number[] } = {}) {
-  let now = 10_000;
-  const sent: { item: AlterPartitionItem; resolve: (o: AlterPartitionOutcome) => void }[] = [];
-  const proposals: { kind: string; isr: number[] }[] = [];
-  let hwChanges = 0;
-  const ctx: PartitionContext = {
-    now: () => now,
-    replicaLagTimeMaxMs: () => MAX_LAG,
-    minInsyncReplicas: () => opts.minIsr ?? 2,
-    isReplicaIsrEligible: () => true,
-    cachedBrokerEpoch: () => 1n,
-    localBrokerEpoch: () => 1n,
-    submitAlterPartition: (item) => new Promise((resolve) => sent.push({ item, resolve })),
-    onHighWatermarkChanged: () => hwChanges++,
-    onIsrChangeProposed: (_p, kind, isr) => proposals.push({ kind, isr }),
-    info: () => {},
-  };
-  const dir = path.join(tempDir(), 't-0');
-  const log = UnifiedLog.load({ dir, tp: { topic: 't', partition: 0 }, config: logConfig({}) });
-  const p = new Partition('t', 0, 'topicid', 0, log, ctx);
-  const state: PartitionState = {
-    topicId: 'topicid',
-    topic: 't',
-    partition: 0,
-    replicas: opts.replicas ?? [0, 1, 2],
-    isr: opts.isr ?? [0, 1, 2],
-    leader: 0,
-    leaderEpoch: 0,
-    partitionEpoch: 0,
-    leaderRecoveryState: 0,
-    addingReplicas: [],
-    removingReplicas: [],
-  };
-  p.makeLeader(state);
-  return {
-    p,
-    log,
-    state,
-    sent,
-    proposals,
-    get hwChanges() {
-      return hwChanges;
-    },
-    advance(ms: number) {
-      now += ms;
-    },
-    append(n = 1, acks = 1) {
-      for (let i = 0; i < n; i++) p.appendRecordsToLeader(testBatch({ count: 1 }), acks, opts.minIsr ?? 2);
-    },
-    fetch(replicaId: number, fetchOffset: bigint, lastFetchedEpoch = -1) {
-      return p.fetchForFollower({ replicaId, replicaEpoch: 1n, fetchOffset, lastFetchedEpoch, currentLeaderEpoch: p.leaderEpoch, followerLogStartOffset: 0n, maxBytes: 1 << 20, minOneMessage: true });
-    },
-    /** The controller commits the last AlterPartition sent. */
-    commitLast() {
-      const s = sent[sent.length - 1];
-      s.resolve({ ok: true, leaderEpoch: s.item.leaderEpoch, partitionEpoch: s.item.partitionEpoch + 1, isr: s.item.newIsr.map((b) => b.brokerId) });
-      return new Promise((r) => setImmediate(r));
-    },
-  };
-}
 
 describe('Partition (leader)', () => {
   test('HWM is the smallest LEO of the ISR and waits for every member; it never goes back', () => {
@@ -271,29 +201,5 @@ describe('Partition (leader)', () => {
     expect(h.log.latestEpoch).toBe(1);
     h.p.makeLeader({ ...h.state, leader: 0, leaderEpoch: 2, partitionEpoch: 2 });
     expect(() => h.p.appendRecordsToFollower(batchAt(3n, 1))).toThrow(KafkaError);
-  });
-
-  test('ListOffsets right after an election, while the HWM is behind the epoch start: OFFSET_NOT_AVAILABLE (LEADER_NOT_AVAILABLE before v5)', () => {
-    const h = harness({ minIsr: 1 });
-    h.append(5); // no follower has fetched: the HWM stays at 0
-    h.p.makeLeader({ ...h.state, leaderEpoch: 1, partitionEpoch: 1 });
-    expect(h.p.leaderEpochStartOffset).toBe(5n);
-    const broker = { replicaManager: { leaderPartitionOrThrow: () => h.p }, logger: { error: () => {} } } as unknown as Broker;
-    const ask = (version: number, timestamp: bigint, replicaId = -1) =>
-      (
-        listOffsetsHandler.handle(broker, { apiVersion: version } as RequestContext, {
-          replicaId,
-          isolationLevel: 0,
-          topics: [{ name: 't', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp, maxNumOffsets: 1 }] }],
-          timeoutMs: 0,
-        }) as { topics: { partitions: { errorCode: number; offset: bigint }[] }[] }
-      ).topics[0].partitions[0];
-    expect(ask(7, -1n).errorCode).toBe(ErrorCode.OFFSET_NOT_AVAILABLE);
-    expect(ask(4, -1n).errorCode).toBe(ErrorCode.LEADER_NOT_AVAILABLE);
-    expect(ask(7, -2n)).toMatchObject({ errorCode: 0, offset: 0n });
-    expect(ask(7, -1n, 1)).toMatchObject({ errorCode: 0, offset: 5n }); // followers read to the LEO
-    h.fetch(1, 5n);
-    h.fetch(2, 5n);
-    expect(ask(7, -1n)).toMatchObject({ errorCode: 0, offset: 5n });
   });
 });

@@ -28,7 +28,7 @@ import type { ReadBufferPool } from '../storage/read-buffer-pool';
 import type { VerificationGuard } from '../storage/producer-state-manager';
 import type { UnifiedLog, LogAppendInfo, LogReadResult } from '../storage/unified-log';
 import { offsetOnlyMetadata } from '../storage/log-segment';
-import type { PartitionState } from './metadata-cache';
+import type { PartitionState } from '../metadata/metadata-cache';
 import { Replica } from './replica';
 
 export type FetchIsolation = 'LOG_END' | 'HIGH_WATERMARK' | 'TXN_COMMITTED';

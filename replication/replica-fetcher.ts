@@ -27,10 +27,10 @@
  * (a slow follower).
  */
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors';
-import type { Logger } from '../broker/logger';
+import type { Logger } from '../common/logger';
 import type { FetchResponsePartitionData } from '../protocol/generated/fetch';
-import { UnexpectedAppendOffsetError } from '../storage/support';
-import { NodeChannel } from './node-channel';
+import { UnexpectedAppendOffsetError } from '../storage/errors';
+import { NodeChannel } from '../client/node-channel';
 import type { Partition } from './partition';
 
 export interface FetcherConfig {

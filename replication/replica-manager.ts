@@ -13,19 +13,19 @@
  * ISR changes go to the controller through the AlterPartitionManager.
  */
 import { ErrorCode, KafkaError, errorName, toErrorCode } from '../protocol/errors';
-import type { Logger } from '../broker/logger';
+import type { Logger } from '../common/logger';
 import type { LogManager } from '../storage/log-manager';
 import { ReadBufferPool } from '../storage/read-buffer-pool';
 import type { LogConfig } from '../storage/log-config';
 import type { VerificationGuard } from '../storage/producer-state-manager';
 import { RECORD_BATCH_OVERHEAD, RecordBatch } from '../protocol/records/record-batch';
-import type { MetadataCache, MetadataDelta } from './metadata-cache';
+import type { MetadataCache, MetadataDelta } from '../metadata/metadata-cache';
 import { Partition, type AlterPartitionItem, type AlterPartitionOutcome, type FetchIsolation, type PartitionContext } from './partition';
 import { AlterPartitionManager, type AlterPartitionTransport } from './alter-partition-manager';
 import { ReplicaFetcherManager, type FetcherConfig } from './replica-fetcher';
 import { DelayedOperation, DelayedOperationPurgatory } from './delayed/purgatory';
-import { isInternalTopic } from './controller/topic-name';
-import { topicPartitionKey } from '../storage/support';
+import { isInternalTopic } from '../metadata/topic-name';
+import { topicPartitionKey } from '../common/topic-partition';
 
 export interface ProducePartitionRequest {
   topic: string;

@@ -5,7 +5,7 @@ import { logConfig } from './log-config';
 import { LEADER_EPOCH_CHECKPOINT_FILENAME, LeaderEpochCheckpointFile, LeaderEpochFileCache } from './leader-epoch-file-cache';
 import { batchAt, testBatch } from './testing/batches';
 import { FaultyFs } from './testing/faulty-fs';
-import { MockScheduler, MockTime } from './testing/mock-time';
+import { MockScheduler, MockTime } from '../common/testing/mock-time';
 import { removeTempDirs, tempDir } from './testing/temp-dir';
 import { UnifiedLog } from './unified-log';
 

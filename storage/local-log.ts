@@ -23,7 +23,11 @@ import { LogConfig } from './log-config';
 import { DELETED_FILE_SUFFIX, logFile, offsetIndexFile, timeIndexFile, transactionIndexFile } from './log-file-utils';
 import { FetchDataInfo, LogOffsetMetadata, LogSegment, emptyFetchDataInfo } from './log-segment';
 import { LogSegments } from './log-segments';
-import { ScheduledTask, Scheduler, StorageLogger, Time, TopicPartition, bigMax, bigMin } from './support';
+import { ScheduledTask, Scheduler } from '../common/scheduler';
+import { StorageLogger } from '../common/logger';
+import { Time } from '../common/time';
+import { TopicPartition } from '../common/topic-partition';
+import { bigMax, bigMin } from '../common/bigint';
 
 export interface LocalLogParams {
   fs: StorageFs;

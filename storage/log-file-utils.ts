@@ -6,7 +6,7 @@
  */
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { TopicPartition } from './support';
+import { TopicPartition } from '../common/topic-partition';
 
 export const LOG_FILE_SUFFIX = '.log';
 export const INDEX_FILE_SUFFIX = '.index';

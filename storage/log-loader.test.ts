@@ -5,7 +5,7 @@ import { logFile, offsetIndexFile, timeIndexFile } from './log-file-utils';
 import { recordsBuffer } from './log-segment';
 import { batchAt, decodeBatches, offsetsIn, testBatch } from './testing/batches';
 import { FaultyFs } from './testing/faulty-fs';
-import { CapturingLogger, MockScheduler, MockTime } from './testing/mock-time';
+import { CapturingLogger, MockScheduler, MockTime } from '../common/testing/mock-time';
 import { removeTempDirs, tempDir } from './testing/temp-dir';
 import { UnifiedLog } from './unified-log';
 

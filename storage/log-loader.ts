@@ -52,7 +52,10 @@ import { LogSegment } from './log-segment';
 import { LogSegments } from './log-segments';
 import { IndexVerifier } from './index/index-verifier';
 import { PreviousBatch, SegmentScanner, readInt64Number } from './segment-scanner';
-import { CorruptIndexError, StorageLogger, Time, TopicPartition, tpString } from './support';
+import { CorruptIndexError } from './errors';
+import { StorageLogger } from '../common/logger';
+import { Time } from '../common/time';
+import { TopicPartition, tpString } from '../common/topic-partition';
 
 export interface LoadParams {
   fs: StorageFs;

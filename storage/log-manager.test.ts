@@ -12,7 +12,7 @@ import { readMetaProperties } from './meta-properties';
 import { readPartitionMetadata } from './partition-metadata';
 import { offsetsIn, testBatch } from './testing/batches';
 import { FaultyFs } from './testing/faulty-fs';
-import { CapturingLogger, MockScheduler, MockTime } from './testing/mock-time';
+import { CapturingLogger, MockScheduler, MockTime } from '../common/testing/mock-time';
 import { removeTempDirs, tempDir } from './testing/temp-dir';
 import { UnifiedLog } from './unified-log';
 

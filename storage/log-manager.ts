@@ -37,19 +37,11 @@ import {
 } from './log-file-utils';
 import { MetaProperties, MetaPropertiesError, ensureMetaProperties } from './meta-properties';
 import { readPartitionMetadata, writePartitionMetadata } from './partition-metadata';
-import {
-  KafkaStorageError,
-  ScheduledTask,
-  Scheduler,
-  StorageLogger,
-  SystemTime,
-  Time,
-  TimerScheduler,
-  TopicPartition,
-  consoleLogger,
-  tpKey,
-  tpString,
-} from './support';
+import { KafkaStorageError } from './errors';
+import { ScheduledTask, Scheduler, TimerScheduler } from '../common/scheduler';
+import { StorageLogger, consoleLogger } from '../common/logger';
+import { SystemTime, Time } from '../common/time';
+import { TopicPartition, tpKey, tpString } from '../common/topic-partition';
 import { UnifiedLog } from './unified-log';
 
 export interface LogManagerOptions {

@@ -29,7 +29,7 @@ import { TimeIndex, TimestampOffset } from './index/time-index';
 import { AbortedTxn, TransactionIndex, TxnIndexSearchResult } from './index/transaction-index';
 import { LogConfig, randomSegmentJitter } from './log-config';
 import { TXN_INDEX_FILE_SUFFIX, logFile, offsetIndexFile, replaceSuffix, timeIndexFile, transactionIndexFile } from './log-file-utils';
-import { Time } from './support';
+import { Time } from '../common/time';
 
 /** Where an offset lives: Kafka's LogOffsetMetadata. */
 export interface LogOffsetMetadata {

@@ -23,7 +23,7 @@ import { CompressionType, RecordBatch, TimestampType, checkBatch } from '../prot
 import { validateProduceRecordSet } from '../protocol/records/record-set-validator';
 import { LogConfig, compactEnabled } from './log-config';
 import { offsetOfMaxTimestamp } from './record-access';
-import { OffsetsOutOfOrderError } from './support';
+import { OffsetsOutOfOrderError } from './errors';
 
 export type AppendOrigin = 'client' | 'coordinator' | 'replication';
 

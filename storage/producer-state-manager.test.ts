@@ -4,7 +4,7 @@ import { buildRecordBatch } from '../protocol/records/memory-records-builder';
 import { logConfig } from './log-config';
 import { NUM_BATCHES_TO_RETAIN, ProducerStateManager, snapshotFileName } from './producer-state-manager';
 import { FaultyFs } from './testing/faulty-fs';
-import { MockScheduler, MockTime } from './testing/mock-time';
+import { MockScheduler, MockTime } from '../common/testing/mock-time';
 import { removeTempDirs, tempDir } from './testing/temp-dir';
 import { UnifiedLog } from './unified-log';
 import { nodeFs } from './fs';

@@ -11,7 +11,7 @@ import { logConfig } from './log-config';
 import { recordsBuffer } from './log-segment';
 import { decodeBatches } from './testing/batches';
 import { FaultyFs } from './testing/faulty-fs';
-import { MockScheduler, MockTime } from './testing/mock-time';
+import { MockScheduler, MockTime } from '../common/testing/mock-time';
 import { removeTempDirs, tempDir } from './testing/temp-dir';
 import { UnifiedLog } from './unified-log';
 

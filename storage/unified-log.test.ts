@@ -7,7 +7,7 @@ import { LogConfig, logConfig } from './log-config';
 import { recordsBuffer } from './log-segment';
 import { batchAt, decodeBatches, offsetsIn, testBatch } from './testing/batches';
 import { FaultyFs } from './testing/faulty-fs';
-import { MockScheduler, MockTime } from './testing/mock-time';
+import { MockScheduler, MockTime } from '../common/testing/mock-time';
 import { removeTempDirs, tempDir } from './testing/temp-dir';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, UnifiedLog, UnifiedLogParams } from './unified-log';
 

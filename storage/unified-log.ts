@@ -40,21 +40,12 @@ import { offsetOfMaxTimestamp } from './record-access';
 import { ProducerAppendUpdate, ProducerStateManager, type ProducerBatch, type VerificationGuard } from './producer-state-manager';
 import { ControlRecordType, readEndTxnMarker } from '../protocol/records/control-record';
 import { TXN_INDEX_ENTRY_SIZE, type AbortedTxn } from './index/transaction-index';
-import {
-  KafkaStorageError,
-  Scheduler,
-  StorageLogger,
-  SystemTime,
-  Time,
-  TimerScheduler,
-  TopicPartition,
-  UnexpectedAppendOffsetError,
-  bigMax,
-  bigMin,
-  prefixedLogger,
-  silentLogger,
-  tpString,
-} from './support';
+import { KafkaStorageError, UnexpectedAppendOffsetError } from './errors';
+import { Scheduler, TimerScheduler } from '../common/scheduler';
+import { StorageLogger, prefixedLogger, silentLogger } from '../common/logger';
+import { SystemTime, Time } from '../common/time';
+import { TopicPartition, tpString } from '../common/topic-partition';
+import { bigMax, bigMin } from '../common/bigint';
 
 /** ListOffsets special timestamps (ListOffsetsRequest in Kafka). */
 export const EARLIEST_TIMESTAMP = -2n;

@@ -10,7 +10,7 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { AddOffsetsToTxnRequest, AddOffsetsToTxnResponse } from '../../protocol/generated/add-offsets-to-txn';
-import { OFFSETS_TOPIC } from '../config/kafka-config';
+import { OFFSETS_TOPIC } from '../../config/kafka-config';
 import { defineHandler } from './define-handler';
 
 export const addOffsetsToTxnHandler = defineHandler<AddOffsetsToTxnRequest, AddOffsetsToTxnResponse>({

@@ -22,7 +22,7 @@ import type {
 } from '../../protocol/generated/add-partitions-to-txn';
 import type { Input } from '../../protocol/primitives/input';
 import type { Broker } from '../broker';
-import type { TopicPartition } from '../coordinator/transaction/transaction-metadata';
+import type { TopicPartition } from '../../coordinator/transaction/transaction-metadata';
 import { defineHandler } from './define-handler';
 
 type TopicResult = Input<AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult>;

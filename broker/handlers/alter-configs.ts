@@ -8,7 +8,7 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { AlterConfigsRequest, AlterConfigsResponse } from '../../protocol/generated/alter-configs';
-import { ConfigResourceType } from '../../replication/metadata-records';
+import { ConfigResourceType } from '../../metadata/metadata-records';
 import { defineHandler } from './define-handler';
 
 /**

@@ -4,9 +4,9 @@
  * partition asked gets an answer, in the order asked.
  */
 import { ErrorCode } from '../../protocol/errors';
-import type { MetadataCache } from '../../replication/metadata-cache';
-import { topicPartitionKey } from '../../storage/support';
-import type { TopicPartitionErrors } from '../coordinator/group/offset-metadata-manager';
+import type { MetadataCache } from '../../metadata/metadata-cache';
+import { topicPartitionKey } from '../../common/topic-partition';
+import type { TopicPartitionErrors } from '../../coordinator/group/offset-metadata-manager';
 
 export async function commitToExistingPartitions<In extends { partitionIndex: number }, Out>(
   metadata: MetadataCache,

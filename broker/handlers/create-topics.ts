@@ -10,7 +10,7 @@
 import { ErrorCode } from '../../protocol/errors';
 import type { CreateTopicsRequest, CreateTopicsResponse } from '../../protocol/generated/create-topics';
 import { defineHandler } from './define-handler';
-import type { CreateTopicSpec } from '../../replication/controller/controller';
+import type { CreateTopicSpec } from '../../metadata/controller/controller';
 
 /** The controller's view of a CreateTopics request (shared with the controller listener's handler). */
 export function createTopicSpecs(req: CreateTopicsRequest): CreateTopicSpec[] {

@@ -15,9 +15,9 @@ import type {
   DescribeConfigsResponse,
   DescribeConfigsResponseDescribeConfigsResult,
 } from '../../protocol/generated/describe-configs';
-import { ConfigSource, ConfigType } from '../config/config-types';
-import type { DescribeConfigEntry } from '../config/kafka-config';
-import { ConfigResourceType } from '../../replication/metadata-records';
+import { ConfigSource, ConfigType } from '../../config/config-types';
+import type { DescribeConfigEntry } from '../../config/kafka-config';
+import { ConfigResourceType } from '../../metadata/metadata-records';
 import { defineHandler } from './define-handler';
 
 export const describeConfigsHandler = defineHandler<DescribeConfigsRequest, DescribeConfigsResponse>({

@@ -12,7 +12,7 @@
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import type { ElectLeadersRequest, ElectLeadersResponse } from '../../protocol/generated/elect-leaders';
-import { ElectionType } from '../../replication/controller/controller';
+import { ElectionType } from '../../metadata/controller/controller';
 import { defineHandler } from './define-handler';
 
 export const electLeadersHandler = defineHandler<ElectLeadersRequest, ElectLeadersResponse>({

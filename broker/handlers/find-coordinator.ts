@@ -16,7 +16,7 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { FindCoordinatorRequest, FindCoordinatorResponse } from '../../protocol/generated/find-coordinator';
-import { CoordinatorType } from '../coordinator/group/group-coordinator';
+import { CoordinatorType } from '../../coordinator/group/group-coordinator';
 import type { Broker } from '../broker';
 import type { RequestContext } from '../network/request-context';
 import { defineHandler } from './define-handler';

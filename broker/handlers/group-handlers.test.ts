@@ -3,7 +3,7 @@
  * running broker: the request is encoded with the generated codec, the response must encode for
  * that version (a field set at a version that lacks it fails here) and decode with Kafka's results.
  */
-import { startBroker, type RunningBroker } from '../index';
+import { startBroker, type RunningBroker } from '..';
 import { Writer } from '../../protocol/primitives/writer';
 import { ErrorCode } from '../../protocol/errors';
 import { DispatchClient, advertisedVersions as versions } from '../testing/dispatch-client';

@@ -3,13 +3,13 @@
  * run through the real dispatcher of a running broker, and the response must encode (a field set at
  * a version that lacks it would fail here) and decode with the expected results.
  */
-import { startBroker, type RunningBroker } from '../index';
+import { startBroker, type RunningBroker } from '..';
 import { ErrorCode } from '../../protocol/errors';
 import { DispatchClient, advertisedVersions as versions } from '../testing/dispatch-client';
 import { buildRecordBatch } from '../../protocol/records/memory-records-builder';
 import { splitBatches } from '../../protocol/records/record-batch';
 import { readRecords } from '../../protocol/records/record';
-import { HANDLERS } from './index';
+import { HANDLERS } from './';
 
 let broker: RunningBroker;
 const client = new DispatchClient(() => broker.server, 'handlers-test');

@@ -9,7 +9,7 @@ import type {
   IncrementalAlterConfigsRequest,
   IncrementalAlterConfigsResponse,
 } from '../../protocol/generated/incremental-alter-configs';
-import { ConfigResourceType } from '../../replication/metadata-records';
+import { ConfigResourceType } from '../../metadata/metadata-records';
 import { defineHandler } from './define-handler';
 import { alterConfigsResponses } from './alter-configs';
 

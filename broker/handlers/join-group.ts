@@ -18,7 +18,7 @@
  * errors; "" before v7). v8+ reason (logged). v9+ skip_assignment for a rejoining static leader.
  */
 import type { JoinGroupRequest, JoinGroupResponse } from '../../protocol/generated/join-group';
-import { clientHost } from '../coordinator/group/client-host';
+import { clientHost } from './client-host';
 import { defineHandler } from './define-handler';
 
 export const joinGroupHandler = defineHandler<JoinGroupRequest, JoinGroupResponse>({

@@ -14,7 +14,7 @@
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import type { ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/generated/list-offsets';
 import { defineHandler } from './define-handler';
-import { topicPartitionKey } from '../../storage/support';
+import { topicPartitionKey } from '../../common/topic-partition';
 
 const LATEST = -1n;
 const EARLIEST = -2n;

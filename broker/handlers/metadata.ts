@@ -14,7 +14,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
 import type { Input } from '../../protocol/primitives/input';
 import type { MetadataRequest, MetadataResponse, MetadataResponseTopic } from '../../protocol/generated/metadata';
-import { isInternalTopic, validateTopicName } from '../../replication/controller/topic-name';
+import { isInternalTopic, validateTopicName } from '../../metadata/topic-name';
 import type { Broker } from '../broker';
 import { defineHandler } from './define-handler';
 import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_ALL_OPERATIONS, TOPIC_ALL_OPERATIONS } from './acl-operations';

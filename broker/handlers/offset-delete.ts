@@ -9,7 +9,7 @@
 import { ErrorCode } from '../../protocol/errors';
 import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../protocol/generated/offset-delete';
 import { defineHandler } from './define-handler';
-import { topicPartitionKey } from '../../storage/support';
+import { topicPartitionKey } from '../../common/topic-partition';
 
 export const offsetDeleteHandler = defineHandler<OffsetDeleteRequest, OffsetDeleteResponse>({
   apiKey: 47,

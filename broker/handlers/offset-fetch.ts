@@ -12,7 +12,7 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { OffsetFetchRequest, OffsetFetchResponse } from '../../protocol/generated/offset-fetch';
-import type { FetchedTopic } from '../coordinator/group/offset-metadata-manager';
+import type { FetchedTopic } from '../../coordinator/group/offset-metadata-manager';
 import { defineHandler } from './define-handler';
 
 function shape(topics: FetchedTopic[], v: number) {

@@ -24,7 +24,7 @@ import type { ProduceRequest, ProduceResponse, ProduceResponseTopicProduceRespon
 import { CompressionType, CURRENT_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, ATTRIBUTES_OFFSET } from '../../protocol/records/record-batch';
 import type { ProducePartitionRequest, ProducePartitionResult } from '../../replication/replica-manager';
 import { CloseConnection, defineHandler } from './define-handler';
-import { topicPartitionKey } from '../../storage/support';
+import { topicPartitionKey } from '../../common/topic-partition';
 
 /** Kafka's ProduceRequest.validateRecords: an error code, or NONE. */
 function checkRecordSet(records: Buffer | null, version: number): { code: number; message: string | null } {

@@ -6,7 +6,7 @@
  * WriteTxnMarkers, DescribeTransactions, ListTransactions, DescribeProducers, and what
  * read_committed Fetch and ListOffsets see.
  */
-import { startBroker, type RunningBroker } from '../index';
+import { startBroker, type RunningBroker } from '..';
 import { ErrorCode } from '../../protocol/errors';
 import { buildRecordBatch } from '../../protocol/records/memory-records-builder';
 import { splitBatches } from '../../protocol/records/record-batch';

@@ -15,9 +15,9 @@
 import { ErrorCode } from '../../protocol/errors';
 import type { WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../../protocol/generated/write-txn-markers';
 import { ControlRecordType, buildEndTxnMarkerBatch } from '../../protocol/records/control-record';
-import { OFFSETS_TOPIC } from '../config/kafka-config';
+import { OFFSETS_TOPIC } from '../../config/kafka-config';
 import { defineHandler } from './define-handler';
-import { topicPartitionKey } from '../../storage/support';
+import { topicPartitionKey } from '../../common/topic-partition';
 
 export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkersRequest, WriteTxnMarkersResponse>({
   apiKey: 27,

@@ -11,7 +11,7 @@
  * broker is affected.
  */
 import type { Socket } from 'node:net';
-import type { Logger } from '../logger';
+import type { Logger } from '../../common/logger';
 
 export interface ConnectionInfo {
   readonly id: number;

@@ -3,7 +3,7 @@
  * Connection. Owns the set of live connections so shutdown can close them all.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import type { Logger } from '../logger';
+import type { Logger } from '../../common/logger';
 import { Connection, type FrameProcessor } from './connection';
 
 export interface ListenerSpec {

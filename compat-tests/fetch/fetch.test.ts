@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import { ErrorCode } from '../../protocol/errors';
 import type { FetchRequest, FetchResponse } from '../../protocol/generated/fetch';
 import type { Input } from '../../protocol/primitives/input';
-import { BrokerConnection, connect, describeTopic, produce, recordsOf } from '../../replication/network-client';
+import { BrokerConnection, connect, describeTopic, produce, recordsOf } from '../../client/network-client';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 
 let broker: TestBroker;

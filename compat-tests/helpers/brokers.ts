@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '../../broker';
-import { Logger } from '../../broker/logger';
+import { Logger } from '../../common/logger';
 
 export type BrokerKind = 'embedded' | 'cli';
 

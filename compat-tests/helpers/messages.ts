@@ -3,7 +3,7 @@
  * client reads back: key, value (null included), headers (binary, repeated keys), timestamp, and
  * order within each partition.
  */
-import type { FetchedRecord } from '../../replication/network-client';
+import type { FetchedRecord } from '../../client/network-client';
 
 /** A message as KafkaJS takes it (explicit partition left to the partitioner). */
 export interface TestMessage {

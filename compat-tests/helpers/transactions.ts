@@ -11,7 +11,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { ControlRecordType, parseControlRecordType, readEndTxnMarker } from '../../protocol/records/control-record';
 import { RecordBatch } from '../../protocol/records/record-batch';
 import { readRecords } from '../../protocol/records/record';
-import { OffsetSpec, decodeRecordSet, listOffset, type BrokerConnection } from '../../replication/network-client';
+import { OffsetSpec, decodeRecordSet, listOffset, type BrokerConnection } from '../../client/network-client';
 import { recordsBuffer } from '../../storage/log-segment';
 import { decodeBatches } from '../../storage/testing/batches';
 import { waitFor } from '../replication/helpers';

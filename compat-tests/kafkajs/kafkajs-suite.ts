@@ -1,13 +1,13 @@
 /**
  * KafkaJS 2.2.4 against a real krill broker (issue 2, compat-tests/). One body, run twice: against
  * the embedded broker (embedded.test.ts) and against the CLI as a child process (cli.test.ts).
- * Reading back goes through krill's own protocol client (replication/network-client) until
+ * Reading back goes through krill's own protocol client (client/network-client) until
  * consumer groups exist.
  */
 import { CompressionTypes, ConfigResourceTypes, type Admin, type Kafka, type Producer } from 'kafkajs';
 import { ErrorCode } from '../../protocol/errors';
 import { TimestampType } from '../../protocol/records/record-batch';
-import { BrokerConnection, OffsetSpec, connect, decodeRecordSet, fetchAll, listOffset, produce, type FetchedRecord } from '../../replication/network-client';
+import { BrokerConnection, OffsetSpec, connect, decodeRecordSet, fetchAll, listOffset, produce, type FetchedRecord } from '../../client/network-client';
 import { startTestBroker, type BrokerKind, type TestBroker } from '../helpers/brokers';
 import { connectedAdmin, connectedProducer, defaultPartitionOf, disconnectAll, kafkaFor } from '../helpers/kafkajs';
 import { canonicalRead, expectedByPartition, line, makeMessages, type Canonical, type TestMessage } from '../helpers/messages';

@@ -12,7 +12,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { Reader } from '../../protocol/primitives/reader';
 import { Writer } from '../../protocol/primitives/writer';
 import { buildRecordBatch } from '../../protocol/records/memory-records-builder';
-import { BrokerConnection, connect, fetchAll, metadata, produce } from '../../replication/network-client';
+import { BrokerConnection, connect, fetchAll, metadata, produce } from '../../client/network-client';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { RawSocket, requestFrame, sizePrefixed } from '../helpers/raw-socket';
 

@@ -6,7 +6,7 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import { CompressionType } from '../../protocol/records/record-batch';
-import { BrokerConnection, OffsetSpec, connect, fetchAll, listOffset, metadata, produce } from '../../replication/network-client';
+import { BrokerConnection, OffsetSpec, connect, fetchAll, listOffset, metadata, produce } from '../../client/network-client';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { RawSocket, requestFrame } from '../helpers/raw-socket';
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { BrokerConnection, connect, decodeRecordSet, fetchAll, type FetchedRecord } from '../../replication/network-client';
+import { BrokerConnection, connect, decodeRecordSet, fetchAll, type FetchedRecord } from '../../client/network-client';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { canonicalRead, line, type Canonical } from '../helpers/messages';
 

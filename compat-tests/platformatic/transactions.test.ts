@@ -18,7 +18,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ErrorCode } from '../../protocol/errors';
-import { connect, produce, type BrokerConnection } from '../../replication/network-client';
+import { connect, produce, type BrokerConnection } from '../../client/network-client';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { committedOffsets, markersSettled, layout, offsetsOf, readCommitted, scanLog, stableCommittedOffsets } from '../helpers/transactions';
 import { waitFor } from '../replication/helpers';

@@ -12,7 +12,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { BrokerConnection, connect, fetchAll, produce } from '../../replication/network-client';
+import { BrokerConnection, connect, fetchAll, produce } from '../../client/network-client';
 import { dumpLog } from '../../storage/tools/dump-log';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { createTopic, partitionDir, prng } from './helpers';

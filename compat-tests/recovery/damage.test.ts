@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startBroker } from '../../broker';
 import { ErrorCode, KafkaError } from '../../protocol/errors';
-import { connect, fetchAll, produce } from '../../replication/network-client';
+import { connect, fetchAll, produce } from '../../client/network-client';
 import { FaultyFs, type FaultSpec } from '../../storage/testing/faulty-fs';
 import {
   batchesOnDisk,

@@ -9,10 +9,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '../../broker';
-import { Logger } from '../../broker/logger';
+import { Logger } from '../../common/logger';
 import { ErrorCode } from '../../protocol/errors';
 import { RecordBatch } from '../../protocol/records/record-batch';
-import { BrokerConnection, connect, fetchAll, listOffset, OffsetSpec, produce, type FetchedRecord } from '../../replication/network-client';
+import { BrokerConnection, connect, fetchAll, listOffset, OffsetSpec, produce, type FetchedRecord } from '../../client/network-client';
 import { dumpLog } from '../../storage/tools/dump-log';
 
 /** Deterministic PRNG (mulberry32): every damage is reproducible from its seed. */

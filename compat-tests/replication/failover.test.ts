@@ -11,7 +11,7 @@
  */
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import type { RunningCluster } from '../../broker/cluster';
-import { fetchAll } from '../../replication/network-client';
+import { fetchAll } from '../../client/network-client';
 import { connectTo, createTopic, fastCluster, partitionsOf, waitFor } from './helpers';
 import { ContinuousProducer, checkExactlyOnce } from './workload';
 

@@ -4,8 +4,8 @@
  * unbounded), and metadata as a client sees it.
  */
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../broker/cluster';
-import { connect, metadata, type BrokerConnection } from '../../replication/network-client';
-import type { ConfigInput } from '../../broker/config/kafka-config';
+import { connect, metadata, type BrokerConnection } from '../../client/network-client';
+import type { ConfigInput } from '../../config/kafka-config';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 

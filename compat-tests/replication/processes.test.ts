@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
-import { fetchAll, metadata } from '../../replication/network-client';
+import { fetchAll, metadata } from '../../client/network-client';
 import { connectTo, waitFor } from './helpers';
 import * as os from 'node:os';
 import { spawnKrill, startProcessCluster, type ProcessCluster } from './processes';

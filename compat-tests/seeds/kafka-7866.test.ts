@@ -25,7 +25,7 @@ import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '../../broker';
 import { ErrorCode } from '../../protocol/errors';
 import { buildRecordBatch } from '../../protocol/records/memory-records-builder';
-import { connect, type BrokerConnection } from '../../replication/network-client';
+import { connect, type BrokerConnection } from '../../client/network-client';
 import { FaultyFs } from '../../storage/testing/faulty-fs';
 import { describeTransaction, expectContiguousOffsets, lastStableOffset, storedBatches } from '../helpers/transactions';
 import { quietLogger } from '../recovery/helpers';

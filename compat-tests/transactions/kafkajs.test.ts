@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '../../broker';
 import type { RequestInterceptor } from '../../broker/request-dispatcher';
 import { ErrorCode } from '../../protocol/errors';
-import { connect, type BrokerConnection } from '../../replication/network-client';
+import { connect, type BrokerConnection } from '../../client/network-client';
 import { describeTransaction, expectContiguousOffsets, lastStableOffset, storedBatches } from '../helpers/transactions';
 import { waitFor } from '../replication/helpers';
 

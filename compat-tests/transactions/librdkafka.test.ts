@@ -21,7 +21,7 @@ import { startBroker, type RunningBroker } from '../../broker';
 import { ErrorCode } from '../../protocol/errors';
 import { ControlRecordType } from '../../protocol/records/control-record';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
-import { connect, listOffset, OffsetSpec, produce, type BrokerConnection } from '../../replication/network-client';
+import { connect, listOffset, OffsetSpec, produce, type BrokerConnection } from '../../client/network-client';
 import { committedOffsets, markersSettled, layout, offsetsOf, readCommitted, scanLog, stableCommittedOffsets, type ScannedBatch } from '../helpers/transactions';
 import { waitFor } from '../replication/helpers';
 import { CODES, GroupMember, Reader, TxnProducer, type Delivered, type RdError } from './rdkafka';

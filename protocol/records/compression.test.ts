@@ -9,7 +9,7 @@ import {
   xerialCompress,
 } from './compression';
 import { CompressionType } from './record-batch';
-import { ErrorCode, expectKafkaError } from './records-test-util';
+import { ErrorCode, expectKafkaError } from '../testing/records-test-util';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const snappy = require('snappy');

@@ -10,7 +10,7 @@ import {
 import { buildRecordBatch } from './memory-records-builder';
 import { readRecords } from './record';
 import { checkBatch, CompressionType, RecordBatch } from './record-batch';
-import { ErrorCode, expectKafkaError, rawBatch } from './records-test-util';
+import { ErrorCode, expectKafkaError, rawBatch } from '../testing/records-test-util';
 
 describe('control record key and marker value layout', () => {
   it('key: int16 version 0, int16 type (ABORT 0, COMMIT 1)', () => {

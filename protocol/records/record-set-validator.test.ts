@@ -3,7 +3,7 @@ import { buildRecordBatch, MemoryRecordsBuilder, rebuildBatch, SimpleRecord } fr
 import { readRecords } from './record';
 import { checkBatch, CompressionType, RecordBatch, TimestampType } from './record-batch';
 import { RecordValidationError, validateProduceRecordSet } from './record-set-validator';
-import { ErrorCode, expectKafkaError, patchBatch, rawBatch, rawRecord } from './records-test-util';
+import { ErrorCode, expectKafkaError, patchBatch, rawBatch, rawRecord } from '../testing/records-test-util';
 
 const CODECS = [
   CompressionType.NONE,

@@ -2,7 +2,7 @@ import { buildRecordBatch, MemoryRecordsBuilder, SimpleRecord } from './memory-r
 import { findFirstRecordAtOrAfter, iterateRecords, readRecords, RecordIterator } from './record';
 import { checkBatch, CompressionType, RecordBatch, TimestampType } from './record-batch';
 import { compress } from './compression';
-import { ErrorCode, expectKafkaError, patchBatch, rawBatch, rawRecord, uvarint, varint } from './records-test-util';
+import { ErrorCode, expectKafkaError, patchBatch, rawBatch, rawRecord, uvarint, varint } from '../testing/records-test-util';
 
 const CODECS = [
   CompressionType.NONE,

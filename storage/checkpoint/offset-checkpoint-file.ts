@@ -12,7 +12,7 @@
  * (a corrupt recovery point means full recovery, never a failed startup).
  */
 import { StorageFs, writeFileAtomic } from '../fs';
-import { TopicPartition, tpKey } from '../support';
+import { TopicPartition, tpKey } from '../../common/topic-partition';
 
 export const CHECKPOINT_VERSION = 0;
 

@@ -13,7 +13,7 @@
  * derived data: whenever it is in doubt the loader throws it away and rebuilds it from the .log.
  */
 import { OPEN_RW_CREATE, StorageFs, isIoError, writeFully } from '../fs';
-import { CorruptIndexError } from '../support';
+import { CorruptIndexError } from '../errors';
 
 export const INT32_MAX = 0x7fffffff;
 

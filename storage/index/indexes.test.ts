@@ -1,6 +1,6 @@
 import * as nodefs from 'node:fs';
 import * as path from 'node:path';
-import { CorruptIndexError } from '../support';
+import { CorruptIndexError } from '../errors';
 import { FaultyFs } from '../testing/faulty-fs';
 import { removeTempDirs, tempDir } from '../testing/temp-dir';
 import { InvalidOffsetError } from './abstract-index';

@@ -9,7 +9,7 @@
  * log before it indexes it, so a non-monotonic segment (KAFKA-3955) is truncated, never indexed.
  */
 import { StorageFs } from '../fs';
-import { CorruptIndexError } from '../support';
+import { CorruptIndexError } from '../errors';
 import { AbstractIndex, INT32_MAX, InvalidOffsetError } from './abstract-index';
 
 export interface OffsetPosition {

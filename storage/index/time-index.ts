@@ -10,7 +10,7 @@
  * inside the segment.
  */
 import { StorageFs } from '../fs';
-import { CorruptIndexError } from '../support';
+import { CorruptIndexError } from '../errors';
 import { AbstractIndex, InvalidOffsetError } from './abstract-index';
 
 export interface TimestampOffset {

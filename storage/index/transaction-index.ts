@@ -17,7 +17,7 @@
  * `entries * 34` bytes; the entries are also held in memory (loaded on first use).
  */
 import { OPEN_RW_CREATE, StorageFs, writeFully } from '../fs';
-import { CorruptIndexError } from '../support';
+import { CorruptIndexError } from '../errors';
 
 export const TXN_INDEX_ENTRY_SIZE = 34;
 export const TXN_INDEX_VERSION = 0;

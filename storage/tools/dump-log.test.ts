@@ -7,7 +7,7 @@ import { CompressionType, TimestampType } from '../../protocol/records/record-ba
 import { logConfig } from '../log-config';
 import { logFile, offsetIndexFile, timeIndexFile, transactionIndexFile } from '../log-file-utils';
 import { batchAt } from '../testing/batches';
-import { MockScheduler, MockTime } from '../testing/mock-time';
+import { MockScheduler, MockTime } from '../../common/testing/mock-time';
 import { removeTempDirs, tempDir } from '../testing/temp-dir';
 import { UnifiedLog } from '../unified-log';
 import { dumpLog, dumpLogMain, DumpLogOptions } from './dump-log';

@@ -1,0 +1,196 @@
+/**
+ * ControllerServer: a krill controller node (`process.roles=controller`), the one controller of a
+ * multi-broker cluster. It owns the metadata log (`<metadata.log.dir>/__cluster_metadata-0`), the
+ * Controller that writes it, and a listener speaking the Kafka protocol with the controller's own
+ * API set (broker/controller/handlers): brokers register (BrokerRegistration) and heartbeat
+ * (BrokerHeartbeat), fetch the metadata log (Fetch on `__cluster_metadata`, long polling), send ISR
+ * changes (AlterPartition) and forward admin requests (CreateTopics, DeleteTopics,
+ * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AllocateProducerIds).
+ *
+ * There is one controller, not a Raft quorum: if it stops, brokers keep serving with the metadata
+ * they have, and nothing changes (no elections, no new topics) until it is back
+ * (docs/replication.md). Its state is the metadata log, so a restart loses nothing committed.
+ *
+ * Startup: config -> metadata dir and cluster id (meta.properties) -> metadata log replay ->
+ * listener bound -> session and rebalance timers. Shutdown reverses it.
+ */
+import * as fs from 'node:fs';
+import { randomUuid } from '../../protocol/primitives/uuid';
+import { KafkaConfig, type KafkaConfigInit } from '../../config/kafka-config';
+import { logConfigFrom } from '../../config/log-config-from';
+import { topicConfigDef } from '../../config/topic-config-def';
+import { Logger, type LogLevel } from '../../common/logger';
+import { RequestDispatcher } from '../request-dispatcher';
+import { SocketServer } from '../network/socket-server';
+import { CONTROLLER_HANDLERS } from './handlers';
+import { Controller } from '../../metadata/controller/controller';
+import { MetadataLogStore } from '../../metadata/metadata-log-store';
+import type { MetadataLog } from '../../metadata/metadata-log';
+import { ensureMetaProperties, readMetaProperties } from '../../storage/meta-properties';
+import { nodeFs } from '../../storage/fs';
+import type { StorageLogger } from '../../common/logger';
+
+export interface ControllerServerOptions extends KafkaConfigInit {
+  versionCaps?: ReadonlyMap<number, number>;
+  logLevel?: LogLevel;
+  logger?: Logger;
+  /** Use this cluster id for a fresh metadata directory (default: a random one). */
+  clusterId?: string;
+}
+
+/** What the controller listener's handlers may use. */
+export interface ControllerNode {
+  readonly nodeId: number;
+  readonly clusterId: string;
+  readonly config: KafkaConfig;
+  readonly logger: Logger;
+  readonly controller: Controller;
+  readonly metadataLog: MetadataLog;
+  readonly versionCaps: ReadonlyMap<number, number>;
+  apiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];
+  /** The controller's own listener, for DescribeCluster(endpoint type controller). */
+  readonly endpoint: { host: string; port: number };
+  /** Resolves when the metadata log grows past `offset` (exclusive end), or after `maxWaitMs`. */
+  waitForAppend(endOffset: bigint, maxWaitMs: number): Promise<void>;
+}
+
+function storageLogger(log: Logger): StorageLogger {
+  return {
+    debug: (m) => log.debug(m),
+    info: (m) => log.info(m),
+    warn: (m) => log.warn(m),
+    error: (m, err) => log.error(m, err === undefined ? undefined : { err }),
+  };
+}
+
+export class ControllerServer implements ControllerNode {
+  readonly nodeId: number;
+  readonly logger: Logger;
+  readonly controller: Controller;
+  readonly versionCaps: ReadonlyMap<number, number>;
+  readonly dispatcher: RequestDispatcher<ControllerNode>;
+  private readonly socketServer: SocketServer;
+  private waiters = new Set<{ end: bigint; wake: () => void }>();
+  private bound: { host: string; port: number } = { host: '', port: 0 };
+  private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
+
+  private constructor(
+    readonly config: KafkaConfig,
+    readonly clusterId: string,
+    readonly metadataLog: MetadataLogStore,
+    opts: ControllerServerOptions,
+    logger: Logger,
+  ) {
+    this.nodeId = config.nodeId;
+    this.logger = logger;
+    this.versionCaps = opts.versionCaps ?? new Map();
+    const imbalanceMs = Number(config.getLong('leader.imbalance.check.interval.seconds')) * 1000;
+    this.controller = new Controller({
+      nodeId: this.nodeId,
+      clusterId,
+      log: metadataLog,
+      logger: logger.child('controller'),
+      defaultNumPartitions: () => config.getInt('num.partitions'),
+      defaultReplicationFactor: () => config.getInt('default.replication.factor'),
+      validateTopicConfig: (name, value) => {
+        logConfigFrom(config, { [name]: value });
+      },
+      topicConfigDefault: (name) => {
+        const d = topicConfigDef(name)?.default;
+        return typeof d === 'string' ? d : null;
+      },
+      sessions: { sessionTimeoutMs: config.getInt('broker.session.timeout.ms') },
+      uncleanLeaderElection: (topic) => {
+        const override = this.controller.image.topicConfig(topic).get('unclean.leader.election.enable');
+        return override !== undefined ? override === 'true' : config.getBoolean('unclean.leader.election.enable');
+      },
+      autoLeaderRebalanceIntervalMs: config.getBoolean('auto.leader.rebalance.enable') ? imbalanceMs : null,
+    });
+    this.controller.subscribe(() => this.wakeWaiters(), false);
+    this.dispatcher = new RequestDispatcher<ControllerNode>(this, CONTROLLER_HANDLERS, logger.child('request'));
+    this.socketServer = new SocketServer(
+      this.dispatcher,
+      { maxRequestBytes: config.getInt('socket.request.max.bytes'), idleTimeoutMs: config.getLong('connections.max.idle.ms') },
+      logger.child('network'),
+    );
+  }
+
+  static async start(opts: ControllerServerOptions = {}): Promise<ControllerServer> {
+    const config = KafkaConfig.load(opts);
+    const metadataDir = config.metadataLogDir();
+    fs.mkdirSync(metadataDir, { recursive: true });
+    const clusterId = readMetaProperties(nodeFs, metadataDir)?.clusterId ?? opts.clusterId ?? randomUuid();
+    ensureMetaProperties(nodeFs, metadataDir, config.nodeId, clusterId);
+    const logger = opts.logger ?? new Logger(`krill-controller[${config.nodeId}]`, opts.logLevel);
+    const log = new MetadataLogStore(metadataDir, storageLogger(logger.child('metadata-log')));
+    const server = new ControllerServer(config, clusterId, log, opts, logger);
+    try {
+      await server.startup();
+    } catch (err) {
+      await server.shutdown().catch(() => undefined);
+      throw err;
+    }
+    return server;
+  }
+
+  private async startup(): Promise<void> {
+    const names = new Set(this.config.controllerListenerNames());
+    const listeners = this.config.listeners().filter((l) => names.size === 0 || names.has(l.listenerName));
+    if (listeners.length === 0) throw new Error('the controller has no listener (listeners / controller.listener.names)');
+    const bound = await this.socketServer.listen(listeners.map((l) => ({ name: l.listenerName, host: l.host ?? '', port: l.port })));
+    const first = bound[0];
+    this.bound = { host: first.host || '127.0.0.1', port: first.boundPort };
+    this.controller.start();
+    this.state = 'running';
+    this.logger.info(`controller ${this.nodeId} of cluster ${this.clusterId} listening on ${this.bound.host}:${this.bound.port}`, {
+      metadataOffset: String(this.controller.lastCommittedOffset),
+    });
+  }
+
+  get endpoint(): { host: string; port: number } {
+    return this.bound;
+  }
+
+  get isRunning(): boolean {
+    return this.state === 'running';
+  }
+
+  apiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[] {
+    return this.dispatcher.advertisedVersions();
+  }
+
+  get dispatcherInterceptors() {
+    return this.dispatcher.interceptors;
+  }
+
+  waitForAppend(endOffset: bigint, maxWaitMs: number): Promise<void> {
+    if (this.metadataLog.logEndOffset > endOffset || maxWaitMs <= 0 || this.state !== 'running') return Promise.resolve();
+    return new Promise((resolve) => {
+      const w = {
+        end: endOffset,
+        wake: () => {
+          clearTimeout(timer);
+          this.waiters.delete(w);
+          resolve();
+        },
+      };
+      const timer = setTimeout(w.wake, maxWaitMs);
+      this.waiters.add(w);
+    });
+  }
+
+  private wakeWaiters(): void {
+    const end = this.metadataLog.logEndOffset;
+    for (const w of [...this.waiters]) if (end > w.end) w.wake();
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.state === 'stopping' || this.state === 'stopped') return;
+    this.state = 'stopping';
+    for (const w of [...this.waiters]) w.wake();
+    await this.socketServer.close();
+    await this.controller.close();
+    this.state = 'stopped';
+    this.logger.info('controller shut down');
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * AllocateProducerIds (67), v0: a block of 1000 producer ids for a broker's InitProducerId
+ * (KIP-730); a stale broker epoch is STALE_BROKER_EPOCH.
+ */
+import { ErrorCode, toErrorCode } from '../../../protocol/errors';
+import type { AllocateProducerIdsRequest, AllocateProducerIdsResponse } from '../../../protocol/generated/allocate-producer-ids';
+import { defineControllerHandler } from './define';
+
+export const controllerAllocateProducerIdsHandler = defineControllerHandler<AllocateProducerIdsRequest, AllocateProducerIdsResponse>({
+  apiKey: 67,
+  name: 'AllocateProducerIds',
+  minVersion: 0,
+  maxVersion: 0,
+  async handle(node, _ctx, req) {
+    try {
+      const r = await node.controller.allocateProducerIds(req.brokerId, req.brokerEpoch, 1000);
+      return { errorCode: ErrorCode.NONE, producerIdStart: r.first, producerIdLen: r.size };
+    } catch (err) {
+      return { errorCode: toErrorCode(err), producerIdStart: -1n, producerIdLen: 0 };
+    }
+  },
+});

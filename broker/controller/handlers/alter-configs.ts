@@ -1,0 +1,26 @@
+/**
+ * AlterConfigs (33), v0-2, on the controller listener: replaces a topic's config overrides
+ * (INVALID_CONFIG, UNKNOWN_TOPIC_OR_PARTITION); other resource types get INVALID_REQUEST.
+ */
+import { ConfigResourceType } from '../../../metadata/metadata-records';
+import type { AlterConfigsRequest, AlterConfigsResponse } from '../../../protocol/generated/alter-configs';
+import { defineControllerHandler } from './define';
+import { alterConfigsResponses } from '../../handlers/alter-configs';
+
+/** Only topic configs live in the controller here. */
+const NOT_TOPIC_MESSAGE = 'the controller only alters topic configs';
+
+export const controllerAlterConfigsHandler = defineControllerHandler<AlterConfigsRequest, AlterConfigsResponse>({
+  apiKey: 33,
+  name: 'AlterConfigs',
+  minVersion: 0,
+  maxVersion: 2,
+  async handle(node, _ctx, req) {
+    const topics = req.resources.filter((r) => r.resourceType === ConfigResourceType.TOPIC);
+    const results = await node.controller.alterTopicConfigs(
+      topics.map((r) => ({ topic: r.resourceName, incremental: false, ops: r.configs.map((c) => ({ name: c.name, op: 0, value: c.value })) })),
+      req.validateOnly,
+    );
+    return { responses: alterConfigsResponses(req.resources, results, NOT_TOPIC_MESSAGE) };
+  },
+});

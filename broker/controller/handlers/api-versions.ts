@@ -1,0 +1,24 @@
+/**
+ * ApiVersions (18), v0-4, on the controller listener: the controller's own API set (what brokers
+ * and admin tools may send to the controller), built from CONTROLLER_HANDLERS.
+ * v3+: a malformed client software name/version gets INVALID_REQUEST, as on brokers.
+ */
+import { ErrorCode } from '../../../protocol/errors';
+import type { ApiVersionsRequest, ApiVersionsResponse } from '../../../protocol/generated/api-versions';
+import { defineControllerHandler } from './define';
+
+const SOFTWARE_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
+
+export const controllerApiVersionsHandler = defineControllerHandler<ApiVersionsRequest, ApiVersionsResponse>({
+  apiKey: 18,
+  name: 'ApiVersions',
+  minVersion: 0,
+  maxVersion: 4,
+  handle(node, ctx, req) {
+    const apiKeys = node.apiVersions();
+    if (ctx.apiVersion >= 3 && (!SOFTWARE_PATTERN.test(req.clientSoftwareName) || !SOFTWARE_PATTERN.test(req.clientSoftwareVersion))) {
+      return { errorCode: ErrorCode.INVALID_REQUEST, apiKeys };
+    }
+    return { errorCode: ErrorCode.NONE, apiKeys, finalizedFeaturesEpoch: -1n };
+  },
+});

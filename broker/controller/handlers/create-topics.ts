@@ -1,0 +1,38 @@
+/**
+ * CreateTopics (19), v2-7, on the controller listener: brokers forward their clients' CreateTopics
+ * here. Validation, placement and error codes are the Controller's (TOPIC_ALREADY_EXISTS,
+ * INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR beyond the active
+ * brokers, INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG, INVALID_REQUEST for duplicates). v5+
+ * answers the partition count and replication factor; the effective configs (v5+) are the
+ * forwarding broker's to fill in, so this answers an empty list.
+ */
+import { ErrorCode } from '../../../protocol/errors';
+import { ZERO_UUID } from '../../../protocol/primitives/uuid';
+import type { CreateTopicsRequest, CreateTopicsResponse } from '../../../protocol/generated/create-topics';
+import { defineControllerHandler } from './define';
+import { createTopicSpecs } from '../../handlers/create-topics';
+
+export const controllerCreateTopicsHandler = defineControllerHandler<CreateTopicsRequest, CreateTopicsResponse>({
+  apiKey: 19,
+  name: 'CreateTopics',
+  minVersion: 2,
+  maxVersion: 7,
+  async handle(node, ctx, req) {
+    const v = ctx.apiVersion;
+    const results = await node.controller.createTopics(createTopicSpecs(req), req.validateOnly);
+    return {
+      topics: results.map((r) => {
+        const ok = r.errorCode === ErrorCode.NONE;
+        return {
+          name: r.name,
+          topicId: v >= 7 ? r.topicId || ZERO_UUID : undefined,
+          errorCode: r.errorCode,
+          errorMessage: ok ? null : r.errorMessage,
+          numPartitions: v >= 5 ? (ok ? r.numPartitions : -1) : undefined,
+          replicationFactor: v >= 5 ? (ok ? r.replicationFactor : -1) : undefined,
+          configs: v >= 5 ? [] : undefined,
+        };
+      }),
+    };
+  },
+});

@@ -1,0 +1,26 @@
+/**
+ * IncrementalAlterConfigs (44), v0-1, on the controller listener: SET / DELETE / APPEND / SUBTRACT
+ * on topic config overrides; other resource types get INVALID_REQUEST.
+ */
+import { ConfigResourceType } from '../../../metadata/metadata-records';
+import type { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../../../protocol/generated/incremental-alter-configs';
+import { defineControllerHandler } from './define';
+import { alterConfigsResponses } from '../../handlers/alter-configs';
+
+/** Only topic configs live in the controller here. */
+const NOT_TOPIC_MESSAGE = 'the controller only alters topic configs';
+
+export const controllerIncrementalAlterConfigsHandler = defineControllerHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>({
+  apiKey: 44,
+  name: 'IncrementalAlterConfigs',
+  minVersion: 0,
+  maxVersion: 1,
+  async handle(node, _ctx, req) {
+    const topics = req.resources.filter((r) => r.resourceType === ConfigResourceType.TOPIC);
+    const results = await node.controller.alterTopicConfigs(
+      topics.map((r) => ({ topic: r.resourceName, incremental: true, ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })) })),
+      req.validateOnly,
+    );
+    return { responses: alterConfigsResponses(req.resources, results, NOT_TOPIC_MESSAGE) };
+  },
+});

@@ -1,0 +1,35 @@
+/**
+ * The controller listener's handler registry: the APIs a Kafka controller serves to brokers and
+ * admin clients. ApiVersions on the controller listener is built from this list.
+ */
+import type { HandlerSpec } from '../../handlers/define-handler';
+import type { ControllerNode } from '../controller-server';
+import { controllerApiVersionsHandler } from './api-versions';
+import { alterPartitionHandler } from './alter-partition';
+import { brokerHeartbeatHandler } from './broker-heartbeat';
+import { brokerRegistrationHandler } from './broker-registration';
+import { controllerDescribeClusterHandler } from './describe-cluster';
+import { controllerFetchHandler } from './fetch';
+import { controllerAllocateProducerIdsHandler } from './allocate-producer-ids';
+import { controllerAlterConfigsHandler } from './alter-configs';
+import { controllerCreatePartitionsHandler } from './create-partitions';
+import { controllerCreateTopicsHandler } from './create-topics';
+import { controllerDeleteTopicsHandler } from './delete-topics';
+import { controllerElectLeadersHandler } from './elect-leaders';
+import { controllerIncrementalAlterConfigsHandler } from './incremental-alter-configs';
+
+export const CONTROLLER_HANDLERS: readonly HandlerSpec<any, any, ControllerNode>[] = [
+  controllerFetchHandler,
+  controllerApiVersionsHandler,
+  controllerCreateTopicsHandler,
+  controllerDeleteTopicsHandler,
+  controllerAlterConfigsHandler,
+  controllerCreatePartitionsHandler,
+  controllerElectLeadersHandler,
+  controllerIncrementalAlterConfigsHandler,
+  alterPartitionHandler,
+  controllerDescribeClusterHandler,
+  brokerRegistrationHandler,
+  brokerHeartbeatHandler,
+  controllerAllocateProducerIdsHandler,
+];

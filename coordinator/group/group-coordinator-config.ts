@@ -1,0 +1,43 @@
+/**
+ * The group coordinator's settings, read once from the broker config (Kafka's GroupCoordinatorConfig).
+ * Plain values so the coordinator can be built and tested without a KafkaConfig.
+ */
+import type { KafkaConfig } from '../../config/kafka-config';
+import { CompressionType } from '../../protocol/records/record-batch';
+
+export interface GroupCoordinatorConfig {
+  /** offsets.topic.num.partitions: used until __consumer_offsets exists (then its real count is). */
+  offsetsTopicNumPartitions: number;
+  minSessionTimeoutMs: number;
+  maxSessionTimeoutMs: number;
+  maxSize: number;
+  initialRebalanceDelayMs: number;
+  /** How long a brand-new member may wait in its first JoinGroup (Kafka: 5 minutes, fixed). */
+  newMemberJoinTimeoutMs: number;
+  offsetMetadataMaxBytes: number;
+  offsetsRetentionMs: number;
+  offsetsRetentionCheckIntervalMs: number;
+  offsetCommitTimeoutMs: number;
+  compression: CompressionType;
+  loadBufferSize: number;
+}
+
+export const NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000;
+
+export function groupCoordinatorConfig(c: KafkaConfig): GroupCoordinatorConfig {
+  const codec = c.getInt('offsets.topic.compression.codec');
+  return {
+    offsetsTopicNumPartitions: c.getInt('offsets.topic.num.partitions'),
+    minSessionTimeoutMs: c.getInt('group.min.session.timeout.ms'),
+    maxSessionTimeoutMs: c.getInt('group.max.session.timeout.ms'),
+    maxSize: c.getInt('group.max.size'),
+    initialRebalanceDelayMs: c.getInt('group.initial.rebalance.delay.ms'),
+    newMemberJoinTimeoutMs: NEW_MEMBER_JOIN_TIMEOUT_MS,
+    offsetMetadataMaxBytes: c.getInt('offset.metadata.max.bytes'),
+    offsetsRetentionMs: c.getInt('offsets.retention.minutes') * 60_000,
+    offsetsRetentionCheckIntervalMs: Number(c.getLong('offsets.retention.check.interval.ms')),
+    offsetCommitTimeoutMs: c.getInt('offsets.commit.timeout.ms'),
+    compression: codec >= 0 && codec <= 4 ? (codec as CompressionType) : CompressionType.NONE,
+    loadBufferSize: c.getInt('offsets.load.buffer.size'),
+  };
+}

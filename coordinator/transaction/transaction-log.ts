@@ -1,0 +1,85 @@
+/**
+ * The records of __transaction_state in Kafka's own format (TransactionLog), so that Kafka's tools
+ * and a Kafka broker read krill's log: the key is an int16 version (0) followed by
+ * TransactionLogKey, the value an int16 version followed by TransactionLogValue, and a null value
+ * is a tombstone (the transactional id expired).
+ *
+ * krill writes value version 1 (flexible, with PreviousProducerId as a tagged field), what a Kafka 4
+ * broker writes with transaction.version 1; it reads versions 0 and 1. The partition list is null
+ * in an Empty record, as Kafka writes it. A key with a version other than 0 is skipped by the
+ * loader (Kafka's UnknownKey), a value that does not decode is an error for the loader to report.
+ */
+import { Reader } from '../../protocol/primitives/reader';
+import { Writer } from '../../protocol/primitives/writer';
+import { readTransactionLogKey, writeTransactionLogKey } from '../../protocol/generated/records/transaction-coordinator/transaction-log-key';
+import { readTransactionLogValue, writeTransactionLogValue } from '../../protocol/generated/records/transaction-coordinator/transaction-log-value';
+import { NO_PRODUCER_EPOCH, TransactionMetadata, partitionsByTopic, type TopicPartition, type TxnTransitMetadata } from './transaction-metadata';
+import { TransactionState, transactionStateFromId } from './transaction-state';
+
+export const TXN_KEY_VERSION = 0;
+export const TXN_VALUE_VERSION = 1;
+
+export function transactionLogKey(transactionalId: string): Buffer {
+  const w = new Writer(32 + transactionalId.length * 3);
+  w.int16(TXN_KEY_VERSION);
+  writeTransactionLogKey(w, TXN_KEY_VERSION, { transactionalId });
+  return w.toBuffer();
+}
+
+export function transactionLogValue(t: TxnTransitMetadata): Buffer {
+  if (t.txnState === TransactionState.Empty && t.topicPartitions.length > 0) {
+    throw new Error(`an Empty transaction record cannot carry partitions (${t.topicPartitions.length})`);
+  }
+  const byTopic = partitionsByTopic(t.topicPartitions);
+  const w = new Writer(128);
+  w.int16(TXN_VALUE_VERSION);
+  writeTransactionLogValue(w, TXN_VALUE_VERSION, {
+    producerId: t.producerId,
+    previousProducerId: t.lastProducerId,
+    nextProducerId: -1n,
+    producerEpoch: t.producerEpoch,
+    transactionTimeoutMs: t.txnTimeoutMs,
+    transactionStatus: t.txnState,
+    transactionPartitions:
+      t.txnState === TransactionState.Empty ? null : [...byTopic].map(([topic, partitionIds]) => ({ topic, partitionIds: partitionIds.sort((a, b) => a - b) })),
+    transactionLastUpdateTimestampMs: BigInt(t.txnLastUpdateTimestamp),
+    transactionStartTimestampMs: BigInt(t.txnStartTimestamp),
+    clientTransactionVersion: 0,
+  });
+  return w.toBuffer();
+}
+
+/** The transactional id of a record key, or undefined for a key version this broker does not know. */
+export function readTransactionLogKeyId(key: Buffer): string | undefined {
+  const r = new Reader(key);
+  const version = r.int16();
+  if (version !== TXN_KEY_VERSION) return undefined;
+  return readTransactionLogKey(r, version).transactionalId;
+}
+
+/** The metadata a record value describes (null for a tombstone). Throws on an unreadable value. */
+export function readTransactionLogMetadata(transactionalId: string, value: Buffer | null): TransactionMetadata | null {
+  if (value === null) return null;
+  const r = new Reader(value);
+  const version = r.int16();
+  const v = readTransactionLogValue(r, version);
+  const state = transactionStateFromId(v.transactionStatus);
+  if (state === undefined) throw new Error(`unknown transaction status ${v.transactionStatus} for ${transactionalId}`);
+  const partitions: TopicPartition[] = [];
+  // An Empty transaction has no partitions, whatever the record lists (Kafka ignores them too).
+  if (state !== TransactionState.Empty) for (const t of v.transactionPartitions ?? []) for (const p of t.partitionIds) partitions.push({ topic: t.topic, partition: p });
+  return new TransactionMetadata(
+    transactionalId,
+    v.producerId,
+    v.previousProducerId,
+    v.producerEpoch,
+    // The last epoch is not stored (Kafka does not either): a retry of an InitProducerId across a
+    // coordinator move then fails with PRODUCER_FENCED, which Kafka accepts as rare.
+    NO_PRODUCER_EPOCH,
+    v.transactionTimeoutMs,
+    state,
+    partitions,
+    Number(v.transactionStartTimestampMs),
+    Number(v.transactionLastUpdateTimestampMs),
+  );
+}

@@ -1,0 +1,1000 @@
+/**
+ * The controller: the single writer of the cluster metadata log. Every change to topics,
+ * partitions, configs and broker registrations is validated here, written to the metadata log as
+ * one atomic batch of KRaft-shaped records, applied to the controller's own image, and then
+ * published to the brokers, which apply the same records in the same order. Operations run one
+ * at a time through a queue so that validation and the append see the same state.
+ *
+ * Two ways to run it:
+ * - combined (one node, `process.roles=broker,controller`): the broker calls it directly; its one
+ *   broker registers unfenced and there are no sessions;
+ * - cluster (`sessions` set): brokers talk to it over the Kafka protocol (ControllerServer). A
+ *   broker registers fenced (BrokerRegistration), is unfenced by a heartbeat once it has caught up
+ *   with the metadata log, and is fenced again when it misses heartbeats for
+ *   broker.session.timeout.ms; fencing removes it from every ISR and moves its leaderships
+ *   (PartitionChangeBuilder: from the ISR, unclean only when allowed). Controlled shutdown, ISR
+ *   changes from partition leaders (AlterPartition), ElectLeaders and the periodic preferred
+ *   leader election all end as PartitionChangeRecords in the same log.
+ */
+import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
+import { randomUuid } from '../../protocol/primitives/uuid';
+import type { Logger } from '../../common/logger';
+import { MetadataCache } from '../metadata-cache';
+import {
+  ConfigResourceType,
+  ControlledShutdownChange,
+  FencingChange,
+  type MetadataRecord,
+  type PartitionChangeRecordData,
+  type RegisterBrokerEndpoint,
+} from '../metadata-records';
+import type { PartitionState } from '../metadata-cache';
+import { buildPartitionChange, type Election } from './partition-change-builder';
+import { SerialQueue } from '../../common/serial-queue';
+import type { MetadataLog } from '../metadata-log';
+import { isInternalTopic, unifyCollisionChars, validateTopicName } from '../topic-name';
+
+export interface ControllerOptions {
+  nodeId: number;
+  clusterId: string;
+  log: MetadataLog;
+  logger: Logger;
+  defaultNumPartitions: () => number;
+  defaultReplicationFactor: () => number;
+  /** Throws KafkaError(INVALID_CONFIG) for an unknown topic config key or a bad value. */
+  validateTopicConfig: (name: string, value: string | null) => void;
+  /** A topic config's own default (not the broker's), which APPEND/SUBTRACT start from when unset. */
+  topicConfigDefault?: (name: string) => string | null;
+  /** Cluster mode: brokers register fenced and keep sessions by heartbeating. Absent: combined node. */
+  sessions?: { sessionTimeoutMs: number };
+  /** unclean.leader.election.enable for a topic (its override, else the broker default). */
+  uncleanLeaderElection?: (topic: string) => boolean;
+  /** auto.leader.rebalance.enable: the preferred-leader check interval (leader.imbalance.check.interval.seconds). */
+  autoLeaderRebalanceIntervalMs?: number | null;
+  /** Clock (tests). */
+  now?: () => number;
+}
+
+export interface BrokerHeartbeatInput {
+  brokerId: number;
+  brokerEpoch: bigint;
+  currentMetadataOffset: bigint;
+  wantFence: boolean;
+  wantShutDown: boolean;
+}
+
+export interface BrokerHeartbeatReply {
+  isCaughtUp: boolean;
+  isFenced: boolean;
+  inControlledShutdown: boolean;
+  shouldShutDown: boolean;
+}
+
+export interface AlterPartitionInput {
+  brokerId: number;
+  brokerEpoch: bigint;
+  topics: {
+    /** By name (v0-1) or by id (v2+). */
+    topicName: string | null;
+    topicId: string | null;
+    partitions: {
+      partitionIndex: number;
+      leaderEpoch: number;
+      partitionEpoch: number;
+      leaderRecoveryState: number;
+      newIsrWithEpochs: { brokerId: number; brokerEpoch: bigint }[];
+    }[];
+  }[];
+}
+
+export interface AlterPartitionPartitionResult {
+  partitionIndex: number;
+  errorCode: number;
+  leaderId: number;
+  leaderEpoch: number;
+  isr: number[];
+  leaderRecoveryState: number;
+  partitionEpoch: number;
+}
+
+export interface AlterPartitionResult {
+  errorCode: number;
+  topics: { topicName: string; topicId: string; partitions: AlterPartitionPartitionResult[] }[];
+}
+
+export interface ElectLeadersResult {
+  topic: string;
+  partitionResult: { partitionId: number; errorCode: number; errorMessage: string | null }[];
+}
+
+/** ElectLeaders election_type: 0 preferred, 1 unclean. */
+export const ElectionType = { PREFERRED: 0, UNCLEAN: 1 } as const;
+
+/** The controller's view of one broker's session (in memory only, as in Kafka's BrokerHeartbeatManager). */
+interface BrokerSession {
+  lastSeenMs: number;
+  /** Offset of the RegisterBrokerRecord: the broker may be unfenced once it has applied it. */
+  registerOffset: bigint;
+  /** Last metadata offset the broker reported. */
+  metadataOffset: bigint;
+  /** Offset of the batch that moved its leaderships away, once in controlled shutdown. */
+  controlledShutdownOffset: bigint | null;
+  shutdownNow: boolean;
+}
+
+export interface CreateTopicSpec {
+  name: string;
+  numPartitions: number;
+  replicationFactor: number;
+  assignments: { partitionIndex: number; brokerIds: number[] }[];
+  configs: { name: string; value: string | null }[];
+}
+
+export interface CreateTopicResult {
+  name: string;
+  topicId: string;
+  errorCode: number;
+  errorMessage: string | null;
+  numPartitions: number;
+  replicationFactor: number;
+}
+
+export interface DeleteTopicResult {
+  name: string | null;
+  topicId: string;
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+export interface CreatePartitionsSpec {
+  name: string;
+  count: number;
+  assignments: { brokerIds: number[] }[] | null;
+}
+
+export interface AlterConfigOp {
+  name: string;
+  /** 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT (IncrementalAlterConfigs op types). */
+  op: number;
+  value: string | null;
+}
+
+export interface BrokerRegistration {
+  brokerId: number;
+  incarnationId: string;
+  endpoints: RegisterBrokerEndpoint[];
+  rack: string | null;
+  logDirs: string[];
+}
+
+export type MetadataListener = (records: MetadataRecord[], lastOffset: bigint) => void;
+
+/**
+ * What brokers (and request handlers) may ask of the controller, whether it runs in this process
+ * (Controller) or elsewhere (RemoteController, over the Kafka protocol).
+ */
+export interface ControllerApi {
+  createTopics(specs: CreateTopicSpec[], validateOnly: boolean): Promise<CreateTopicResult[]>;
+  deleteTopics(targets: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]>;
+  createPartitions(specs: CreatePartitionsSpec[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]>;
+  alterTopicConfigs(
+    changes: { topic: string; ops: AlterConfigOp[]; incremental: boolean }[],
+    validateOnly: boolean,
+  ): Promise<{ topic: string; errorCode: number; errorMessage: string | null }[]>;
+  allocateProducerIds(brokerId: number, brokerEpoch: bigint, blockSize: number): Promise<{ first: bigint; size: number }>;
+  electLeaders(electionType: number, topicPartitions: { topic: string; partitions: number[] }[] | null): Promise<ElectLeadersResult[]>;
+  isInternal(topic: string): boolean;
+}
+
+export class Controller implements ControllerApi {
+  readonly image: MetadataCache;
+  private readonly queue = new SerialQueue();
+  private readonly listeners: MetadataListener[] = [];
+  private nextBrokerEpoch = 1n;
+  private readonly log: Logger;
+  private readonly sessions = new Map<number, BrokerSession>();
+  private readonly now: () => number;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private closed = false;
+
+  constructor(private readonly opts: ControllerOptions) {
+    this.image = new MetadataCache(opts.clusterId);
+    this.log = opts.logger;
+    this.now = opts.now ?? Date.now;
+    for (const batch of opts.log.readAll()) {
+      this.image.apply(batch.records, batch.lastOffset);
+      for (const r of batch.records) {
+        if (r.type === 'RegisterBrokerRecord' && r.data.brokerEpoch >= this.nextBrokerEpoch) {
+          this.nextBrokerEpoch = r.data.brokerEpoch + 1n;
+        }
+      }
+    }
+  }
+
+  /** Replays the whole log to the listener (unless `replay` is false), then keeps it informed of every new batch. */
+  subscribe(listener: MetadataListener, replay = true): void {
+    if (replay) for (const batch of this.opts.log.readAll()) listener(batch.records, batch.lastOffset);
+    this.listeners.push(listener);
+  }
+
+  /** The log itself (the controller listener serves it to brokers as `__cluster_metadata`). */
+  get metadataLog(): MetadataLog {
+    return this.opts.log;
+  }
+
+  private commit(records: MetadataRecord[]): bigint {
+    if (records.length === 0) return this.image.lastAppliedOffset;
+    const lastOffset = this.opts.log.append(records);
+    this.image.apply(records, lastOffset);
+    for (const l of this.listeners) {
+      try {
+        l(records, lastOffset);
+      } catch (err) {
+        this.log.error('metadata listener failed', { err, lastOffset });
+      }
+    }
+    return lastOffset;
+  }
+
+  /** The offset of the last committed batch (the metadata log's end - 1). */
+  get lastCommittedOffset(): bigint {
+    return this.image.lastAppliedOffset;
+  }
+
+  get clusterMode(): boolean {
+    return this.opts.sessions !== undefined;
+  }
+
+  /**
+   * Starts the cluster-mode timers: session expiry (a quarter of broker.session.timeout.ms, so a
+   * dead broker is fenced within 1.25 session timeouts) and the preferred-leader check. Both are
+   * unref'd and stopped by close().
+   */
+  start(): void {
+    if (!this.opts.sessions || this.closed) return;
+    const tick = Math.max(20, Math.floor(this.opts.sessions.sessionTimeoutMs / 4));
+    const t = setInterval(() => void this.fenceStaleBrokers().catch((err) => this.log.error('fencing stale brokers failed', { err })), tick);
+    t.unref();
+    this.timers.push(t);
+    const every = this.opts.autoLeaderRebalanceIntervalMs;
+    if (every && every > 0) {
+      const r = setInterval(() => void this.balancePartitionLeaders().catch((err) => this.log.error('preferred leader election failed', { err })), every);
+      r.unref();
+      this.timers.push(r);
+    }
+  }
+
+  /**
+   * BrokerRegistration. In cluster mode the broker starts fenced, and a registration for an id
+   * whose previous incarnation still has a live session is refused (DUPLICATE_BROKER_REGISTRATION);
+   * a previous incarnation that is no longer alive is fenced out of its ISRs and leaderships first.
+   */
+  registerBroker(reg: BrokerRegistration): Promise<bigint> {
+    return this.queue.run(() => {
+      const existing = this.image.broker(reg.brokerId);
+      const records: MetadataRecord[] = [];
+      if (this.opts.sessions && existing) {
+        const session = this.sessions.get(reg.brokerId);
+        const alive = !existing.fenced && session !== undefined && this.now() - session.lastSeenMs <= this.opts.sessions.sessionTimeoutMs;
+        if (alive && existing.incarnationId !== reg.incarnationId) {
+          throw new KafkaError(
+            ErrorCode.DUPLICATE_BROKER_REGISTRATION,
+            `Another broker is registered with that broker id ${reg.brokerId} and its session has not timed out.`,
+          );
+        }
+        records.push(...this.removeFromIsrsAndLeaderships(reg.brokerId, 'a new registration'));
+      }
+      const brokerEpoch = this.nextBrokerEpoch++;
+      records.push({
+        type: 'RegisterBrokerRecord',
+        data: {
+          brokerId: reg.brokerId,
+          isMigratingZkBroker: false,
+          incarnationId: reg.incarnationId,
+          brokerEpoch,
+          endPoints: reg.endpoints,
+          features: [],
+          rack: reg.rack,
+          fenced: this.opts.sessions !== undefined,
+          inControlledShutdown: false,
+          logDirs: reg.logDirs,
+        },
+      });
+      const offset = this.commit(records);
+      if (this.opts.sessions) {
+        this.sessions.set(reg.brokerId, {
+          lastSeenMs: this.now(),
+          registerOffset: offset,
+          metadataOffset: -1n,
+          controlledShutdownOffset: null,
+          shutdownNow: false,
+        });
+        this.log.info(`registered broker ${reg.brokerId} with epoch ${brokerEpoch} (fenced until it catches up)`);
+      }
+      return brokerEpoch;
+    });
+  }
+
+  /** STALE_BROKER_EPOCH / BROKER_ID_NOT_REGISTERED unless `epoch` is the broker's current one. */
+  private checkBrokerEpoch(brokerId: number, epoch: bigint): void {
+    const b = this.image.broker(brokerId);
+    if (!b) throw new KafkaError(ErrorCode.BROKER_ID_NOT_REGISTERED, `No broker with id ${brokerId} is registered.`);
+    if (b.epoch !== epoch) {
+      throw new KafkaError(ErrorCode.STALE_BROKER_EPOCH, `Expected broker epoch ${b.epoch}, but got broker epoch ${epoch}`);
+    }
+  }
+
+  private isActive = (id: number): boolean => this.image.isActive(id);
+
+  private hasLeaderships(brokerId: number): boolean {
+    for (const t of this.image.topics()) for (const p of t.partitions.values()) if (p.leader === brokerId) return true;
+    return false;
+  }
+
+  private *allPartitions(): Generator<{ topic: string; p: PartitionState }> {
+    for (const t of this.image.topics()) for (const p of t.partitions.values()) yield { topic: t.name, p };
+  }
+
+  private change(data: PartitionChangeRecordData): MetadataRecord {
+    return { type: 'PartitionChangeRecord', data };
+  }
+
+  private election(topic: string): Election {
+    return this.opts.uncleanLeaderElection?.(topic) ? 'UNCLEAN' : 'ONLINE';
+  }
+
+  /** Removes `brokerId` from every ISR it is in and moves its leaderships (fencing, controlled shutdown). */
+  private removeFromIsrsAndLeaderships(brokerId: number, why: string): MetadataRecord[] {
+    const out: MetadataRecord[] = [];
+    for (const { topic, p } of this.allPartitions()) {
+      if (!p.isr.includes(brokerId) && p.leader !== brokerId) continue;
+      const rec = buildPartitionChange(p, {
+        targetIsr: p.isr.filter((r) => r !== brokerId),
+        isAcceptableLeader: (r) => r !== brokerId && this.isActive(r),
+        election: this.election(topic),
+      });
+      if (rec) out.push(this.change(rec));
+    }
+    if (out.length > 0) this.log.info(`${why} of broker ${brokerId}: changing ${out.length} partition(s)`);
+    return out;
+  }
+
+  private fenceRecords(brokerId: number, why: string): MetadataRecord[] {
+    const b = this.image.broker(brokerId)!;
+    return [
+      ...this.removeFromIsrsAndLeaderships(brokerId, why),
+      {
+        type: 'BrokerRegistrationChangeRecord',
+        data: { brokerId, brokerEpoch: b.epoch, fenced: FencingChange.FENCE, inControlledShutdown: ControlledShutdownChange.NONE, logDirs: [] },
+      },
+    ];
+  }
+
+  private unfenceRecords(brokerId: number, brokerEpoch: bigint): MetadataRecord[] {
+    const out: MetadataRecord[] = [
+      {
+        type: 'BrokerRegistrationChangeRecord',
+        data: { brokerId, brokerEpoch, fenced: FencingChange.UNFENCE, inControlledShutdown: ControlledShutdownChange.NONE, logDirs: [] },
+      },
+    ];
+    // Partitions without a leader may now have one (the image still shows the broker fenced).
+    for (const { topic, p } of this.allPartitions()) {
+      if (p.leader !== -1) continue;
+      const rec = buildPartitionChange(p, { isAcceptableLeader: (r) => r === brokerId || this.isActive(r), election: this.election(topic) });
+      if (rec) out.push(this.change(rec));
+    }
+    return out;
+  }
+
+  /**
+   * BrokerHeartbeat (Kafka's BrokerHeartbeatManager states): FENCED -> UNFENCED once the broker
+   * asks (wantFence false) and has applied its own registration; UNFENCED -> CONTROLLED_SHUTDOWN
+   * on wantShutDown while it leads partitions (they move at once), else straight to SHUTDOWN_NOW;
+   * CONTROLLED_SHUTDOWN -> SHUTDOWN_NOW (fenced, shouldShutDown) once it leads nothing and every
+   * active broker has seen the leadership changes.
+   */
+  heartbeat(req: BrokerHeartbeatInput): Promise<BrokerHeartbeatReply> {
+    return this.queue.run(() => {
+      if (!this.opts.sessions) throw new KafkaError(ErrorCode.UNSUPPORTED_VERSION, 'broker heartbeats need a cluster-mode controller');
+      this.checkBrokerEpoch(req.brokerId, req.brokerEpoch);
+      const b = this.image.broker(req.brokerId)!;
+      let session = this.sessions.get(req.brokerId);
+      if (!session) {
+        // Registered before this controller started: its registration offset is in the past.
+        session = { lastSeenMs: this.now(), registerOffset: -1n, metadataOffset: -1n, controlledShutdownOffset: null, shutdownNow: false };
+        this.sessions.set(req.brokerId, session);
+      }
+      session.lastSeenMs = this.now();
+      session.metadataOffset = req.currentMetadataOffset;
+      const records: MetadataRecord[] = [];
+      if (b.fenced) {
+        if (req.wantShutDown) session.shutdownNow = true;
+        else if (!req.wantFence && req.currentMetadataOffset >= session.registerOffset) {
+          records.push(...this.unfenceRecords(req.brokerId, b.epoch));
+          this.log.info(`unfencing broker ${req.brokerId} (epoch ${b.epoch})`);
+        }
+      } else if (b.inControlledShutdown) {
+        if (req.wantFence || (!this.hasLeaderships(req.brokerId) && this.lowestActiveMetadataOffset(req.brokerId) >= (session.controlledShutdownOffset ?? -1n))) {
+          session.shutdownNow = true;
+          records.push(...this.fenceRecords(req.brokerId, 'shutdown'));
+          this.log.info(`broker ${req.brokerId} completed its controlled shutdown`);
+        } else {
+          // Leaderships that could not move before (no other ISR member) may be movable now.
+          records.push(...this.removeFromIsrsAndLeaderships(req.brokerId, 'controlled shutdown'));
+        }
+      } else if (req.wantFence) {
+        if (req.wantShutDown) session.shutdownNow = true;
+        records.push(...this.fenceRecords(req.brokerId, 'fencing on request'));
+      } else if (req.wantShutDown) {
+        if (this.hasLeaderships(req.brokerId)) {
+          records.push(
+            {
+              type: 'BrokerRegistrationChangeRecord',
+              data: {
+                brokerId: req.brokerId,
+                brokerEpoch: b.epoch,
+                fenced: FencingChange.NONE,
+                inControlledShutdown: ControlledShutdownChange.IN_CONTROLLED_SHUTDOWN,
+                logDirs: [],
+              },
+            },
+            ...this.removeFromIsrsAndLeaderships(req.brokerId, 'controlled shutdown'),
+          );
+          this.log.info(`broker ${req.brokerId} entered controlled shutdown`);
+        } else {
+          session.shutdownNow = true;
+          records.push(...this.fenceRecords(req.brokerId, 'shutdown'));
+        }
+      }
+      const offset = this.commit(records);
+      if (records.length > 0 && this.image.broker(req.brokerId)?.inControlledShutdown && session.controlledShutdownOffset === null) {
+        session.controlledShutdownOffset = offset;
+      }
+      const after = this.image.broker(req.brokerId)!;
+      return {
+        isCaughtUp: req.currentMetadataOffset >= session.registerOffset,
+        isFenced: after.fenced,
+        inControlledShutdown: after.inControlledShutdown,
+        shouldShutDown: session.shutdownNow,
+      };
+    });
+  }
+
+  /** The smallest metadata offset reported by the other active brokers (how far the slowest has read). */
+  private lowestActiveMetadataOffset(except: number): bigint {
+    let lowest = this.image.lastAppliedOffset;
+    for (const b of this.image.aliveBrokers()) {
+      if (b.id === except || b.inControlledShutdown) continue;
+      const s = this.sessions.get(b.id);
+      if (s && s.metadataOffset < lowest) lowest = s.metadataOffset;
+    }
+    return lowest;
+  }
+
+  /** Fences every unfenced broker whose session has expired. */
+  fenceStaleBrokers(): Promise<number[]> {
+    return this.queue.run(() => {
+      const timeout = this.opts.sessions?.sessionTimeoutMs;
+      if (timeout === undefined || this.closed) return [];
+      const now = this.now();
+      const fenced: number[] = [];
+      for (const b of this.image.allBrokers()) {
+        if (b.fenced) continue;
+        const s = this.sessions.get(b.id);
+        if (s && now - s.lastSeenMs <= timeout) continue;
+        if (!s) {
+          // Known from the log but never heard from since this controller started: give it a session.
+          this.sessions.set(b.id, { lastSeenMs: now, registerOffset: -1n, metadataOffset: -1n, controlledShutdownOffset: null, shutdownNow: false });
+          continue;
+        }
+        this.log.info(`fencing broker ${b.id} because its session has timed out (${now - s.lastSeenMs} ms since its last heartbeat)`);
+        this.commit(this.fenceRecords(b.id, 'fencing'));
+        fenced.push(b.id);
+      }
+      return fenced;
+    });
+  }
+
+  /**
+   * AlterPartition from a partition leader: every check of Kafka's validateAlterPartitionData
+   * (unknown partition, a newer epoch than ours = NOT_CONTROLLER, older leader epoch =
+   * FENCED_LEADER_EPOCH, not the leader = INVALID_REQUEST, older partition epoch =
+   * INVALID_UPDATE_VERSION, ISR not a subset of the replicas or without the leader = INVALID_REQUEST,
+   * fenced / shutting-down / stale-epoch members = INELIGIBLE_REPLICA (OPERATION_NOT_ATTEMPTED
+   * before v2)), then one PartitionChangeRecord per accepted change, all committed together.
+   */
+  alterPartition(req: AlterPartitionInput, version: number): Promise<AlterPartitionResult> {
+    return this.queue.run(() => {
+      try {
+        this.checkBrokerEpoch(req.brokerId, req.brokerEpoch);
+      } catch (err) {
+        return { errorCode: toErrorCode(err), topics: [] };
+      }
+      const records: MetadataRecord[] = [];
+      const topics: AlterPartitionResult['topics'] = [];
+      for (const t of req.topics) {
+        const topic = version >= 2 ? this.image.topicById(t.topicId ?? '') : this.image.topic(t.topicName ?? '');
+        const out = { topicName: version >= 2 ? '' : (t.topicName ?? ''), topicId: version >= 2 ? (t.topicId ?? '') : '', partitions: [] as AlterPartitionPartitionResult[] };
+        topics.push(out);
+        for (const pd of t.partitions) {
+          const fail = (errorCode: number): void => {
+            out.partitions.push({ partitionIndex: pd.partitionIndex, errorCode, leaderId: -1, leaderEpoch: -1, isr: [], leaderRecoveryState: 0, partitionEpoch: -1 });
+          };
+          if (!topic) {
+            fail(version >= 2 ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+            continue;
+          }
+          const p = topic.partitions.get(pd.partitionIndex);
+          const err = this.validateAlterPartition(req.brokerId, p, pd, version);
+          if (err !== ErrorCode.NONE || !p) {
+            fail(err);
+            continue;
+          }
+          const rec = buildPartitionChange(p, {
+            targetIsr: pd.newIsrWithEpochs.map((b) => b.brokerId),
+            isAcceptableLeader: this.isActive,
+            election: this.election(topic.name),
+          });
+          let after = p;
+          if (rec) {
+            records.push(this.change(rec));
+            after = this.previewChange(p, rec);
+            this.log.info(`broker ${req.brokerId} altered the ISR of ${topic.name}-${p.partition} to [${after.isr.join(',')}] (partition epoch ${after.partitionEpoch})`);
+          }
+          out.partitions.push({
+            partitionIndex: p.partition,
+            errorCode: ErrorCode.NONE,
+            leaderId: after.leader,
+            leaderEpoch: after.leaderEpoch,
+            isr: after.isr,
+            leaderRecoveryState: after.leaderRecoveryState,
+            partitionEpoch: after.partitionEpoch,
+          });
+        }
+      }
+      this.commit(records);
+      return { errorCode: ErrorCode.NONE, topics };
+    });
+  }
+
+  private validateAlterPartition(brokerId: number, p: PartitionState | undefined, pd: AlterPartitionInput['topics'][number]['partitions'][number], version: number): number {
+    if (!p) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    if (pd.leaderEpoch > p.leaderEpoch || pd.partitionEpoch > p.partitionEpoch) return ErrorCode.NOT_CONTROLLER;
+    if (pd.leaderEpoch < p.leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH;
+    if (brokerId !== p.leader) return ErrorCode.INVALID_REQUEST;
+    if (pd.partitionEpoch < p.partitionEpoch) return ErrorCode.INVALID_UPDATE_VERSION;
+    const newIsr = pd.newIsrWithEpochs.map((b) => b.brokerId);
+    if (new Set(newIsr).size !== newIsr.length || !newIsr.every((r) => p.replicas.includes(r))) return ErrorCode.INVALID_REQUEST;
+    if (!newIsr.includes(p.leader)) return ErrorCode.INVALID_REQUEST;
+    for (const m of pd.newIsrWithEpochs) {
+      const b = this.image.broker(m.brokerId);
+      if (!b || b.inControlledShutdown || b.fenced || (m.brokerEpoch !== -1n && m.brokerEpoch !== b.epoch)) {
+        return version > 1 ? ErrorCode.INELIGIBLE_REPLICA : ErrorCode.OPERATION_NOT_ATTEMPTED;
+      }
+    }
+    return ErrorCode.NONE;
+  }
+
+  /** The partition as it will be once `rec` is applied (the response reports it before commit). */
+  private previewChange(p: PartitionState, rec: PartitionChangeRecordData): PartitionState {
+    return {
+      ...p,
+      isr: rec.isr ? [...rec.isr] : p.isr,
+      leader: rec.leader !== -2 ? rec.leader : p.leader,
+      leaderEpoch: rec.leader !== -2 ? p.leaderEpoch + 1 : p.leaderEpoch,
+      partitionEpoch: p.partitionEpoch + 1,
+    };
+  }
+
+  /**
+   * ElectLeaders: PREFERRED moves leadership to the first replica if it is in the ISR and active
+   * (ELECTION_NOT_NEEDED if it already leads, PREFERRED_LEADER_NOT_AVAILABLE if it cannot);
+   * UNCLEAN elects a leader for a partition that has none, from outside the ISR if need be
+   * (ELECTION_NOT_NEEDED if it has one, ELIGIBLE_LEADERS_NOT_AVAILABLE if no replica is active).
+   * A null topic list means every partition, reporting only those where an election was needed.
+   */
+  electLeaders(electionType: number, topicPartitions: { topic: string; partitions: number[] }[] | null): Promise<ElectLeadersResult[]> {
+    return this.queue.run(() => {
+      if (electionType !== ElectionType.PREFERRED && electionType !== ElectionType.UNCLEAN) {
+        throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unknown election type ${electionType}`);
+      }
+      const records: MetadataRecord[] = [];
+      const results: ElectLeadersResult[] = [];
+      const electOne = (topic: string, partitionId: number): { errorCode: number; errorMessage: string | null } => {
+        const p = this.image.partition(topic, partitionId);
+        if (!p) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `No such partition as ${topic}-${partitionId}` };
+        if ((electionType === ElectionType.PREFERRED && p.leader === p.replicas[0]) || (electionType === ElectionType.UNCLEAN && p.leader !== -1)) {
+          return { errorCode: ErrorCode.ELECTION_NOT_NEEDED, errorMessage: null };
+        }
+        const rec = buildPartitionChange(p, {
+          isAcceptableLeader: this.isActive,
+          election: electionType === ElectionType.PREFERRED ? 'PREFERRED' : 'UNCLEAN',
+        });
+        const elected = rec && rec.leader !== -2 && (electionType === ElectionType.UNCLEAN || rec.leader === p.replicas[0]);
+        if (!rec || !elected) {
+          return electionType === ElectionType.PREFERRED
+            ? { errorCode: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, errorMessage: `Failed to elect leader for partition ${topic}-${partitionId} under strategy PreferredReplicaPartitionLeaderElectionStrategy` }
+            : { errorCode: ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, errorMessage: `Failed to elect leader for partition ${topic}-${partitionId} under strategy UncleanLeaderElectionStrategy` };
+        }
+        records.push(this.change(rec));
+        return { errorCode: ErrorCode.NONE, errorMessage: null };
+      };
+      if (topicPartitions === null) {
+        for (const t of this.image.topics()) {
+          const r: ElectLeadersResult = { topic: t.name, partitionResult: [] };
+          results.push(r);
+          for (const id of [...t.partitions.keys()].sort((a, b) => a - b)) {
+            const e = electOne(t.name, id);
+            if (e.errorCode !== ErrorCode.ELECTION_NOT_NEEDED) r.partitionResult.push({ partitionId: id, ...e });
+          }
+        }
+      } else {
+        for (const t of topicPartitions) {
+          results.push({ topic: t.topic, partitionResult: t.partitions.map((id) => ({ partitionId: id, ...electOne(t.topic, id) })) });
+        }
+      }
+      this.commit(records);
+      return results;
+    });
+  }
+
+  /** auto.leader.rebalance.enable: preferred election for every partition not led by its first replica. */
+  balancePartitionLeaders(): Promise<number> {
+    return this.queue.run(() => {
+      if (this.closed) return 0;
+      const records: MetadataRecord[] = [];
+      for (const { p } of this.allPartitions()) {
+        if (p.leader === p.replicas[0]) continue;
+        const rec = buildPartitionChange(p, { isAcceptableLeader: this.isActive, election: 'PREFERRED' });
+        if (rec && rec.leader === p.replicas[0]) records.push(this.change(rec));
+      }
+      if (records.length > 0) this.log.info(`preferred leader election moved ${records.length} partition(s) back to their preferred replica`);
+      this.commit(records);
+      return records.length;
+    });
+  }
+
+  createTopics(specs: CreateTopicSpec[], validateOnly: boolean): Promise<CreateTopicResult[]> {
+    return this.queue.run(() => {
+      const records: MetadataRecord[] = [];
+      const results: CreateTopicResult[] = [];
+      const seen = new Map<string, number>();
+      for (const s of specs) seen.set(s.name, (seen.get(s.name) ?? 0) + 1);
+      const claimed = new Set<string>();
+      for (const spec of specs) {
+        const result: CreateTopicResult = {
+          name: spec.name,
+          topicId: '',
+          errorCode: ErrorCode.NONE,
+          errorMessage: null,
+          numPartitions: -1,
+          replicationFactor: -1,
+        };
+        results.push(result);
+        try {
+          if (seen.get(spec.name)! > 1) {
+            throw new KafkaError(ErrorCode.INVALID_REQUEST, `Found multiple entries for topic ${spec.name}.`);
+          }
+          const created = this.planTopic(spec, claimed);
+          result.topicId = created.topicId;
+          result.numPartitions = created.numPartitions;
+          result.replicationFactor = created.replicationFactor;
+          if (!validateOnly) records.push(...created.records);
+        } catch (err) {
+          result.errorCode = toErrorCode(err);
+          result.errorMessage = (err as Error).message;
+          if (!(err instanceof KafkaError)) this.log.error('createTopics failed', { topic: spec.name, err });
+        }
+      }
+      this.commit(records);
+      return results;
+    });
+  }
+
+  private planTopic(
+    spec: CreateTopicSpec,
+    claimed: Set<string>,
+  ): { topicId: string; numPartitions: number; replicationFactor: number; records: MetadataRecord[] } {
+    validateTopicName(spec.name);
+    if (this.image.topic(spec.name)) {
+      throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${spec.name}' already exists.`);
+    }
+    const unified = unifyCollisionChars(spec.name);
+    for (const t of this.image.topics()) {
+      if (unifyCollisionChars(t.name) === unified) {
+        throw new KafkaError(
+          ErrorCode.INVALID_TOPIC_EXCEPTION,
+          `Topic '${spec.name}' collides with existing topic: ${t.name}`,
+        );
+      }
+    }
+    if (claimed.has(unified)) {
+      throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${spec.name}' collides with another topic in this request`);
+    }
+    for (const c of spec.configs) this.opts.validateTopicConfig(c.name, c.value);
+
+    const alive = this.activeBrokerIds();
+    let assignment: number[][];
+    if (spec.assignments.length > 0) {
+      if (spec.numPartitions !== -1 || spec.replicationFactor !== -1) {
+        throw new KafkaError(
+          ErrorCode.INVALID_REQUEST,
+          'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.',
+        );
+      }
+      assignment = this.checkManualAssignment(spec.assignments, alive);
+    } else {
+      const numPartitions = spec.numPartitions === -1 ? this.opts.defaultNumPartitions() : spec.numPartitions;
+      const rf = spec.replicationFactor === -1 ? this.opts.defaultReplicationFactor() : spec.replicationFactor;
+      if (numPartitions <= 0) {
+        throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Number of partitions was set to an invalid non-positive value.`);
+      }
+      if (rf <= 0) {
+        throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, `Replication factor must be larger than 0, or -1 to use the default value.`);
+      }
+      if (rf > alive.length) {
+        throw new KafkaError(
+          ErrorCode.INVALID_REPLICATION_FACTOR,
+          `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} cannot be reached because only ${alive.length} broker(s) are registered.`,
+        );
+      }
+      assignment = assignReplicas(alive, numPartitions, rf, 0);
+    }
+    claimed.add(unified);
+    const topicId = randomUuid();
+    const records: MetadataRecord[] = [{ type: 'TopicRecord', data: { name: spec.name, topicId } }];
+    for (const c of spec.configs) {
+      if (c.value === null) continue;
+      records.push({
+        type: 'ConfigRecord',
+        data: { resourceType: ConfigResourceType.TOPIC, resourceName: spec.name, name: c.name, value: c.value },
+      });
+    }
+    assignment.forEach((replicas, partitionId) => records.push(this.partitionRecord(topicId, partitionId, replicas)));
+    return { topicId, numPartitions: assignment.length, replicationFactor: assignment[0]?.length ?? 0, records };
+  }
+
+  private checkManualAssignment(assignments: CreateTopicSpec['assignments'], alive: number[]): number[][] {
+    const out: number[][] = [];
+    const sorted = [...assignments].sort((a, b) => a.partitionIndex - b.partitionIndex);
+    sorted.forEach((a, i) => {
+      if (a.partitionIndex !== i) {
+        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Partitions should be a consecutive 0-based integer sequence`);
+      }
+      if (a.brokerIds.length === 0) {
+        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes an empty replica list.`);
+      }
+      if (new Set(a.brokerIds).size !== a.brokerIds.length) {
+        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes duplicate replicas.`);
+      }
+      for (const id of a.brokerIds) {
+        if (!alive.includes(id)) {
+          throw new KafkaError(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            `The manual partition assignment includes broker ${id}, but no such broker is registered.`,
+          );
+        }
+      }
+      if (out.length > 0 && a.brokerIds.length !== out[0].length) {
+        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `All partitions must have the same number of replicas.`);
+      }
+      out.push([...a.brokerIds]);
+    });
+    return out;
+  }
+
+  /** Brokers that may host new replicas: registered, unfenced and not shutting down. */
+  private activeBrokerIds(): number[] {
+    return this.image.aliveBrokers().filter((b) => !b.inControlledShutdown).map((b) => b.id);
+  }
+
+  private partitionRecord(topicId: string, partitionId: number, replicas: number[]): MetadataRecord {
+    const alive = new Set(this.activeBrokerIds());
+    const isr = replicas.filter((r) => alive.has(r));
+    return {
+      type: 'PartitionRecord',
+      data: {
+        partitionId,
+        topicId,
+        replicas,
+        isr,
+        removingReplicas: [],
+        addingReplicas: [],
+        leader: isr[0] ?? -1,
+        leaderRecoveryState: 0,
+        leaderEpoch: 0,
+        partitionEpoch: 0,
+        directories: [],
+        eligibleLeaderReplicas: null,
+        lastKnownElr: null,
+      },
+    };
+  }
+
+  deleteTopics(targets: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]> {
+    return this.queue.run(() => {
+      const records: MetadataRecord[] = [];
+      const removed = new Set<string>();
+      const results = targets.map((t) => {
+        const topic = t.name !== null ? this.image.topic(t.name) : this.image.topicById(t.topicId ?? '');
+        if (!topic || removed.has(topic.topicId)) {
+          return {
+            name: t.name,
+            topicId: t.topicId ?? '',
+            errorCode: t.name !== null ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.UNKNOWN_TOPIC_ID,
+            errorMessage: t.name !== null ? 'This server does not host this topic-partition.' : 'This server does not host this topic ID.',
+          };
+        }
+        removed.add(topic.topicId);
+        records.push({ type: 'RemoveTopicRecord', data: { topicId: topic.topicId } });
+        return { name: topic.name, topicId: topic.topicId, errorCode: ErrorCode.NONE, errorMessage: null };
+      });
+      this.commit(records);
+      return results;
+    });
+  }
+
+  createPartitions(specs: CreatePartitionsSpec[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]> {
+    return this.queue.run(() => {
+      const records: MetadataRecord[] = [];
+      const results = specs.map((s) => {
+        try {
+          const topic = this.image.topic(s.name);
+          if (!topic) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${s.name}' does not exist.`);
+          const current = topic.partitions.size;
+          if (s.count < current) {
+            throw new KafkaError(
+              ErrorCode.INVALID_PARTITIONS,
+              `The topic ${s.name} currently has ${current} partition(s); ${s.count} would not be an increase.`,
+            );
+          }
+          if (s.count === current) {
+            throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Topic already has ${current} partition(s).`);
+          }
+          const add = s.count - current;
+          const rf = topic.partitions.get(0)?.replicas.length ?? 1;
+          const alive = this.activeBrokerIds();
+          let assignment: number[][];
+          if (s.assignments) {
+            if (s.assignments.length !== add) {
+              throw new KafkaError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                `Attempted to add ${add} additional partition(s), but only ${s.assignments.length} assignment(s) were specified.`,
+              );
+            }
+            assignment = this.checkManualAssignment(
+              s.assignments.map((a, i) => ({ partitionIndex: i, brokerIds: a.brokerIds })),
+              alive,
+            );
+          } else {
+            if (rf > alive.length) {
+              throw new KafkaError(
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                `Unable to replicate the partition ${rf} time(s): only ${alive.length} broker(s) are registered.`,
+              );
+            }
+            assignment = assignReplicas(alive, add, rf, current);
+          }
+          if (!validateOnly) {
+            assignment.forEach((replicas, i) => records.push(this.partitionRecord(topic.topicId, current + i, replicas)));
+          }
+          return { name: s.name, errorCode: ErrorCode.NONE, errorMessage: null };
+        } catch (err) {
+          return { name: s.name, errorCode: toErrorCode(err), errorMessage: (err as Error).message };
+        }
+      });
+      this.commit(records);
+      return results;
+    });
+  }
+
+  /**
+   * Topic config changes. `incremental` ops follow IncrementalAlterConfigs (SET/DELETE/APPEND/SUBTRACT);
+   * a non-incremental AlterConfigs replaces the whole override set.
+   */
+  alterTopicConfigs(
+    changes: { topic: string; ops: AlterConfigOp[]; incremental: boolean }[],
+    validateOnly: boolean,
+  ): Promise<{ topic: string; errorCode: number; errorMessage: string | null }[]> {
+    return this.queue.run(() => {
+      const records: MetadataRecord[] = [];
+      const results = changes.map((c) => {
+        try {
+          if (!this.image.topic(c.topic)) {
+            throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${c.topic} does not exist.`);
+          }
+          const current = this.image.topicConfig(c.topic);
+          const next = c.incremental ? new Map(current) : new Map<string, string>();
+          for (const op of c.ops) {
+            switch (op.op) {
+              case 0:
+                if (op.value === null) next.delete(op.name);
+                else next.set(op.name, op.value);
+                break;
+              case 1:
+                next.delete(op.name);
+                break;
+              case 2:
+              case 3: {
+                // Like Kafka, a list config without an override starts from its default value.
+                const current = next.get(op.name) ?? this.opts.topicConfigDefault?.(op.name) ?? '';
+                const items = current.split(',').filter((x) => x !== '');
+                const given = (op.value ?? '').split(',').filter((x) => x !== '');
+                const merged = op.op === 2 ? [...items, ...given.filter((g) => !items.includes(g))] : items.filter((i) => !given.includes(i));
+                if (merged.length === 0) next.delete(op.name);
+                else next.set(op.name, merged.join(','));
+                break;
+              }
+              default:
+                throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unknown alter config operation ${op.op}`);
+            }
+          }
+          for (const [k, v] of next) this.opts.validateTopicConfig(k, v);
+          if (!validateOnly) {
+            const keys = new Set([...current.keys(), ...next.keys()]);
+            for (const k of keys) {
+              const before = current.get(k) ?? null;
+              const after = next.get(k) ?? null;
+              if (before === after) continue;
+              records.push({
+                type: 'ConfigRecord',
+                data: { resourceType: ConfigResourceType.TOPIC, resourceName: c.topic, name: k, value: after },
+              });
+            }
+          }
+          return { topic: c.topic, errorCode: ErrorCode.NONE, errorMessage: null };
+        } catch (err) {
+          return { topic: c.topic, errorCode: toErrorCode(err), errorMessage: (err as Error).message };
+        }
+      });
+      this.commit(records);
+      return results;
+    });
+  }
+
+  /** Hands out a block of producer ids (KIP-730's AllocateProducerIds, used by InitProducerId). */
+  allocateProducerIds(brokerId: number, brokerEpoch: bigint, blockSize: number): Promise<{ first: bigint; size: number }> {
+    return this.queue.run(() => {
+      if (this.opts.sessions) this.checkBrokerEpoch(brokerId, brokerEpoch);
+      const first = this.image.nextProducerId;
+      this.commit([
+        { type: 'ProducerIdsRecord', data: { brokerId, brokerEpoch, nextProducerId: first + BigInt(blockSize) } },
+      ]);
+      return { first, size: blockSize };
+    });
+  }
+
+  isInternal(topic: string): boolean {
+    return isInternalTopic(topic);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers.length = 0;
+    await this.queue.drain();
+    this.opts.log.close();
+  }
+}
+
+/**
+ * Round-robin replica placement without racks: partition p's first replica is broker
+ * (start + p) mod n, and the followers are shifted by a per-round step so that leaders and
+ * followers both spread evenly (the scheme Kafka's rack-unaware assignment uses).
+ */
+export function assignReplicas(brokers: number[], numPartitions: number, rf: number, firstPartition: number): number[][] {
+  const n = brokers.length;
+  const out: number[][] = [];
+  for (let i = 0; i < numPartitions; i++) {
+    const p = firstPartition + i;
+    const nextReplicaShift = Math.floor(p / n);
+    const firstIndex = p % n;
+    const replicas = [brokers[firstIndex]];
+    for (let j = 0; j < rf - 1; j++) {
+      const shift = 1 + ((nextReplicaShift + j) % (n - 1));
+      replicas.push(brokers[(firstIndex + shift) % n]);
+    }
+    out.push(replicas);
+  }
+  return out;
+}

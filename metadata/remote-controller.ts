@@ -1,0 +1,178 @@
+/**
+ * RemoteController: the ControllerApi of a broker whose controller runs elsewhere. Each call is
+ * the matching Kafka request to the controller listener (CreateTopics, DeleteTopics,
+ * CreatePartitions, IncrementalAlterConfigs / AlterConfigs, ElectLeaders, AllocateProducerIds), as
+ * Kafka's brokers forward admin requests. After a successful write it waits until this broker's
+ * metadata includes it, so a client that created a topic through this broker sees it at once.
+ *
+ * A controller that cannot be reached (after the channel's own connect/request timeouts) fails
+ * every item of the call with REQUEST_TIMED_OUT, which clients retry.
+ */
+import { ErrorCode, KafkaError } from '../protocol/errors';
+import { ZERO_UUID } from '../protocol/primitives/uuid';
+import type { Logger } from '../common/logger';
+import type { NodeChannel } from '../client/node-channel';
+import type {
+  AlterConfigOp,
+  ControllerApi,
+  CreatePartitionsSpec,
+  CreateTopicResult,
+  CreateTopicSpec,
+  DeleteTopicResult,
+  ElectLeadersResult,
+} from './controller/controller';
+import { isInternalTopic } from './topic-name';
+
+const TOPIC_RESOURCE = 2;
+
+export interface RemoteControllerOptions {
+  channel: NodeChannel;
+  logger: Logger;
+  /** Waits until this broker has applied everything the controller committed so far. */
+  awaitMetadata: () => Promise<void>;
+  requestTimeoutMs?: number;
+}
+
+export class RemoteController implements ControllerApi {
+  constructor(private readonly opts: RemoteControllerOptions) {}
+
+  private unreachable(err: unknown): string {
+    this.opts.logger.warn(`the controller could not be reached: ${(err as Error).message}`);
+    return `The controller is not available: ${(err as Error).message}`;
+  }
+
+  private async settle(): Promise<void> {
+    try {
+      await this.opts.awaitMetadata();
+    } catch (err) {
+      this.opts.logger.warn(`metadata did not catch up after a controller write: ${(err as Error).message}`);
+    }
+  }
+
+  async createTopics(specs: CreateTopicSpec[], validateOnly: boolean): Promise<CreateTopicResult[]> {
+    try {
+      const res = await this.opts.channel.send('CreateTopics', {
+        topics: specs.map((s) => ({
+          name: s.name,
+          numPartitions: s.numPartitions,
+          replicationFactor: s.replicationFactor,
+          assignments: s.assignments.map((a) => ({ partitionIndex: a.partitionIndex, brokerIds: a.brokerIds })),
+          configs: s.configs.map((c) => ({ name: c.name, value: c.value })),
+        })),
+        timeoutMs: this.opts.requestTimeoutMs ?? 30_000,
+        validateOnly,
+      });
+      if (!validateOnly && res.topics.some((t) => t.errorCode === ErrorCode.NONE)) await this.settle();
+      return specs.map((s, i) => {
+        const t = res.topics.find((x) => x.name === s.name) ?? res.topics[i];
+        return {
+          name: s.name,
+          topicId: t && t.topicId !== ZERO_UUID ? t.topicId : '',
+          errorCode: t?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR,
+          errorMessage: t?.errorMessage ?? null,
+          numPartitions: t?.numPartitions ?? -1,
+          replicationFactor: t?.replicationFactor ?? -1,
+        };
+      });
+    } catch (err) {
+      const msg = this.unreachable(err);
+      return specs.map((s) => ({ name: s.name, topicId: '', errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg, numPartitions: -1, replicationFactor: -1 }));
+    }
+  }
+
+  async deleteTopics(targets: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]> {
+    try {
+      const version = Math.max(await this.opts.channel.versionFor('DeleteTopics'), 0);
+      const byId = targets.some((t) => t.topicId !== null);
+      if (byId && version < 6) throw new KafkaError(ErrorCode.UNSUPPORTED_VERSION, 'the controller cannot delete topics by id');
+      const res = await this.opts.channel.send(
+        'DeleteTopics',
+        version >= 6
+          ? { topics: targets.map((t) => ({ name: t.name, topicId: t.topicId ?? ZERO_UUID })), timeoutMs: 30_000 }
+          : { topicNames: targets.map((t) => t.name ?? ''), timeoutMs: 30_000 },
+        { version },
+      );
+      if (res.responses.some((r) => r.errorCode === ErrorCode.NONE)) await this.settle();
+      return targets.map((t, i) => {
+        const r = res.responses[i];
+        return { name: r?.name ?? t.name, topicId: r && r.topicId !== ZERO_UUID ? r.topicId : (t.topicId ?? ''), errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: r?.errorMessage ?? null };
+      });
+    } catch (err) {
+      const msg = this.unreachable(err);
+      return targets.map((t) => ({ name: t.name, topicId: t.topicId ?? '', errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg }));
+    }
+  }
+
+  async createPartitions(specs: CreatePartitionsSpec[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]> {
+    try {
+      const res = await this.opts.channel.send('CreatePartitions', {
+        topics: specs.map((s) => ({ name: s.name, count: s.count, assignments: s.assignments ? s.assignments.map((a) => ({ brokerIds: a.brokerIds })) : null })),
+        timeoutMs: 30_000,
+        validateOnly,
+      });
+      if (!validateOnly && res.results.some((r) => r.errorCode === ErrorCode.NONE)) await this.settle();
+      return specs.map((s, i) => {
+        const r = res.results[i];
+        return { name: s.name, errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: r?.errorMessage ?? null };
+      });
+    } catch (err) {
+      const msg = this.unreachable(err);
+      return specs.map((s) => ({ name: s.name, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg }));
+    }
+  }
+
+  async alterTopicConfigs(
+    changes: { topic: string; ops: AlterConfigOp[]; incremental: boolean }[],
+    validateOnly: boolean,
+  ): Promise<{ topic: string; errorCode: number; errorMessage: string | null }[]> {
+    const out: { topic: string; errorCode: number; errorMessage: string | null }[] = [];
+    let wrote = false;
+    // One request per kind; results keep the callers' order.
+    for (const incremental of [true, false]) {
+      const group = changes.filter((c) => c.incremental === incremental);
+      if (group.length === 0) continue;
+      try {
+        const res = incremental
+          ? await this.opts.channel.send('IncrementalAlterConfigs', {
+              resources: group.map((c) => ({
+                resourceType: TOPIC_RESOURCE,
+                resourceName: c.topic,
+                configs: c.ops.map((o) => ({ name: o.name, configOperation: o.op, value: o.value })),
+              })),
+              validateOnly,
+            })
+          : await this.opts.channel.send('AlterConfigs', {
+              resources: group.map((c) => ({ resourceType: TOPIC_RESOURCE, resourceName: c.topic, configs: c.ops.map((o) => ({ name: o.name, value: o.value })) })),
+              validateOnly,
+            });
+        group.forEach((c, i) => {
+          const r = res.responses[i];
+          if (r?.errorCode === ErrorCode.NONE) wrote = true;
+          out.push({ topic: c.topic, errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: r?.errorMessage ?? null });
+        });
+      } catch (err) {
+        const msg = this.unreachable(err);
+        for (const c of group) out.push({ topic: c.topic, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg });
+      }
+    }
+    if (wrote && !validateOnly) await this.settle();
+    return changes.map((c) => out.find((o) => o.topic === c.topic)!);
+  }
+
+  async allocateProducerIds(brokerId: number, brokerEpoch: bigint, _blockSize: number): Promise<{ first: bigint; size: number }> {
+    const res = await this.opts.channel.send('AllocateProducerIds', { brokerId, brokerEpoch });
+    if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, 'the controller refused to allocate producer ids');
+    return { first: res.producerIdStart, size: res.producerIdLen };
+  }
+
+  async electLeaders(electionType: number, topicPartitions: { topic: string; partitions: number[] }[] | null): Promise<ElectLeadersResult[]> {
+    const res = await this.opts.channel.send('ElectLeaders', { electionType, topicPartitions, timeoutMs: 30_000 });
+    if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, 'ElectLeaders failed on the controller');
+    if (res.replicaElectionResults.some((t) => t.partitionResult.some((p) => p.errorCode === ErrorCode.NONE))) await this.settle();
+    return res.replicaElectionResults.map((t) => ({ topic: t.topic, partitionResult: t.partitionResult.map((p) => ({ partitionId: p.partitionId, errorCode: p.errorCode, errorMessage: p.errorMessage })) }));
+  }
+
+  isInternal(topic: string): boolean {
+    return isInternalTopic(topic);
+  }
+}
