@@ -26,7 +26,7 @@ import { nodeFs } from '../storage/fs';
 import { DEFAULT_LOG_CONFIG } from '../storage/log-config';
 import { LoadParams, loadLog, loadLogAsync } from '../storage/log-loader';
 import { LogManager } from '../storage/log-manager';
-import { silentLogger } from '../common/logger';
+import { Logger } from '../common/logger';
 import { makeTempDir, removeTempDir } from './proc';
 
 interface Options {
@@ -130,7 +130,7 @@ function loadParams(dir: string, clean: boolean): LoadParams {
     tp: { topic: 'bench', partition: 0 },
     config: DEFAULT_LOG_CONFIG,
     time: { milliseconds: () => Date.now() },
-    logger: silentLogger,
+    logger: Logger.silent(),
     recoveryPointCheckpoint: 0n,
     logStartOffsetCheckpoint: 0n,
     hadCleanShutdown: clean,
@@ -214,7 +214,7 @@ async function main(): Promise<void> {
           for (const f of ['.kafka_cleanshutdown', 'recovery-point-offset-checkpoint', 'log-start-offset-checkpoint', 'replication-offset-checkpoint']) {
             fs.rmSync(path.join(root, f), { force: true });
           }
-          const lm = new LogManager({ logDirs: [root], logger: silentLogger, recoveryThreadsPerDataDir: t });
+          const lm = new LogManager({ logDirs: [root], logger: Logger.silent(), recoveryThreadsPerDataDir: t });
           const ms = await timeMsAsync(() => lm.loadLogs());
           if (lm.offlineLogDirs.length > 0) throw new Error('log dir went offline');
           await lm.close();

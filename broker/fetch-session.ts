@@ -11,6 +11,7 @@
  * epoch advances by one per served request, wrapping after Int32 max to 1.
  */
 import { ErrorCode } from '../protocol/errors';
+import { topicPartitionKey } from '../common/topic-partition';
 
 export const INITIAL_EPOCH = 0;
 export const FINAL_EPOCH = -1;
@@ -56,7 +57,6 @@ export interface PartitionResponseState {
   recordsSize: number;
 }
 
-const key = (topic: string, partition: number): string => `${topic}:${partition}`;
 
 export class FetchSessionCache {
   private sessions = new Map<number, FetchSession>();
@@ -86,9 +86,9 @@ export class FetchSessionCache {
     const session = this.sessions.get(sessionId);
     if (!session) return { kind: 'error', errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND };
     if (session.epoch !== epoch) return { kind: 'error', errorCode: ErrorCode.INVALID_FETCH_SESSION_EPOCH };
-    for (const f of forgotten) session.partitions.delete(key(f.topic, f.partition));
+    for (const f of forgotten) session.partitions.delete(topicPartitionKey(f.topic, f.partition));
     for (const p of partitions) {
-      const k = key(p.topic, p.partition);
+      const k = topicPartitionKey(p.topic, p.partition);
       const existing = session.partitions.get(k);
       if (existing) Object.assign(existing, p);
       else session.partitions.set(k, { ...p, sentHighWatermark: -2n, sentLastStableOffset: -2n, sentLogStartOffset: -2n });
@@ -112,7 +112,7 @@ export class FetchSessionCache {
     this.nextId = (id % 0x7fffffff) + 1;
     const session: FetchSession = { id, epoch: nextEpoch(INITIAL_EPOCH), partitions: new Map(), lastUsedMs: nowMs };
     for (const p of partitions) {
-      session.partitions.set(key(p.topic, p.partition), {
+      session.partitions.set(topicPartitionKey(p.topic, p.partition), {
         ...p,
         sentHighWatermark: -2n,
         sentLastStableOffset: -2n,
@@ -142,7 +142,7 @@ export class FetchSessionCache {
   }
 
   sessionPartition(session: FetchSession, topic: string, partition: number): SessionPartition | undefined {
-    return session.partitions.get(key(topic, partition));
+    return session.partitions.get(topicPartitionKey(topic, partition));
   }
 
   remove(sessionId: number): void {

@@ -43,8 +43,8 @@ import { interBrokerEndpoint } from '../client/broker-channels';
 import { LogManager } from '../storage/log-manager';
 import { readMetaProperties } from '../storage/meta-properties';
 import { nodeFs } from '../storage/fs';
-import type { StorageLogger } from '../common/logger';
 import type { StorageFs } from '../storage/fs';
+import { topicPartitionKey } from '../common/topic-partition';
 
 const SECURITY_PROTOCOL_IDS: Record<string, number> = { PLAINTEXT: 0, SSL: 1, SASL_PLAINTEXT: 2, SASL_SSL: 3 };
 
@@ -55,15 +55,6 @@ export interface KafkaServerOptions extends KafkaConfigInit {
   logger?: Logger;
   /** The file system the partition logs use (fault injection: storage/testing/faulty-fs.ts). */
   storageFs?: StorageFs;
-}
-
-function storageLogger(log: Logger): StorageLogger {
-  return {
-    debug: (m) => log.debug(m),
-    info: (m) => log.info(m),
-    warn: (m) => log.warn(m),
-    error: (m, err) => log.error(m, err === undefined ? undefined : { err }),
-  };
 }
 
 export class KafkaServer implements Broker {
@@ -141,7 +132,7 @@ export class KafkaServer implements Broker {
       clusterId,
       defaultConfig: this.defaultTopicConfig.logConfig,
       topicConfig: (topic) => (this.metadata.topic(topic) ? this.topicConfig(topic).logConfig : undefined),
-      logger: storageLogger(this.logger.child('storage')),
+      logger: this.logger.child('storage'),
       retentionCheckIntervalMs: config.getLong('log.retention.check.interval.ms'),
       flushCheckIntervalMs: config.getLong('log.flush.scheduler.interval.ms'),
       flushRecoveryOffsetCheckpointIntervalMs: config.getInt('log.flush.offset.checkpoint.interval.ms'),
@@ -239,7 +230,7 @@ export class KafkaServer implements Broker {
     }
     clusterId ??= randomUuid();
     for (const k of config.unknownKeys()) logger.warn(`unknown configuration '${k}' was supplied; it is kept but not used`);
-    const metadataLog = controllerAddress ? null : new MetadataLogStore(metadataDir, storageLogger(logger.child('metadata-log')));
+    const metadataLog = controllerAddress ? null : new MetadataLogStore(metadataDir, logger.child('metadata-log'));
     const server = new KafkaServer(config, { ...opts, logger }, clusterId, metadataLog);
     try {
       await server.startup();
@@ -351,11 +342,11 @@ export class KafkaServer implements Broker {
   private createPartitionsFromMetadata(): void {
     const changedPartitions = [];
     for (const t of this.metadata.topics()) changedPartitions.push(...t.partitions.values());
-    const known = new Set(changedPartitions.map((p) => `${p.topic}-${p.partition}`));
+    const known = new Set(changedPartitions.map((p) => topicPartitionKey(p.topic, p.partition)));
     for (const log of this.logManager.allLogs()) {
       const { topic, partition } = log.topicPartition;
       const state = this.metadata.partition(topic, partition);
-      if (!known.has(`${topic}-${partition}`) || (log.topicId && state && log.topicId !== state.topicId)) {
+      if (!known.has(topicPartitionKey(topic, partition)) || (log.topicId && state && log.topicId !== state.topicId)) {
         this.logger.warn(`removing stray log ${topic}-${partition}: not in the cluster metadata`);
         this.logManager.deleteLog(topic, partition);
       }

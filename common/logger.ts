@@ -1,7 +1,10 @@
 /**
- * A small leveled logger. Lines go to stderr as `[time] LEVEL name: message {context}` so that
- * stdout stays free for the one readiness line the CLI prints. The level comes from
- * KRILL_LOG_LEVEL (error|warn|info|debug|trace, default info; tests set warn).
+ * The one logger of every layer: leveled, named (`child` appends a dotted component, as Kafka's
+ * log4j categories), optionally prefixed (`withPrefix`, Kafka's LogContext:
+ * "[UnifiedLog partition=t-0, dir=/data] ..."). Lines go to a sink, stderr by default, as
+ * `[time] LEVEL name: prefix message {context}`, so that stdout stays free for the one readiness
+ * line the CLI prints. The default level comes from KRILL_LOG_LEVEL (error|warn|info|debug|trace,
+ * default info; tests set warn). A failure is logged with its error in the context: `{ err }`.
  */
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
@@ -21,10 +24,21 @@ export class Logger {
     readonly name: string,
     private currentLevel: LogLevel = defaultLevel(),
     private sink: LogSink = (line) => process.stderr.write(line + '\n'),
+    private readonly prefix = '',
   ) {}
 
+  /** Drops every line: for tools and benchmarks that report on their own. */
+  static silent(): Logger {
+    return new Logger('silent', 'error', () => {});
+  }
+
   child(name: string): Logger {
-    return new Logger(`${this.name}.${name}`, this.currentLevel, this.sink);
+    return new Logger(`${this.name}.${name}`, this.currentLevel, this.sink, this.prefix);
+  }
+
+  /** The same logger with `prefix` in front of every message. */
+  withPrefix(prefix: string): Logger {
+    return new Logger(this.name, this.currentLevel, this.sink, this.prefix + prefix);
   }
 
   get level(): LogLevel {
@@ -41,7 +55,7 @@ export class Logger {
 
   private log(level: LogLevel, msg: string, ctx?: Record<string, unknown>): void {
     if (!this.enabled(level)) return;
-    let line = `[${new Date().toISOString()}] ${level.toUpperCase()} ${this.name}: ${msg}`;
+    let line = `[${new Date().toISOString()}] ${level.toUpperCase()} ${this.name}: ${this.prefix}${msg}`;
     if (ctx) line += ' ' + safeJson(ctx);
     this.sink(line);
   }
@@ -73,36 +87,4 @@ function safeJson(ctx: Record<string, unknown>): string {
   } catch {
     return String(ctx);
   }
-}
-
-export interface StorageLogger {
-  debug(msg: string): void;
-  info(msg: string): void;
-  warn(msg: string): void;
-  error(msg: string, err?: unknown): void;
-}
-
-export const silentLogger: StorageLogger = {
-  debug: () => {},
-  info: () => {},
-  warn: () => {},
-  error: () => {},
-};
-
-/** Warnings and errors to stderr; the broker replaces this with its own logger. */
-export const consoleLogger: StorageLogger = {
-  debug: () => {},
-  info: () => {},
-  warn: (m) => console.warn(`[storage] ${m}`),
-  error: (m, e) => console.error(`[storage] ${m}`, e ?? ''),
-};
-
-/** Prefixes every line (Kafka's LogContext: "[UnifiedLog partition=t-0, dir=/data] ..."). */
-export function prefixedLogger(inner: StorageLogger, prefix: string): StorageLogger {
-  return {
-    debug: (m) => inner.debug(`${prefix}${m}`),
-    info: (m) => inner.info(`${prefix}${m}`),
-    warn: (m) => inner.warn(`${prefix}${m}`),
-    error: (m, e) => inner.error(`${prefix}${m}`, e),
-  };
 }

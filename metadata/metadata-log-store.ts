@@ -16,7 +16,7 @@ import { metadataRecordByType, type MetadataRecordInfo } from '../protocol/gener
 import { UnifiedLog } from '../storage/unified-log';
 import { METADATA_TOPIC_NAME } from '../storage/log-manager';
 import { logConfig } from '../storage/log-config';
-import type { StorageLogger } from '../common/logger';
+import type { Logger } from '../common/logger';
 import { MetadataRecordType, type MetadataRecord } from './metadata-records';
 import type { MetadataBatch, MetadataLog, MetadataLogRead } from './metadata-log';
 
@@ -75,7 +75,7 @@ export function decodeMetadataBatches(buf: Buffer): MetadataBatch[] {
 export class MetadataLogStore implements MetadataLog {
   private readonly log: UnifiedLog;
 
-  constructor(metadataLogDir: string, logger?: StorageLogger) {
+  constructor(metadataLogDir: string, logger?: Logger) {
     this.log = UnifiedLog.load({
       dir: path.join(metadataLogDir, METADATA_PARTITION_DIR),
       tp: { topic: METADATA_TOPIC, partition: 0 },

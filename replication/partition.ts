@@ -30,6 +30,7 @@ import type { UnifiedLog, LogAppendInfo, LogReadResult } from '../storage/unifie
 import { offsetOnlyMetadata } from '../storage/log-segment';
 import type { PartitionState } from '../metadata/metadata-cache';
 import { Replica } from './replica';
+import { topicPartitionKey, tpString } from '../common/topic-partition';
 
 export type FetchIsolation = 'LOG_END' | 'HIGH_WATERMARK' | 'TXN_COMMITTED';
 
@@ -105,8 +106,14 @@ export class Partition {
     private readonly ctx: PartitionContext = standaloneContext,
   ) {}
 
+  /** This partition's map key (topicPartitionKey), for purgatories and fetcher state. */
   get key(): string {
-    return `${this.topic}-${this.partition}`;
+    return topicPartitionKey(this.topic, this.partition);
+  }
+
+  /** "topic-partition", for log lines and errors. */
+  get name(): string {
+    return tpString(this);
   }
 
   get isLeader(): boolean {
@@ -169,7 +176,7 @@ export class Partition {
       this.leaderEpoch = state.leaderEpoch;
       this.leaderEpochStartOffset = start;
       this.ctx.info(
-        `leader of ${this.key} at epoch ${state.leaderEpoch} from offset ${start}, partition epoch ${state.partitionEpoch}, HWM ${this.log.highWatermark}, ISR [${state.isr.join(',')}]${this.isr.length < this.effectiveMinIsr() ? ' (under min ISR)' : ''}`,
+        `leader of ${this.name} at epoch ${state.leaderEpoch} from offset ${start}, partition epoch ${state.partitionEpoch}, HWM ${this.log.highWatermark}, ISR [${state.isr.join(',')}]${this.isr.length < this.effectiveMinIsr() ? ' (under min ISR)' : ''}`,
       );
     }
     this.partitionEpoch = state.partitionEpoch;
@@ -212,7 +219,7 @@ export class Partition {
     if (!this.isLeader) {
       throw new KafkaError(
         ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        `broker ${this.localBrokerId} is not the leader of ${this.key} (leader ${this.leaderId})`,
+        `broker ${this.localBrokerId} is not the leader of ${this.name} (leader ${this.leaderId})`,
       );
     }
   }
@@ -228,7 +235,7 @@ export class Partition {
     if (requiredAcks === -1 && this.isr.length < minIsr) {
       throw new KafkaError(
         ErrorCode.NOT_ENOUGH_REPLICAS,
-        `The size of the current ISR [${this.isr.join(', ')}] is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${this.key}`,
+        `The size of the current ISR [${this.isr.join(', ')}] is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${this.name}`,
       );
     }
     const info = this.log.appendAsLeader(records, { leaderEpoch: this.leaderEpoch, ...opts });
@@ -238,7 +245,7 @@ export class Partition {
 
   /** Appends a leader's batches as they are (follower). */
   appendRecordsToFollower(records: Buffer): LogAppendInfo {
-    if (this.isLeader) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${this.key} is led here; not appending as a follower`);
+    if (this.isLeader) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${this.name} is led here; not appending as a follower`);
     return this.log.appendAsFollower(records);
   }
 
@@ -318,7 +325,7 @@ export class Partition {
     if (!replica) {
       throw new KafkaError(
         f.currentLeaderEpoch >= 0 ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        `replica ${f.replicaId} is not a replica of ${this.key} at leader epoch ${this.leaderEpoch} (partition epoch ${this.partitionEpoch})`,
+        `replica ${f.replicaId} is not a replica of ${this.name} at leader epoch ${this.leaderEpoch} (partition epoch ${this.partitionEpoch})`,
       );
     }
     const cached = this.ctx.cachedBrokerEpoch(f.replicaId);
@@ -334,10 +341,10 @@ export class Partition {
     if (f.lastFetchedEpoch >= 0) {
       const end = this.log.endOffsetForEpoch(f.lastFetchedEpoch);
       if (!end) {
-        throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `cannot determine the end offset of the last fetched epoch ${f.lastFetchedEpoch} of ${this.key}`);
+        throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `cannot determine the end offset of the last fetched epoch ${f.lastFetchedEpoch} of ${this.name}`);
       }
       if (f.fetchOffset < logStart) {
-        throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${f.fetchOffset} is below the log start offset ${logStart} of ${this.key}`);
+        throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${f.fetchOffset} is below the log start offset ${logStart} of ${this.name}`);
       }
       if (end.epoch < f.lastFetchedEpoch || end.endOffset < f.fetchOffset) {
         const empty: LogReadResult = { fetchOffsetMetadata: offsetOnlyMetadata(f.fetchOffset), records: [], sizeInBytes: 0, firstEntryIncomplete: false };
@@ -370,7 +377,7 @@ export class Partition {
     if (!this.ctx.isReplicaIsrEligible(replica.brokerId, replica.brokerEpoch)) return;
     if (!this.isFollowerInSync(replica, now)) return;
     const isr = [...this.isr, replica.brokerId];
-    this.ctx.info(`expanding the ISR of ${this.key} from [${this.isr.join(',')}] to [${isr.join(',')}] (follower LEO ${replica.logEndOffset}, HWM ${this.log.highWatermark}, leader LEO ${this.log.logEndOffset})`);
+    this.ctx.info(`expanding the ISR of ${this.name} from [${this.isr.join(',')}] to [${isr.join(',')}] (follower LEO ${replica.logEndOffset}, HWM ${this.log.highWatermark}, leader LEO ${this.log.logEndOffset})`);
     this.proposeIsr('expand', isr, replica.brokerId);
   }
 
@@ -395,7 +402,7 @@ export class Partition {
       const r = this.remoteReplicas.get(id);
       return `(broker ${id}: LEO ${r?.logEndOffset ?? 'unknown'}, last caught up ${r ? now - r.lastCaughtUpTimeMs : '?'} ms ago)`;
     });
-    this.ctx.info(`shrinking the ISR of ${this.key} from [${this.isr.join(',')}] to [${isr.join(',')}]; leader LEO ${this.log.logEndOffset}, HWM ${this.log.highWatermark}; out of sync: ${detail.join(' ')}`);
+    this.ctx.info(`shrinking the ISR of ${this.name} from [${this.isr.join(',')}] to [${isr.join(',')}]; leader LEO ${this.log.logEndOffset}, HWM ${this.log.highWatermark}; out of sync: ${detail.join(' ')}`);
     this.proposeIsr('shrink', isr);
   }
 
@@ -432,7 +439,7 @@ export class Partition {
       this.isr = [...outcome.isr];
       this.partitionEpoch = outcome.partitionEpoch;
       this.pending = null;
-      this.ctx.info(`ISR of ${this.key} is now [${this.isr.join(',')}] at partition epoch ${this.partitionEpoch}${this.isUnderMinIsr ? ' (under min ISR)' : ''}`);
+      this.ctx.info(`ISR of ${this.name} is now [${this.isr.join(',')}] at partition epoch ${this.partitionEpoch}${this.isUnderMinIsr ? ' (under min ISR)' : ''}`);
       if (this.maybeIncrementHighWatermark()) this.ctx.onHighWatermarkChanged(this);
       return;
     }
@@ -441,7 +448,7 @@ export class Partition {
       case ErrorCode.INELIGIBLE_REPLICA:
         // The controller says the partition epoch is right and nothing was applied.
         this.pending = null;
-        this.ctx.info(`ISR change of ${this.key} to [${pending.isr.join(',')}] rejected (${errorName(outcome.errorCode)}); back to [${this.isr.join(',')}]`);
+        this.ctx.info(`ISR change of ${this.name} to [${pending.isr.join(',')}] rejected (${errorName(outcome.errorCode)}); back to [${this.isr.join(',')}]`);
         return;
       case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
       case ErrorCode.UNKNOWN_TOPIC_ID:
@@ -450,7 +457,7 @@ export class Partition {
       case ErrorCode.INVALID_REQUEST:
       case ErrorCode.NEW_LEADER_ELECTED:
         // Our view is stale: stay pending until the metadata log brings the partition's new state.
-        this.ctx.info(`ISR change of ${this.key} failed with ${errorName(outcome.errorCode)}; waiting for newer metadata`);
+        this.ctx.info(`ISR change of ${this.name} failed with ${errorName(outcome.errorCode)}; waiting for newer metadata`);
         return;
       default:
         // Transient (controller unreachable, NOT_CONTROLLER, ...): try again.

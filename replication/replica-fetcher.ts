@@ -32,6 +32,7 @@ import type { FetchResponsePartitionData } from '../protocol/generated/fetch';
 import { UnexpectedAppendOffsetError } from '../storage/errors';
 import { NodeChannel } from '../client/node-channel';
 import type { Partition } from './partition';
+import { topicPartitionKey } from '../common/topic-partition';
 
 export interface FetcherConfig {
   maxWaitMs: number;
@@ -63,8 +64,6 @@ interface PartitionFetchState {
   state: FetchStateKind;
   delayedUntil: number;
 }
-
-const keyOf = (topic: string, partition: number) => `${topic}-${partition}`;
 
 /** Kafka's OffsetTruncationState. */
 export function truncationOffset(
@@ -107,7 +106,7 @@ export class ReplicaFetcher {
   }
 
   has(topic: string, partition: number): boolean {
-    return this.partitions.has(keyOf(topic, partition));
+    return this.partitions.has(topicPartitionKey(topic, partition));
   }
 
   add(p: Partition): void {
@@ -131,7 +130,7 @@ export class ReplicaFetcher {
   }
 
   remove(topic: string, partition: number): void {
-    this.partitions.delete(keyOf(topic, partition));
+    this.partitions.delete(topicPartitionKey(topic, partition));
   }
 
   private start(): void {
@@ -187,7 +186,7 @@ export class ReplicaFetcher {
           await this.sleep(delay);
           if (this.stopped) break;
         }
-        await this.fetch(fetching.filter((s) => this.partitions.get(keyOf(s.topic, s.partition)) === s));
+        await this.fetch(fetching.filter((s) => this.partitions.get(topicPartitionKey(s.topic, s.partition)) === s));
       } catch (err) {
         if (this.stopped) break;
         this.host.logger.debug(`fetcher for broker ${this.sourceBrokerId} failed: ${(err as Error).message}; backing off`);
@@ -201,7 +200,7 @@ export class ReplicaFetcher {
 
   /** The local partition for `s`, if it is still a follower of our source at the same epoch. */
   private current(s: PartitionFetchState): Partition | undefined {
-    if (this.partitions.get(keyOf(s.topic, s.partition)) !== s) return undefined;
+    if (this.partitions.get(topicPartitionKey(s.topic, s.partition)) !== s) return undefined;
     const p = this.host.partition(s.topic, s.partition);
     if (!p || p.isLeader || p.leaderId !== this.sourceBrokerId || p.leaderEpoch !== s.leaderEpoch) return undefined;
     return p;
@@ -258,7 +257,7 @@ export class ReplicaFetcher {
         );
         if (t.offset < p.log.logEndOffset) {
           this.host.logger.info(
-            `truncating ${p.key} from ${p.log.logEndOffset} to ${t.offset}: the leader (broker ${this.sourceBrokerId}, epoch ${s.leaderEpoch}) ends epoch ${r.leaderEpoch} at ${r.endOffset}`,
+            `truncating ${p.name} from ${p.log.logEndOffset} to ${t.offset}: the leader (broker ${this.sourceBrokerId}, epoch ${s.leaderEpoch}) ends epoch ${r.leaderEpoch} at ${r.endOffset}`,
           );
           p.log.truncateTo(t.offset);
         }
@@ -324,9 +323,9 @@ export class ReplicaFetcher {
           await this.processPartition(s, p, pd);
         } catch (err) {
           if (err instanceof KafkaError && err.code === ErrorCode.KAFKA_STORAGE_ERROR) {
-            this.host.logger.error(`${p.key}: storage error while replicating: ${err.message}`);
+            this.host.logger.error(`${p.name}: storage error while replicating: ${err.message}`);
           } else {
-            this.host.logger.warn(`${p.key}: replicating from broker ${this.sourceBrokerId} failed: ${(err as Error).message}`);
+            this.host.logger.warn(`${p.name}: replicating from broker ${this.sourceBrokerId} failed: ${(err as Error).message}`);
           }
           this.delay(s, (err as Error).message);
         }
@@ -356,7 +355,7 @@ export class ReplicaFetcher {
         { leaderEpoch: diverging.epoch, endOffset: diverging.endOffset },
       );
       if (t.offset < log.logEndOffset) {
-        this.host.logger.info(`truncating ${p.key} from ${log.logEndOffset} to ${t.offset}: diverging epoch ${diverging.epoch} ends at ${diverging.endOffset} on the leader`);
+        this.host.logger.info(`truncating ${p.name} from ${log.logEndOffset} to ${t.offset}: diverging epoch ${diverging.epoch} ends at ${diverging.endOffset} on the leader`);
         log.truncateTo(t.offset);
       }
       s.fetchOffset = log.logEndOffset;
@@ -402,13 +401,13 @@ export class ReplicaFetcher {
     const leaderEnd = await ask(-1n);
     if (!this.current(s)) return;
     if (leaderEnd < log.logEndOffset) {
-      this.host.logger.warn(`truncating ${p.key} to the leader's end offset ${leaderEnd} (ours ${log.logEndOffset}): out of range`);
+      this.host.logger.warn(`truncating ${p.name} to the leader's end offset ${leaderEnd} (ours ${log.logEndOffset}): out of range`);
       log.truncateTo(leaderEnd);
     } else {
       const leaderStart = await ask(-2n);
       if (!this.current(s)) return;
       if (log.logEndOffset < leaderStart) {
-        this.host.logger.info(`${p.key}: our log ends at ${log.logEndOffset}, before the leader's log start ${leaderStart}: starting over there`);
+        this.host.logger.info(`${p.name}: our log ends at ${log.logEndOffset}, before the leader's log start ${leaderStart}: starting over there`);
         log.truncateFullyAndStartAt(leaderStart);
       } else {
         this.delay(s, 'offset out of range');
@@ -444,7 +443,7 @@ export class ReplicaFetcherManager {
     if (p.leaderId < 0 || p.isLeader) return;
     const address = this.host.endpointOf(p.leaderId);
     if (!address) {
-      this.host.logger.warn(`no endpoint for broker ${p.leaderId}, the leader of ${p.key}; not fetching yet`);
+      this.host.logger.warn(`no endpoint for broker ${p.leaderId}, the leader of ${p.name}; not fetching yet`);
       return;
     }
     let f = this.fetchers.get(p.leaderId);

@@ -161,8 +161,6 @@ export interface ReplicaManagerOptions {
   now?: () => number;
 }
 
-const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
-
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
   /** Hosted partitions whose log could not be opened (offline directory, unloadable files): key -> why. */
@@ -189,7 +187,7 @@ export class ReplicaManager {
           {
             nodeId: opts.brokerId,
             brokerEpoch: r.brokerEpoch,
-            partition: (topic, partition) => this.partitions.get(partitionKey(topic, partition)),
+            partition: (topic, partition) => this.partitions.get(topicPartitionKey(topic, partition)),
             endpointOf: r.endpointOf,
             logger: this.log.child('replica-fetcher'),
           },
@@ -240,7 +238,7 @@ export class ReplicaManager {
   }
 
   getPartition(topic: string, partition: number): Partition | undefined {
-    return this.partitions.get(partitionKey(topic, partition));
+    return this.partitions.get(topicPartitionKey(topic, partition));
   }
 
   /**
@@ -249,13 +247,13 @@ export class ReplicaManager {
    * broker does not host it) or UNKNOWN_TOPIC_OR_PARTITION.
    */
   hostedPartitionOrThrow(topic: string, partition: number): Partition {
-    const p = this.partitions.get(partitionKey(topic, partition));
+    const p = this.partitions.get(topicPartitionKey(topic, partition));
     if (p) {
       // A log whose directory failed serves nothing, not even offsets kept in memory (Kafka's offline partition).
-      if (p.log.isOffline) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `the log of ${p.key} is offline`);
+      if (p.log.isOffline) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `the log of ${p.name} is offline`);
       return p;
     }
-    const offline = this.offlinePartitions.get(partitionKey(topic, partition));
+    const offline = this.offlinePartitions.get(topicPartitionKey(topic, partition));
     if (offline !== undefined) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, offline);
     if (this.opts.metadata.partition(topic, partition)) {
       throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.opts.brokerId} does not host ${topic}-${partition}`);
@@ -271,7 +269,7 @@ export class ReplicaManager {
   leaderPartitionOrThrow(topic: string, partition: number): Partition {
     const p = this.hostedPartitionOrThrow(topic, partition);
     if (!p.isLeader) {
-      throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.opts.brokerId} is not the leader of ${p.key}`);
+      throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.opts.brokerId} is not the leader of ${p.name}`);
     }
     return p;
   }
@@ -285,7 +283,7 @@ export class ReplicaManager {
   applyDelta(delta: MetadataDelta, opts: { existingPartitions?: boolean } = {}): void {
     for (const removed of delta.removedTopics) {
       for (const partition of removed.partitions) {
-        const key = partitionKey(removed.name, partition);
+        const key = topicPartitionKey(removed.name, partition);
         this.offlinePartitions.delete(key);
         const p = this.partitions.get(key);
         if (!p) continue;
@@ -301,7 +299,7 @@ export class ReplicaManager {
       }
     }
     for (const state of delta.changedPartitions) {
-      const key = partitionKey(state.topic, state.partition);
+      const key = topicPartitionKey(state.topic, state.partition);
       if (!state.replicas.includes(this.opts.brokerId)) {
         // No longer (or never) a replica here.
         if (this.partitions.has(key)) {
@@ -342,7 +340,7 @@ export class ReplicaManager {
       if (!t) continue;
       const cfg = this.opts.logConfig(topic);
       for (const partition of t.partitions.keys()) {
-        this.partitions.get(partitionKey(topic, partition))?.log.updateConfig(cfg);
+        this.partitions.get(topicPartitionKey(topic, partition))?.log.updateConfig(cfg);
       }
     }
   }
@@ -422,7 +420,7 @@ export class ReplicaManager {
       if (entry.records.length < RECORD_BATCH_OVERHEAD) return;
       const rb = new RecordBatch(entry.records, 0);
       if (!rb.isTransactional || rb.isControlBatch || rb.producerId < 0n) return;
-      const p = this.partitions.get(partitionKey(entry.topic, entry.partition));
+      const p = this.partitions.get(topicPartitionKey(entry.topic, entry.partition));
       if (!p || !p.isLeader || p.log.isOffline) return; // the append reports why
       const guard = p.log.maybeStartTransactionVerification(rb.producerId, rb.baseSequence, rb.producerEpoch);
       if (!guard) return; // its transaction is already open here
@@ -470,7 +468,7 @@ export class ReplicaManager {
       const op = new DelayedFetch(params, this, resolve);
       this.fetchPurgatory.tryCompleteElseWatch(
         op,
-        params.partitions.map((p) => partitionKey(p.topic, p.partition)),
+        params.partitions.map((p) => topicPartitionKey(p.topic, p.partition)),
       );
     });
   }
@@ -526,7 +524,7 @@ export class ReplicaManager {
         if (!(err instanceof KafkaError)) {
           this.log.error('fetch read failed', { topic: req.topic, partition: req.partition, err });
         } else if (err.code === ErrorCode.OFFSET_OUT_OF_RANGE || err.code === ErrorCode.KAFKA_STORAGE_ERROR) {
-          const p = this.partitions.get(partitionKey(req.topic, req.partition));
+          const p = this.partitions.get(topicPartitionKey(req.topic, req.partition));
           if (p) {
             res.highWatermark = p.log.highWatermark;
             res.lastStableOffset = p.log.lastStableOffset;
@@ -543,7 +541,7 @@ export class ReplicaManager {
   availableBytes(params: FetchParams): { bytes: number; error: boolean } {
     let bytes = 0;
     for (const req of params.partitions) {
-      const p = this.partitions.get(partitionKey(req.topic, req.partition));
+      const p = this.partitions.get(topicPartitionKey(req.topic, req.partition));
       if (!p || !p.isLeader) return { bytes, error: true };
       const end =
         params.isolation === 'LOG_END'

@@ -24,7 +24,7 @@ import { DELETED_FILE_SUFFIX, logFile, offsetIndexFile, timeIndexFile, transacti
 import { FetchDataInfo, LogOffsetMetadata, LogSegment, emptyFetchDataInfo } from './log-segment';
 import { LogSegments } from './log-segments';
 import { ScheduledTask, Scheduler } from '../common/scheduler';
-import { StorageLogger } from '../common/logger';
+import { Logger } from '../common/logger';
 import { Time } from '../common/time';
 import { TopicPartition } from '../common/topic-partition';
 import { bigMax, bigMin } from '../common/bigint';
@@ -39,7 +39,7 @@ export interface LocalLogParams {
   logEndOffset: bigint;
   time: Time;
   scheduler: Scheduler;
-  logger: StorageLogger;
+  logger: Logger;
   /** Background failures (async flush, delayed file deletion) are reported here. */
   onBackgroundError: (what: string, err: unknown) => void;
 }
@@ -73,7 +73,7 @@ export class LocalLog {
   readonly tp: TopicPartition;
   private readonly time: Time;
   private readonly scheduler: Scheduler;
-  private readonly logger: StorageLogger;
+  private readonly logger: Logger;
   private readonly onBackgroundError: (what: string, err: unknown) => void;
 
   constructor(p: LocalLogParams) {

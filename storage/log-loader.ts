@@ -53,7 +53,7 @@ import { LogSegments } from './log-segments';
 import { IndexVerifier } from './index/index-verifier';
 import { PreviousBatch, SegmentScanner, readInt64Number } from './segment-scanner';
 import { CorruptIndexError } from './errors';
-import { StorageLogger } from '../common/logger';
+import { Logger } from '../common/logger';
 import { Time } from '../common/time';
 import { TopicPartition, tpString } from '../common/topic-partition';
 
@@ -63,7 +63,7 @@ export interface LoadParams {
   tp: TopicPartition;
   config: LogConfig;
   time: Time;
-  logger: StorageLogger;
+  logger: Logger;
   recoveryPointCheckpoint: bigint;
   logStartOffsetCheckpoint: bigint;
   hadCleanShutdown: boolean;
@@ -100,7 +100,7 @@ export interface LoadedLog {
 
 export interface RecoveryContext {
   tp: TopicPartition;
-  logger: StorageLogger;
+  logger: Logger;
   /** Offsets follow each other without gaps (cleanup.policy without compact): see segment-scanner.ts. */
   contiguous: boolean;
   /** A progress line at most this often (default 10 s). */

@@ -15,6 +15,7 @@ import { FaultyFs } from './testing/faulty-fs';
 import { CapturingLogger, MockScheduler, MockTime } from '../common/testing/mock-time';
 import { removeTempDirs, tempDir } from './testing/temp-dir';
 import { UnifiedLog } from './unified-log';
+import { topicPartitionKey } from '../common/topic-partition';
 
 afterAll(removeTempDirs);
 
@@ -115,7 +116,7 @@ test('clean shutdown writes checkpoints and the marker; restart skips recovery a
   await b1.lm.close();
   expect(nodefs.existsSync(path.join(d, '.kafka_cleanshutdown'))).toBe(true);
   const rp = new OffsetCheckpointFile(nodeFs, path.join(d, 'recovery-point-offset-checkpoint')).read();
-  expect(rp.get('t-0')?.offset).toBe(leo);
+  expect(rp.get(topicPartitionKey('t', 0))?.offset).toBe(leo);
   expect(nodefs.readFileSync(path.join(d, 'log-start-offset-checkpoint'), 'utf8')).toBe('0\n1\nt 0 20\n');
   expect(nodefs.readFileSync(path.join(d, 'replication-offset-checkpoint'), 'utf8')).toBe('0\n1\nt 0 150\n');
 

@@ -39,9 +39,9 @@ import { MetaProperties, MetaPropertiesError, ensureMetaProperties } from './met
 import { readPartitionMetadata, writePartitionMetadata } from './partition-metadata';
 import { KafkaStorageError } from './errors';
 import { ScheduledTask, Scheduler, TimerScheduler } from '../common/scheduler';
-import { StorageLogger, consoleLogger } from '../common/logger';
+import { Logger } from '../common/logger';
 import { SystemTime, Time } from '../common/time';
-import { TopicPartition, tpKey, tpString } from '../common/topic-partition';
+import { TopicPartition, topicPartitionKey, tpString } from '../common/topic-partition';
 import { UnifiedLog } from './unified-log';
 
 export interface LogManagerOptions {
@@ -57,7 +57,7 @@ export interface LogManagerOptions {
   fs?: StorageFs;
   time?: Time;
   scheduler?: Scheduler;
-  logger?: StorageLogger;
+  logger?: Logger;
   /** log.retention.check.interval.ms (default 300000). */
   retentionCheckIntervalMs?: number;
   /** log.flush.scheduler.interval.ms (default Long.MAX_VALUE: no flusher). */
@@ -105,7 +105,7 @@ export class LogManager {
   private readonly time: Time;
   private readonly scheduler: Scheduler;
   private readonly ownScheduler: TimerScheduler | null;
-  private readonly logger: StorageLogger;
+  private readonly logger: Logger;
   private readonly dirs = new Map<string, LogDirState>();
   private readonly logs = new Map<string, UnifiedLog>();
   /** Partitions that could not be loaded (not an I/O error: the directory stays online). */
@@ -123,12 +123,12 @@ export class LogManager {
     if (opts.logDirs.length === 0) throw new Error('at least one log directory is required');
     this.fs = opts.fs ?? nodeFs;
     this.time = opts.time ?? SystemTime;
-    this.logger = opts.logger ?? consoleLogger;
+    this.logger = opts.logger ?? new Logger('storage');
     if (opts.scheduler) {
       this.scheduler = opts.scheduler;
       this.ownScheduler = null;
     } else {
-      this.ownScheduler = new TimerScheduler((name, err) => this.logger.error(`background task ${name} failed`, err));
+      this.ownScheduler = new TimerScheduler((name, err) => this.logger.error(`background task ${name} failed`, { err }));
       this.scheduler = this.ownScheduler;
     }
     this.defaultConfig = opts.defaultConfig ?? { ...DEFAULT_LOG_CONFIG, cleanupPolicy: [...DEFAULT_LOG_CONFIG.cleanupPolicy] };
@@ -248,10 +248,10 @@ export class LogManager {
       // The cluster metadata log shares metadata.log.dir but is owned by the controller's
       // metadata log store, not by this manager (as in Kafka's LogManager).
       if (tp.topic === METADATA_TOPIC_NAME) return;
-      key = tpKey(tp);
+      key = topicPartitionKey(tp.topic, tp.partition);
       const other = this.logs.get(key)?.dir ?? this.loadingLogs.get(key);
       if (other !== undefined) {
-        const reason = `duplicate log directories for ${key}: ${other} and ${full}`;
+        const reason = `duplicate log directories for ${tpString(tp)}: ${other} and ${full}`;
         this.logger.error(reason);
         this.failedPartitions.set(key, reason);
         d.hasFailedPartitions = true;
@@ -287,7 +287,7 @@ export class LogManager {
       if (isIoError(e)) throw e;
       const reason = `cannot load ${tpString(tp)}: ${errMessage(e)}`;
       this.logger.error(reason);
-      this.failedPartitions.set(tpKey(tp), reason);
+      this.failedPartitions.set(topicPartitionKey(tp.topic, tp.partition), reason);
       d.hasFailedPartitions = true;
       return undefined;
     }
@@ -313,8 +313,8 @@ export class LogManager {
       // Recovery does not throw on bad data; anything else is a bug, which must cost this one
       // partition and not the broker.
       const reason = `cannot load ${tpString(tp)}: ${errMessage(e)}`;
-      this.logger.error(reason, e);
-      this.failedPartitions.set(tpKey(tp), reason);
+      this.logger.error(reason, { err: e });
+      this.failedPartitions.set(topicPartitionKey(tp.topic, tp.partition), reason);
       d.hasFailedPartitions = true;
       return undefined;
     }
@@ -362,7 +362,7 @@ export class LogManager {
   // ---- logs -----------------------------------------------------------------------------------
 
   getLog(topic: string, partition: number): UnifiedLog | undefined {
-    return this.logs.get(`${topic}-${partition}`);
+    return this.logs.get(topicPartitionKey(topic, partition));
   }
 
   allLogs(): UnifiedLog[] {
@@ -371,7 +371,7 @@ export class LogManager {
 
   /** Why a partition is unavailable without an offline directory (undefined if it is not). */
   partitionFailure(topic: string, partition: number): string | undefined {
-    return this.failedPartitions.get(`${topic}-${partition}`);
+    return this.failedPartitions.get(topicPartitionKey(topic, partition));
   }
 
   /**
@@ -384,21 +384,21 @@ export class LogManager {
   getOrCreateLog(topic: string, partition: number, topicId?: string, config?: LogConfig, opts: { isNew?: boolean } = {}): UnifiedLog {
     this.checkNotClosed();
     const tp = { topic, partition };
-    const key = tpKey(tp);
+    const key = topicPartitionKey(topic, partition);
     const existing = this.logs.get(key);
     if (existing) {
-      if (existing.isOffline) throw new KafkaStorageError(`log ${key} is in an offline log directory (${existing.parentDir})`);
+      if (existing.isOffline) throw new KafkaStorageError(`log ${tpString(tp)} is in an offline log directory (${existing.parentDir})`);
       this.reconcileTopicId(existing, topicId);
       if (config) existing.updateConfig(config);
       return existing;
     }
     const failure = this.failedPartitions.get(key);
-    if (failure) throw new KafkaStorageError(`partition ${key} is unavailable: ${failure}`);
+    if (failure) throw new KafkaStorageError(`partition ${tpString(tp)} is unavailable: ${failure}`);
     // Kafka's rule: a partition that existed before may have its data in a directory that is
     // offline; creating an empty log elsewhere would silently restart its offsets.
     const offline = this.offlineLogDirs;
     if (opts.isNew === false && offline.length > 0) {
-      throw new KafkaStorageError(`cannot create a log for ${key}: log directories ${offline.join(', ')} are offline and it may live there`);
+      throw new KafkaStorageError(`cannot create a log for ${tpString(tp)}: log directories ${offline.join(', ')} are offline and it may live there`);
     }
     const d = this.nextLogDir();
     const dir = path.join(d.path, partitionDirName(tp));
@@ -432,12 +432,12 @@ export class LogManager {
         onIoError: (l, message) => this.handleLogDirFailure(l.parentDir, message),
       });
       this.logs.set(key, log);
-      this.logger.info(`created log for partition ${key} in ${d.path}${topicId ? ` with topic id ${topicId}` : ''}`);
+      this.logger.info(`created log for partition ${tpString(tp)} in ${d.path}${topicId ? ` with topic id ${topicId}` : ''}`);
       return log;
     } catch (e) {
       if (e instanceof KafkaError) throw e;
       if (isIoError(e)) {
-        const msg = `error while creating log for ${key} in dir ${d.path}: ${errMessage(e)}`;
+        const msg = `error while creating log for ${tpString(tp)} in dir ${d.path}: ${errMessage(e)}`;
         this.handleLogDirFailure(d.path, msg);
         throw new KafkaStorageError(msg, e);
       }
@@ -484,7 +484,7 @@ export class LogManager {
    * which the next startup removes). Returns the removed log, if there was one.
    */
   deleteLog(topic: string, partition: number): UnifiedLog | undefined {
-    const key = `${topic}-${partition}`;
+    const key = topicPartitionKey(topic, partition);
     this.failedPartitions.delete(key);
     const log = this.logs.get(key);
     if (!log) return undefined;
@@ -498,11 +498,11 @@ export class LogManager {
       log.close();
       log.localLog.renameDir(deleteDirName(log.topicPartition));
       this.fs.fsyncDirSync(parent);
-      this.logger.info(`log for partition ${key} is renamed to ${log.dir} and is scheduled for deletion`);
+      this.logger.info(`log for partition ${tpString(log.topicPartition)} is renamed to ${log.dir} and is scheduled for deletion`);
       this.scheduleDirDelete(log.dir);
     } catch (e) {
       if (!isIoError(e) && !(e instanceof KafkaStorageError)) throw e;
-      this.handleLogDirFailure(parent, `error while deleting ${key}: ${errMessage(e)}`);
+      this.handleLogDirFailure(parent, `error while deleting ${tpString(log.topicPartition)}: ${errMessage(e)}`);
     }
     return log;
   }
@@ -564,7 +564,7 @@ export class LogManager {
       try {
         l(d.path, reason);
       } catch (e) {
-        this.logger.error('log dir failure listener threw', e);
+        this.logger.error('log dir failure listener threw', { err: e });
       }
     }
   }
@@ -630,7 +630,7 @@ export class LogManager {
       try {
         n += l.deleteOldSegments();
       } catch (e) {
-        if (!(e instanceof KafkaStorageError)) this.logger.error(`retention of ${tpString(l.topicPartition)} failed`, e);
+        if (!(e instanceof KafkaStorageError)) this.logger.error(`retention of ${tpString(l.topicPartition)} failed`, { err: e });
       }
     }
     return n;
@@ -671,7 +671,7 @@ export class LogManager {
         try {
           l.flush();
         } catch (e) {
-          if (!(e instanceof KafkaStorageError)) this.logger.error(`flush of ${tpString(l.topicPartition)} at shutdown failed`, e);
+          if (!(e instanceof KafkaStorageError)) this.logger.error(`flush of ${tpString(l.topicPartition)} at shutdown failed`, { err: e });
         }
       }
       // A directory never fully loaded holds logs nobody has recovered: no checkpoint or marker
@@ -696,7 +696,7 @@ export class LogManager {
         try {
           l.close();
         } catch (e) {
-          if (!(e instanceof KafkaStorageError)) this.logger.error(`close of ${tpString(l.topicPartition)} failed`, e);
+          if (!(e instanceof KafkaStorageError)) this.logger.error(`close of ${tpString(l.topicPartition)} failed`, { err: e });
         }
       }
       if (!d.online || d.hasFailedPartitions) continue;

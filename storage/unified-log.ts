@@ -42,7 +42,7 @@ import { ControlRecordType, readEndTxnMarker } from '../protocol/records/control
 import { TXN_INDEX_ENTRY_SIZE, type AbortedTxn } from './index/transaction-index';
 import { KafkaStorageError, UnexpectedAppendOffsetError } from './errors';
 import { Scheduler, TimerScheduler } from '../common/scheduler';
-import { StorageLogger, prefixedLogger, silentLogger } from '../common/logger';
+import { Logger } from '../common/logger';
 import { SystemTime, Time } from '../common/time';
 import { TopicPartition, tpString } from '../common/topic-partition';
 import { bigMax, bigMin } from '../common/bigint';
@@ -161,7 +161,7 @@ export interface UnifiedLogParams {
   fs?: StorageFs;
   time?: Time;
   scheduler?: Scheduler;
-  logger?: StorageLogger;
+  logger?: Logger;
   recoveryPoint?: bigint;
   logStartOffset?: bigint;
   hadCleanShutdown?: boolean;
@@ -188,12 +188,12 @@ export class UnifiedLog {
   rebuiltTxnIndexEntries = 0;
   private closed = false;
   private readonly time: Time;
-  private readonly logger: StorageLogger;
+  private readonly logger: Logger;
   private readonly onIoError: (log: UnifiedLog, message: string, err: unknown) => void;
   /** What recovery did when the log was loaded. */
   readonly loadReport: RecoveryReport;
 
-  private constructor(p: UnifiedLogParams, loaded: LoadedLog, scheduler: Scheduler, logger: StorageLogger) {
+  private constructor(p: UnifiedLogParams, loaded: LoadedLog, scheduler: Scheduler, logger: Logger) {
     this.topicPartition = p.tp;
     this.topicId = p.topicId;
     this.time = p.time ?? SystemTime;
@@ -363,10 +363,10 @@ export class UnifiedLog {
     return new UnifiedLog(p, await loadLogAsync(params), p.scheduler ?? new TimerScheduler(), logger);
   }
 
-  private static loadParams(p: UnifiedLogParams): { params: LoadParams; logger: StorageLogger } {
+  private static loadParams(p: UnifiedLogParams): { params: LoadParams; logger: Logger } {
     const fs = p.fs ?? nodeFs;
     const time = p.time ?? SystemTime;
-    const logger = prefixedLogger(p.logger ?? silentLogger, `[UnifiedLog partition=${tpString(p.tp)}, dir=${path.dirname(p.dir)}] `);
+    const logger = (p.logger ?? Logger.silent()).withPrefix(`[UnifiedLog partition=${tpString(p.tp)}, dir=${path.dirname(p.dir)}] `);
     if (!fs.existsSync(p.dir)) fs.mkdirSync(p.dir, { recursive: true });
     const params: LoadParams = {
       fs,
@@ -1112,7 +1112,7 @@ export class UnifiedLog {
   /** Reports an I/O failure (the log directory goes offline) and returns the error to throw. */
   private handleIoFailure(message: string, err: unknown): KafkaStorageError {
     const detail = err instanceof Error ? err.message : String(err);
-    this.logger.error(`${message}: ${detail}`, err);
+    this.logger.error(`${message}: ${detail}`, { err });
     const full = `${message}: ${detail}`;
     try {
       this.onIoError(this, full, err);

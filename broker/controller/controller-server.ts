@@ -28,7 +28,6 @@ import { MetadataLogStore } from '../../metadata/metadata-log-store';
 import type { MetadataLog } from '../../metadata/metadata-log';
 import { ensureMetaProperties, readMetaProperties } from '../../storage/meta-properties';
 import { nodeFs } from '../../storage/fs';
-import type { StorageLogger } from '../../common/logger';
 
 export interface ControllerServerOptions extends KafkaConfigInit {
   versionCaps?: ReadonlyMap<number, number>;
@@ -52,15 +51,6 @@ export interface ControllerNode {
   readonly endpoint: { host: string; port: number };
   /** Resolves when the metadata log grows past `offset` (exclusive end), or after `maxWaitMs`. */
   waitForAppend(endOffset: bigint, maxWaitMs: number): Promise<void>;
-}
-
-function storageLogger(log: Logger): StorageLogger {
-  return {
-    debug: (m) => log.debug(m),
-    info: (m) => log.info(m),
-    warn: (m) => log.warn(m),
-    error: (m, err) => log.error(m, err === undefined ? undefined : { err }),
-  };
 }
 
 export class ControllerServer implements ControllerNode {
@@ -122,7 +112,7 @@ export class ControllerServer implements ControllerNode {
     const clusterId = readMetaProperties(nodeFs, metadataDir)?.clusterId ?? opts.clusterId ?? randomUuid();
     ensureMetaProperties(nodeFs, metadataDir, config.nodeId, clusterId);
     const logger = opts.logger ?? new Logger(`krill-controller[${config.nodeId}]`, opts.logLevel);
-    const log = new MetadataLogStore(metadataDir, storageLogger(logger.child('metadata-log')));
+    const log = new MetadataLogStore(metadataDir, logger.child('metadata-log'));
     const server = new ControllerServer(config, clusterId, log, opts, logger);
     try {
       await server.startup();

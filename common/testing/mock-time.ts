@@ -3,7 +3,7 @@
  * so retention, segment.ms rolls and delayed deletion are deterministic.
  */
 import { ScheduledTask, Scheduler } from '../scheduler';
-import { StorageLogger } from '../logger';
+import { Logger } from '../logger';
 import { Time } from '../time';
 
 export class MockTime implements Time {
@@ -61,20 +61,16 @@ export class MockScheduler implements Scheduler {
   }
 }
 
-/** A logger that keeps every line, for asserting what recovery reported. */
-export class CapturingLogger implements StorageLogger {
-  readonly lines: { level: string; msg: string }[] = [];
-  debug(msg: string): void {
-    this.lines.push({ level: 'debug', msg });
-  }
-  info(msg: string): void {
-    this.lines.push({ level: 'info', msg });
-  }
-  warn(msg: string): void {
-    this.lines.push({ level: 'warn', msg });
-  }
-  error(msg: string): void {
-    this.lines.push({ level: 'error', msg });
+/** A logger that keeps every message with its level, for asserting what recovery reported. */
+export class CapturingLogger extends Logger {
+  readonly lines: { level: string; msg: string }[];
+  constructor() {
+    const lines: { level: string; msg: string }[] = [];
+    super('test', 'debug', (line) => {
+      const m = /^\[[^\]]*\] (\w+) [^:]*: (.*)$/s.exec(line);
+      lines.push(m ? { level: m[1].toLowerCase(), msg: m[2] } : { level: 'info', msg: line });
+    });
+    this.lines = lines;
   }
   matching(re: RegExp): string[] {
     return this.lines.filter((l) => re.test(l.msg)).map((l) => l.msg);

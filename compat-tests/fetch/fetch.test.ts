@@ -24,7 +24,7 @@ beforeAll(async () => {
   const tryCompleteElseWatch = purgatory.tryCompleteElseWatch.bind(purgatory);
   purgatory.tryCompleteElseWatch = (op, keys) => {
     const completed = tryCompleteElseWatch(op, keys);
-    if (!completed) parked.emit('parked', keys);
+    if (!completed) parked.emit('parked', keys.map((k) => k.replace('\0', '-'))); // topicPartitionKey -> "topic-partition"
     return completed;
   };
   consumer = await connect(broker.host, broker.port, { clientId: 'consumer' });

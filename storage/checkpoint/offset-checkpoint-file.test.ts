@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { FaultyFs } from '../testing/faulty-fs';
 import { removeTempDirs, tempDir } from '../testing/temp-dir';
 import { CorruptCheckpointError, OffsetCheckpointFile } from './offset-checkpoint-file';
+import { topicPartitionKey } from '../../common/topic-partition';
 
 afterAll(removeTempDirs);
 
@@ -16,8 +17,8 @@ test("writes Kafka's text format and reads it back", () => {
   ]);
   expect(nodefs.readFileSync(file, 'utf8')).toBe('0\n2\na.b-c 0 42\n__consumer_offsets 49 9007199254740993\n');
   const m = cp.read();
-  expect(m.get('a.b-c-0')?.offset).toBe(42n);
-  expect(m.get('__consumer_offsets-49')?.offset).toBe(9_007_199_254_740_993n);
+  expect(m.get(topicPartitionKey('a.b-c', 0))?.offset).toBe(42n);
+  expect(m.get(topicPartitionKey('__consumer_offsets', 49))?.offset).toBe(9_007_199_254_740_993n);
   expect(nodefs.existsSync(file + '.tmp')).toBe(false);
 });
 
@@ -43,5 +44,5 @@ test('a failed write leaves the previous checkpoint in place', () => {
   cp.write([{ tp: { topic: 't', partition: 0 }, offset: 1n }]);
   fs.failNext({ op: 'rename', path: 'cp.tmp', errno: 'EIO' });
   expect(() => cp.write([{ tp: { topic: 't', partition: 0 }, offset: 2n }])).toThrow(/EIO/);
-  expect(cp.read().get('t-0')?.offset).toBe(1n);
+  expect(cp.read().get(topicPartitionKey('t', 0))?.offset).toBe(1n);
 });

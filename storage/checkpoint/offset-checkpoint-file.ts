@@ -12,7 +12,7 @@
  * (a corrupt recovery point means full recovery, never a failed startup).
  */
 import { StorageFs, writeFileAtomic } from '../fs';
-import { TopicPartition, tpKey } from '../../common/topic-partition';
+import { TopicPartition, topicPartitionKey } from '../../common/topic-partition';
 
 export const CHECKPOINT_VERSION = 0;
 
@@ -47,7 +47,7 @@ export class OffsetCheckpointFile {
     writeFileAtomic(this.fs, this.file, lines.join('\n') + '\n');
   }
 
-  /** Entries keyed by `topic-partition`; an empty map if the file does not exist. */
+  /** Entries keyed by topicPartitionKey; an empty map if the file does not exist. */
   read(): Map<string, CheckpointEntry> {
     const out = new Map<string, CheckpointEntry>();
     if (!this.fs.existsSync(this.file)) return out;
@@ -70,7 +70,7 @@ export class OffsetCheckpointFile {
         throw new CorruptCheckpointError(this.file, `bad entry on line ${i + 1}: ${JSON.stringify(lines[i])}`);
       }
       const tp = { topic: parts[0], partition: Number(parts[1]) };
-      out.set(tpKey(tp), { tp, offset: BigInt(parts[2]) });
+      out.set(topicPartitionKey(tp.topic, tp.partition), { tp, offset: BigInt(parts[2]) });
     }
     return out;
   }
