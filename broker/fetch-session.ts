@@ -37,7 +37,7 @@ export type PartitionFetchSpec = Omit<SessionPartition, 'sentHighWatermark' | 's
 export interface FetchSession {
   id: number;
   epoch: number;
-  /** Insertion-ordered by "topic:partition". */
+  /** Insertion-ordered, keyed by topicPartitionKey. */
   partitions: Map<string, SessionPartition>;
   lastUsedMs: number;
 }

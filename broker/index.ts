@@ -5,7 +5,8 @@
  *   broker.bootstrapServers                            // ['127.0.0.1:41233']
  *   await broker.close();                              // clean shutdown; the temp dir is removed
  *
- * It goes through the same startup code as the `krill` command.
+ * It goes through the same startup code as the `krill` command. Also exported: startCluster
+ * (cluster.ts, N brokers and a controller in this process), KafkaServer and ControllerServer.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -1,7 +1,7 @@
 /**
- * The one startup path shared by the CLI and the embedding API: turns krill's short options
- * (host, port, data dir, version caps) into Kafka config properties, starts a KafkaServer and
- * describes where it listens.
+ * The one broker startup path shared by the CLI and the embedding API (and so startCluster's
+ * brokers): turns krill's short options (host, port, data dir, version caps by API name or key)
+ * into Kafka config properties, starts a KafkaServer and describes where it listens.
  */
 import type { ConfigInput } from '../config/kafka-config';
 import { KafkaServer } from './server';

@@ -1,6 +1,8 @@
 /**
- * Turns a request frame into a response frame: header -> version gate -> fault-injection controls
- * -> decode -> handler -> encode. Owns the mapping from API key to handler.
+ * Turns a request frame into a response frame: header -> version gate -> decode -> fault-injection
+ * interceptors -> handler -> encode. Owns the mapping from API key to handler (at most one per
+ * key). The same dispatcher serves a broker's listeners (HANDLERS) and the controller node's
+ * listener (CONTROLLER_HANDLERS).
  *
  * Kafka's rules kept here: an ApiVersions request of a version krill does not support is answered
  * with a v0 body carrying UNSUPPORTED_VERSION and krill's own ranges (KIP-511), always with
@@ -14,15 +16,13 @@ import { Reader, DecodeError } from '../protocol/primitives/reader';
 import { Writer } from '../protocol/primitives/writer';
 import { ErrorCode } from '../protocol/errors';
 import { readRequestHeader, writeResponseHeader } from '../protocol/header';
-import { apiByKey, responseHeaderVersion } from '../protocol/generated';
+import { ApiKey, apiByKey, responseHeaderVersion } from '../protocol/generated';
 import { writeApiVersionsResponse } from '../protocol/generated/api-versions';
 import type { ConnectionInfo, FrameProcessor, ProcessResult } from './network/connection';
 import type { RequestContext } from './network/request-context';
 import { CloseConnection, type HandlerSpec } from './handlers/define-handler';
 import type { Broker } from './broker';
 import type { Logger } from '../common/logger';
-
-const API_VERSIONS_KEY = 18;
 
 /** A fault-injection hook: may answer, delay, drop or close instead of (or before) the handler. */
 export interface RequestInterceptor {
@@ -115,7 +115,7 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
     };
     const handler = this.supported(apiKey, apiVersion);
     if (!handler) {
-      if (apiKey === API_VERSIONS_KEY) return this.unsupportedApiVersions(correlationId);
+      if (apiKey === ApiKey.ApiVersions) return this.unsupportedApiVersions(correlationId);
       const known = this.handlers.has(apiKey);
       return {
         kind: 'close',

@@ -1,13 +1,24 @@
 /**
- * KafkaServer: one krill node (a combined KRaft broker + controller, as `process.roles=broker,controller`).
- * Owns startup and shutdown order and the wiring between the layers; everything else lives in the
- * components it creates. The CLI and the embedding API both go through `KafkaServer.start`.
+ * KafkaServer: one krill broker, either a combined node (`process.roles=broker,controller`: the
+ * Controller and its metadata log run in this process) or a cluster broker (`process.roles=broker`
+ * with `controller.quorum.bootstrap.servers`: a ClusterLink to a remote controller, follower
+ * replication on). Owns startup and shutdown order and the wiring between the layers; everything
+ * else lives in the components it creates. The CLI, the embedding API and startCluster all go
+ * through `KafkaServer.start`.
  *
- * Startup: config -> log dirs and cluster id (meta.properties) -> metadata log replay (controller)
- * -> partition logs loaded and recovered (LogManager) -> partitions created from the replayed
- * metadata, stray logs removed -> listeners bound -> broker registered with its advertised
- * endpoints -> ready. Shutdown reverses it: stop accepting, answer parked requests, close the
- * metadata log, then flush every log, write the checkpoints and the clean-shutdown marker.
+ * Startup: config -> log dirs and cluster id (meta.properties; a cluster broker takes the
+ * controller's, learnt with DescribeCluster, and refuses directories of another cluster) ->
+ * metadata replay (the local metadata log, or a catch-up Fetch from the controller) -> partition
+ * logs loaded and recovered (LogManager) -> coordinators started, partitions created from the
+ * replayed metadata, stray logs removed -> listeners bound -> broker registered with its advertised
+ * endpoints (a cluster broker also follows the metadata log, heartbeats and waits to be unfenced,
+ * then starts the ISR checks) -> marker delivery -> ready. Shutdown reverses it: controlled
+ * shutdown (cluster broker), stop replication and the controller link, stop accepting, answer
+ * parked requests, close the local metadata log, then flush every log, write the checkpoints and
+ * the clean-shutdown marker.
+ *
+ * Invariant: after the startup replay, every metadata batch is applied to the MetadataCache first
+ * and its delta then goes to the replica manager and both coordinators, in log order.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -1,7 +1,8 @@
 /**
  * krill's own Kafka protocol client: one TCP connection to one broker (node:net), speaking the
- * generated codecs. Used by the compatibility tests now, and later by inter-broker replication
- * (follower fetches) and the transaction coordinator (WriteTxnMarkers).
+ * generated codecs. Every inter-broker request goes through it (via NodeChannel): follower
+ * fetches, a broker's link to its controller, WriteTxnMarkers and verify-only AddPartitionsToTxn.
+ * The compatibility tests use it directly.
  *
  *   const conn = await connect('127.0.0.1', 9092, { clientId: 'me' });   // ApiVersions negotiated
  *   const md = await conn.send('Metadata', undefined, { topics: null });  // version picked for us

@@ -1,8 +1,8 @@
 /**
- * A connection to one other node (the controller, or a partition leader) that reconnects on
- * demand: `send` opens the connection if there is none, and a connection that failed (closed,
- * timed out, garbled) is dropped so the next `send` starts a fresh one. Callers decide whether to
- * retry, and with what backoff; nothing here loops or waits on its own.
+ * A connection to one other node (the controller, a partition leader, a transaction coordinator)
+ * that reconnects on demand: `send` opens the connection if there is none, and a connection that
+ * failed (closed, timed out, garbled) is dropped so the next `send` starts a fresh one. Callers
+ * decide whether to retry, and with what backoff; nothing here loops or waits on its own.
  *
  * Requests on one channel are pipelined on one connection and answered in order, so a long poll
  * (a metadata or follower Fetch) gets a channel of its own.

@@ -1,22 +1,23 @@
 /**
- * Background work on timers (Kafka's Scheduler): segment deletion after file.delete.delay.ms,
- * retention, periodic checkpoints, coordinator timeouts. Tasks never keep the process alive and a
- * task that throws is reported to the owner's error callback, never to the event loop.
+ * Background work on timers (Kafka's Scheduler), as storage runs it: the log manager's periodic
+ * tasks (retention, the flush.ms flusher, checkpoints, producer id expiry) and deletions after
+ * file.delete.delay.ms (segments, deleted logs).
+ *
+ * Invariants (TimerScheduler): timers are unref'd, so a task never keeps the process alive; a task
+ * that throws is reported to the owner's error callback, never to the event loop; after shutdown()
+ * nothing pending runs and later schedule calls are no-ops.
  */
 export interface ScheduledTask {
   cancel(): void;
 }
 
-/**
- * Background work.
- * Node's timers by default; tests use common/testing/mock-time.ts to run tasks deterministically.
- */
+/** Node's timers by default (TimerScheduler); tests use common/testing/mock-time.ts to run tasks deterministically. */
 export interface Scheduler {
   scheduleOnce(name: string, delayMs: number, fn: () => void): ScheduledTask;
   schedulePeriodic(name: string, initialDelayMs: number, periodMs: number, fn: () => void): ScheduledTask;
 }
 
-/** Timers are unref()'d: background storage work never keeps the process alive. */
+/** Timers are unref()'d: background work never keeps the process alive. */
 export class TimerScheduler implements Scheduler {
   private readonly tasks = new Set<NodeJS.Timeout>();
   private closed = false;

@@ -1,7 +1,8 @@
 /**
  * Runs async tasks one at a time in submission order. Objects whose state changes across an
- * `await` (the controller, a partition's ISR, a group) push their mutations through one of these,
- * so two requests can never interleave half-way through a state change.
+ * `await` (the controller, each consumer group) push their mutations through one of these, so two
+ * requests can never interleave half-way through a state change. A task that fails does not stop
+ * the queue: the next one runs regardless.
  */
 export class SerialQueue {
   private tail: Promise<unknown> = Promise.resolve();

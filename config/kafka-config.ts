@@ -18,9 +18,10 @@
  * (LONG_MAX_AS_NUMBER); compare with >=, never ===. DescribeConfigs strings always come from the
  * exact value.
  *
- * Dynamic config (AlterConfigs on a broker) is a later step; the layers exist already so that
- * value resolution and DescribeConfigs sources are right once it lands: per-broker dynamic >
- * cluster-wide dynamic default > static > default, for configs whose update mode allows it.
+ * Dynamic broker config: value resolution and DescribeConfigs sources know its layers
+ * (withDynamicConfigs): per-broker dynamic > cluster-wide dynamic default > static > default, for
+ * configs whose update mode allows it. Nothing fills them in: AlterConfigs and
+ * IncrementalAlterConfigs on a BROKER resource are refused, so a running broker's layers are empty.
  */
 import { brokerConfigDef, BROKER_CONFIG_DEFS, effectiveBrokerDefault } from './config-def';
 import {
@@ -55,7 +56,7 @@ export interface KafkaConfigInit {
   overrides?: readonly string[];
 }
 
-/** Dynamic broker config (AlterConfigs), as raw strings. Empty until dynamic config is built. */
+/** Dynamic broker config (AlterConfigs), as raw strings. A running broker has none: AlterConfigs on brokers is refused. */
 export interface DynamicConfigLayers {
   /** DYNAMIC_BROKER_CONFIG: set for this broker. */
   perBroker?: Readonly<Record<string, string>>;
@@ -187,7 +188,7 @@ export class KafkaConfig {
     this.#validateValues();
   }
 
-  /** The same static config with new dynamic layers (for AlterConfigs on brokers, later). */
+  /** The same static config with new dynamic layers (only tests call it: AlterConfigs on brokers is refused). */
   withDynamicConfigs(dynamic: DynamicConfigLayers): KafkaConfig {
     return new KafkaConfig(this.#originals, dynamic);
   }
@@ -432,9 +433,9 @@ export class KafkaConfig {
     }
 
     // Listeners. Kafka's KRaft quorum rules (controller.quorum.voters / bootstrap.servers set,
-    // controller listeners present in `listeners`) are not applied: krill's single-process
-    // broker runs its controller in-process without a controller listener. The replication layer
-    // validates the quorum settings when it uses them.
+    // controller listeners present in `listeners`) are not applied: a combined node runs its
+    // controller in-process without a controller listener, and a broker of a cluster checks
+    // controller.quorum.bootstrap.servers when it connects (metadata/cluster-link.ts).
     if (this.hasBrokerRole()) {
       const advertisedNames = new Set(this.#advertised.map((e) => e.listenerName));
       if (advertisedNames.size === 0) {

@@ -6,11 +6,11 @@
  * validateTopicConfig() is what CreateTopics and AlterConfigs call: every problem is a
  * KafkaError(INVALID_CONFIG) with Kafka's message, for the handler to put in the response.
  *
- * The typed result (TopicLogConfig) is krill's own until storage/log-config.ts is committed; it
- * uses numbers for ms and byte values (exact below 2^53; Long.MAX_VALUE "never" sentinels become
+ * The typed result (TopicLogConfig) is config's own type, since config/ does not import storage/;
+ * it uses numbers for ms and byte values (exact below 2^53; Long.MAX_VALUE "never" sentinels become
  * 2^63, see LONG_MAX_AS_NUMBER) and resolves local.retention.* = -2 to the retention values.
- * Its field names and types are chosen to be a structural superset of storage's LogConfig draft,
- * so `effective.logConfig` can be handed to storage as is.
+ * Invariant: it stays a structural superset of storage's LogConfig (storage/log-config.ts), so the
+ * broker hands `effective.logConfig` to storage as is (the compiler checks it where it does).
  */
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import {
@@ -30,7 +30,7 @@ export type TopicConfigOverrides = ReadonlyMap<string, string | null> | Readonly
 
 export type CompressionTypeName = 'uncompressed' | 'zstd' | 'lz4' | 'snappy' | 'gzip' | 'producer';
 
-/** Typed effective topic config (krill's, pending storage/log-config.ts). */
+/** Typed effective topic config: every field of storage's LogConfig, plus the ones storage does not model. */
 export interface TopicLogConfig {
   segmentBytes: number;
   segmentMs: number;

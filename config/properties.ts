@@ -1,6 +1,7 @@
 /**
  * A reader for Java's `.properties` format, as `java.util.Properties.load` reads it, because
- * server.properties files written for Kafka must mean the same thing to krill.
+ * server.properties files written for Kafka must mean the same thing to krill; and a writer
+ * (formatProperties) whose output parseProperties reads back exactly.
  *
  * The rules kept (java.util.Properties / LineReader):
  * - Natural lines end at `\n`, `\r` or `\r\n`. Leading blanks (space, tab, form feed) are skipped.

@@ -5,8 +5,8 @@
  *                       previous incarnation's session lasts, or the controller unreachable) until
  *                       initial.broker.registration.timeout.ms
  *   start()             heartbeats every broker.heartbeat.interval.ms; the controller unfences the
- *                       broker once its metadata offset reaches its registration (`unfenced` then
- *                       resolves). While fenced and waiting, heartbeats go out quickly (10 ms).
+ *                       broker once its metadata offset reaches its registration (`waitUnfenced()`
+ *                       then resolves). While fenced and waiting, heartbeats go out quickly (10 ms).
  *   controlledShutdown  heartbeats with want_shut_down until the controller answers
  *                       should_shut_down (its leaderships have moved and the others know), bounded
  *   stop()              no more heartbeats (a killed broker: the controller fences it when its

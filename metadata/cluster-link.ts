@@ -121,7 +121,7 @@ export class ClusterLink {
     return this.lifecycle.brokerEpoch;
   }
 
-  /** Catches up with the metadata log (replay at startup), then keeps following it. */
+  /** Catches up with the metadata log (the startup replay); followMetadata() then keeps following it. */
   async startMetadata(): Promise<void> {
     await this.fetcher.catchUp(this.opts.config.getInt('initial.broker.registration.timeout.ms'));
   }

@@ -1,9 +1,10 @@
 /**
  * The broker's view of the cluster metadata, built only by applying metadata records in log order
- * (as a KRaft broker builds its MetadataImage). Handlers read topics, partitions, brokers and
- * configs from here; the replica manager learns what changed from the delta each batch of records
- * produces. Nothing else mutates this state, so a broker's view is always some prefix of the
- * controller's log.
+ * (as a KRaft broker builds its MetadataImage); the controller keeps its own image, with the next
+ * producer id to hand out, in one too. Handlers read topics, partitions, brokers and configs from
+ * here; the replica manager and the coordinators learn what changed from the delta each batch of
+ * records produces. Nothing else mutates this state, so a broker's view is always some prefix of
+ * the controller's log.
  */
 import type {
   ConfigRecordData,

@@ -19,10 +19,9 @@ import { ErrorCode, errorName } from '../protocol/errors';
 import type { Logger } from '../common/logger';
 import { decodeMetadataBatches, METADATA_TOPIC } from './metadata-log-store';
 import type { MetadataBatch } from './metadata-log';
+import { METADATA_TOPIC_ID } from '../protocol/primitives/uuid';
 import type { NodeChannel } from '../client/node-channel';
 
-/** Kafka's Uuid.METADATA_TOPIC_ID. */
-const METADATA_TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
 const MAX_BACKOFF_MS = 1000;
 
 export interface MetadataFetcherOptions {

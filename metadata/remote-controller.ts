@@ -6,7 +6,8 @@
  * metadata includes it, so a client that created a topic through this broker sees it at once.
  *
  * A controller that cannot be reached (after the channel's own connect/request timeouts) fails
- * every item of the call with REQUEST_TIMED_OUT, which clients retry.
+ * every item of an admin call (topics, partitions, configs) with REQUEST_TIMED_OUT, which clients
+ * retry; AllocateProducerIds and ElectLeaders throw instead (their callers map the error).
  */
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import { ZERO_UUID } from '../protocol/primitives/uuid';

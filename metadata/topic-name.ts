@@ -1,7 +1,7 @@
 /**
  * Kafka's topic name rules: 1..249 characters from [a-zA-Z0-9._-], not "." or "..". Names that
  * differ only by '.' vs '_' collide (their metric names would be identical), and Kafka refuses the
- * second one.
+ * second one. Also which topics are internal (__consumer_offsets, __transaction_state).
  */
 import { ErrorCode, KafkaError } from '../protocol/errors';
 

@@ -13,7 +13,6 @@ import { ErrorCode } from '../protocol/errors';
 import type { Logger } from '../common/logger';
 import type { AlterPartitionItem, AlterPartitionOutcome } from './partition';
 import type { NodeChannel } from '../client/node-channel';
-import type { Controller } from '../metadata/controller/controller';
 
 export type AlterPartitionTransport = (brokerId: number, brokerEpoch: bigint, items: AlterPartitionItem[]) => Promise<Map<AlterPartitionItem, AlterPartitionOutcome>>;
 
@@ -25,7 +24,7 @@ interface Queued {
 export class AlterPartitionManager {
   private queue: Queued[] = [];
   private inFlight = false;
-  /** Every request sent, by the items it carried (tests count ISR changes). */
+  /** How many AlterPartition requests were sent. */
   sentRequests = 0;
 
   constructor(
@@ -107,32 +106,6 @@ export function remoteAlterPartition(channel: NodeChannel): AlterPartitionTransp
       else if (p.errorCode !== ErrorCode.NONE) out.set(it, { ok: false, errorCode: p.errorCode });
       else out.set(it, { ok: true, leaderEpoch: p.leaderEpoch, partitionEpoch: p.partitionEpoch, isr: p.isr });
     }
-    return out;
-  };
-}
-
-/** AlterPartition straight into an in-process controller (a combined node). */
-export function localAlterPartition(controller: Controller): AlterPartitionTransport {
-  return async (brokerId, brokerEpoch, items) => {
-    const res = await controller.alterPartition(
-      {
-        brokerId,
-        brokerEpoch,
-        topics: items.map((it) => ({
-          topicName: null,
-          topicId: it.topicId,
-          partitions: [{ partitionIndex: it.partition, leaderEpoch: it.leaderEpoch, partitionEpoch: it.partitionEpoch, leaderRecoveryState: 0, newIsrWithEpochs: it.newIsr }],
-        })),
-      },
-      3,
-    );
-    const out = new Map<AlterPartitionItem, AlterPartitionOutcome>();
-    items.forEach((it, i) => {
-      const p = res.topics[i]?.partitions[0];
-      if (res.errorCode !== ErrorCode.NONE) out.set(it, { ok: false, errorCode: res.errorCode });
-      else if (!p || p.errorCode !== ErrorCode.NONE) out.set(it, { ok: false, errorCode: p?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR });
-      else out.set(it, { ok: true, leaderEpoch: p.leaderEpoch, partitionEpoch: p.partitionEpoch, isr: p.isr });
-    });
     return out;
   };
 }

@@ -1,3 +1,8 @@
+/**
+ * truncationOffset, the follower's truncation rule (Kafka's getOffsetTruncationState), against
+ * follower logs described by their leader epochs. The fetch loop itself runs in the multi-broker
+ * tests (compat-tests/replication/).
+ */
 import { LeaderEpochFileCache } from '../storage/leader-epoch-file-cache';
 import { truncationOffset } from './replica-fetcher';
 

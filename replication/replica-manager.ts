@@ -1,16 +1,22 @@
 /**
- * The broker's partitions and the two data paths through them: appendRecords (Produce, and later
- * the coordinators' internal writes) and fetchMessages (consumer and follower Fetch). Owns the
- * produce and fetch purgatories: an acks=-1 produce waits until the high watermark passes its
- * last offset, a fetch waits until min_bytes are available, each with its own timeout, and each
- * is woken by the append or HWM change that can complete it (no polling).
+ * The broker's partitions and the two data paths through them: appendRecords (Produce, and the
+ * group and transaction coordinators' writes to their internal topics, which only they may write)
+ * and fetchMessages (consumer and follower Fetch). Owns the produce and fetch purgatories: an
+ * acks=-1 produce waits until the high watermark passes its last offset, a fetch waits until
+ * min_bytes are available, each with its own timeout, and each is woken by the append or HWM
+ * change that can complete it (no polling). A client's transactional batch that would start a
+ * transaction in a partition is first verified with the producer's transaction coordinator
+ * (KIP-890, the TransactionVerifier) when transaction.partition.verification.enable is on.
  *
  * Partitions are created and dropped only by applying controller metadata (`applyDelta`), so the
- * set of local logs always matches the committed metadata. The same deltas make a partition the
- * leader (follower state reset, leader epoch start offset recorded) or a follower (handed to the
- * replica fetchers, which truncate first). On the leader, follower Fetch requests update follower
- * state (ISR expansion, HWM), and a periodic task (replica.lag.time.max.ms / 2) shrinks ISRs;
- * ISR changes go to the controller through the AlterPartitionManager.
+ * set of local logs always matches the committed metadata; a hosted partition whose log cannot be
+ * opened is kept offline (KAFKA_STORAGE_ERROR) without failing the others. The same deltas make a
+ * partition the leader (follower state reset, leader epoch start offset recorded) or a follower
+ * (handed to the replica fetchers, which truncate first). On the leader, follower Fetch requests
+ * update follower state (ISR expansion, HWM), and a periodic task (replica.lag.time.max.ms / 2)
+ * shrinks ISRs; ISR changes go to the controller through the AlterPartitionManager. Fetchers, ISR
+ * task and AlterPartitionManager exist only on a cluster broker (`replication` options); a
+ * combined single node has no followers.
  */
 import { ErrorCode, KafkaError, errorName, toErrorCode } from '../protocol/errors';
 import type { Logger } from '../common/logger';
@@ -586,10 +592,18 @@ export class ReplicaManager {
   }
 }
 
+/** One partition of a parked acks=-1 produce; `settled` once its replicas have answered (or failed). */
+interface WaitingPartition {
+  result: ProducePartitionResult;
+  partition: Partition;
+  requiredOffset: bigint;
+  settled?: boolean;
+}
+
 class DelayedProduce extends DelayedOperation {
   constructor(
     timeoutMs: number,
-    private readonly waiting: { result: ProducePartitionResult; partition: Partition; requiredOffset: bigint }[],
+    private readonly waiting: WaitingPartition[],
     private readonly minIsr: (topic: string) => number,
     private readonly done: () => void,
   ) {
@@ -598,10 +612,10 @@ class DelayedProduce extends DelayedOperation {
 
   private pending(): boolean {
     for (const w of this.waiting) {
-      if (w.result.errorCode !== ErrorCode.NONE || (w as { settled?: boolean }).settled) continue;
+      if (w.result.errorCode !== ErrorCode.NONE || w.settled) continue;
       const state = w.partition.checkEnoughReplicasReachOffset(w.requiredOffset, this.minIsr(w.partition.topic));
       if (!state.done) return true;
-      (w as { settled?: boolean }).settled = true;
+      w.settled = true;
       w.result.errorCode = state.errorCode;
     }
     return false;
@@ -613,7 +627,7 @@ class DelayedProduce extends DelayedOperation {
 
   protected onComplete(): void {
     for (const w of this.waiting) {
-      if (w.result.errorCode === ErrorCode.NONE && !(w as { settled?: boolean }).settled) {
+      if (w.result.errorCode === ErrorCode.NONE && !w.settled) {
         w.result.errorCode = ErrorCode.REQUEST_TIMED_OUT;
       }
     }

@@ -1,4 +1,8 @@
-/** The typed errors the storage layer raises (each maps to the Kafka error code a client sees). */
+/**
+ * The typed errors the storage layer raises. The KafkaErrors carry the error code of the request
+ * they fail; CorruptIndexError never leaves storage: an index that fails its sanity check or does
+ * not decode is rebuilt from the log.
+ */
 import { ErrorCode, KafkaError } from '../protocol/errors';
 
 /** KAFKA_STORAGE_ERROR: the log's directory failed (or is failing) an I/O call; the log is offline. */

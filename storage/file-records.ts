@@ -4,8 +4,9 @@
  * Owns the file descriptor (opened lazily, so cold segments hold none) and the logical size. Appends
  * are positional writes at `size`: a failed or torn write leaves `size` where it was, and nothing
  * after `size` is ever read, so garbage past it is harmless until recovery truncates it. All calls
- * are synchronous except flushAsync, whose fsync runs on the thread pool; close() waits for it
- * before releasing the fd so the fd number cannot be reused under an in-flight fsync.
+ * are synchronous except flushAsync, whose fsync runs on the thread pool, and readAsync (recovery's
+ * read-ahead); close() waits for an in-flight fsync before releasing the fd, so the fd number
+ * cannot be reused under it.
  *
  * Reads never trust framing blindly: every header walk checks the length against the file bounds
  * and throws CORRUPT_MESSAGE instead of reading past them.

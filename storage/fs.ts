@@ -5,8 +5,9 @@
  * Almost everything is synchronous on purpose: an fs.writeSync append costs ~2.3 GB/s against
  * ~535 MB/s for an awaited FileHandle.write on this kind of machine (DESIGN 7), and a synchronous
  * call cannot interleave with other work, so a log's in-memory state and its files change together.
- * The one asynchronous call is `fsync`: a background flush of a rolled segment must not stall the
- * event loop for the seconds a 1 GiB fsync can take, so it runs on the libuv pool.
+ * Two calls are asynchronous, both on the libuv pool: `fsync`, because a background flush of a
+ * rolled segment must not stall the event loop for the seconds a 1 GiB fsync can take, and `read`,
+ * recovery's read-ahead (log-loader.ts), which keeps reads in flight while the loader checks bytes.
  */
 import * as nodefs from 'node:fs';
 import * as path from 'node:path';

@@ -1,9 +1,10 @@
 /**
- * Per-log configuration with Kafka's topic-level semantics and defaults. The broker owns the config
- * table (property names, synonyms such as log.segment.bytes <-> segment.bytes, sources for
- * DescribeConfigs); it resolves broker defaults plus topic overrides and hands storage this typed,
- * already-validated view. `fromTopicProperties` is the one place that parses Kafka's topic property
- * names, so the broker and tests do not each re-implement it.
+ * Per-log configuration with Kafka's topic-level semantics and defaults. config/ owns the config
+ * tables (property names, synonyms such as log.segment.bytes <-> segment.bytes, sources for
+ * DescribeConfigs, user-facing validation); config/log-config-from.ts resolves broker defaults plus
+ * topic overrides into a structural superset of LogConfig, which the broker hands storage as is.
+ * `fromTopicProperties` parses Kafka's topic property names straight into a LogConfig, for code
+ * that has no KafkaConfig (tests).
  *
  * Java longs become JS numbers: every value here is a duration in ms or a byte count far below 2^53,
  * except "unbounded" which Kafka spells Long.MAX_VALUE; `LONG_MAX` (2^63 as a double) stands for it and
@@ -44,17 +45,17 @@ export interface LogConfig {
   flushMessages: number;
   /** flush.ms: fsync when the last flush is older than this (checked by the log manager's flusher). */
   flushMs: number;
-  /** cleanup.policy: 'delete' enables retention; compaction is a later issue. */
+  /** cleanup.policy: 'delete' enables retention; 'compact' requires keys and allows offset gaps, but krill has no log cleaner. */
   cleanupPolicy: CleanupPolicy[];
-  /** compression.type: 'producer' keeps batches as received (the only mode storage implements today). */
+  /** compression.type: 'producer' keeps batches as received; a codec re-encodes client batches that use another (log-validator.ts). */
   compressionType: string;
   /** min.insync.replicas (read by the replication layer, kept here as Kafka does). */
   minInSyncReplicas: number;
-  /** unclean.leader.election.enable (replication layer). */
+  /** unclean.leader.election.enable (the controller reads it from the topic's config; kept here as Kafka does). */
   uncleanLeaderElectionEnable: boolean;
   /** preallocate: accepted and ignored; see docs/storage.md (no mmap, no preallocation). */
   preallocate: boolean;
-  /** delete.retention.ms, min/max.compaction.lag.ms, min.cleanable.dirty.ratio: for compaction later. */
+  /** delete.retention.ms, min/max.compaction.lag.ms, min.cleanable.dirty.ratio: compaction settings, kept but unused (no log cleaner). */
   deleteRetentionMs: number;
   minCompactionLagMs: number;
   maxCompactionLagMs: number;
@@ -103,9 +104,9 @@ export function logConfig(overrides: Partial<LogConfig> = {}, base: Readonly<Log
 }
 
 /**
- * Storage-level sanity only. Kafka's own lower bounds (segment.bytes >= 1 MiB) are the broker's to
- * enforce for user input; storage accepts smaller segments because tests and internal.segment.bytes
- * need them.
+ * Storage-level sanity only. Kafka's own lower bounds (log.segment.bytes >= 1 MiB) are config/'s
+ * to enforce for user input; storage accepts smaller segments because tests and
+ * internal.segment.bytes need them.
  */
 export function validateLogConfig(c: LogConfig): void {
   const atLeast = (name: string, v: number, min: number) => {
@@ -205,8 +206,8 @@ export const TOPIC_CONFIG_PARSERS: Readonly<Record<string, Parser>> = {
 
 /**
  * Builds a LogConfig from Kafka topic properties (`{'segment.bytes': '1048576', ...}`) over `base`
- * (the broker's resolved defaults). Keys storage does not model are ignored; a malformed value of
- * a known key throws InvalidLogConfigError (the broker turns that into INVALID_CONFIG).
+ * (default: Kafka's defaults). Keys storage does not model are ignored; a malformed value of a
+ * known key throws InvalidLogConfigError.
  */
 export function fromTopicProperties(props: Readonly<Record<string, string>>, base: Readonly<LogConfig> = DEFAULT_LOG_CONFIG): LogConfig {
   let overrides: Partial<LogConfig> = {};

@@ -5,7 +5,7 @@
  * its checkpoint files (recovery-point-offset-checkpoint, log-start-offset-checkpoint,
  * replication-offset-checkpoint), its clean-shutdown marker and meta.properties, and the
  * background tasks: retention (log.retention.check.interval.ms), the flush.ms flusher, periodic
- * checkpoints and removal of deleted logs.
+ * checkpoints, producer id expiry and removal of deleted logs. Logs are keyed by topicPartitionKey.
  *
  * Invariants: a topic-partition has at most one log, in one directory; a directory that failed an
  * I/O call is offline for the rest of the process's life and every log in it raises
@@ -15,8 +15,8 @@
  *
  * Everything here is synchronous except `startup` (which loads up to num.recovery.threads.per.data.dir
  * logs per directory at once, their recovery reads running on the thread pool, and yields between
- * logs so a large recovery does not starve the event loop) and `close` (async for future
- * background flushes).
+ * logs so a large recovery does not starve the event loop); `close` returns a promise but flushes
+ * and closes every log synchronously.
  */
 import * as path from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors';
@@ -544,7 +544,7 @@ export class LogManager {
     return [...this.dirs.values()].filter((d) => !d.online).map((d) => d.path);
   }
 
-  /** Called with (dir, reason) when a log directory goes offline (the broker tells the controller). */
+  /** Registers a listener, called with (dir, reason) when a log directory goes offline. */
   onLogDirFailure(listener: LogDirFailureListener): void {
     this.listeners.push(listener);
   }

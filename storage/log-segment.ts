@@ -1,9 +1,9 @@
 /**
  * One segment of a partition log: the `.log` file (FileRecords) from `baseOffset` up to the next
- * segment's base, with its sparse offset and time indexes; a transaction index joins them with
- * the transactions issue (created on demand, see `txnIndex`).
+ * segment's base, with its sparse offset and time indexes, and a transaction index once the
+ * segment holds an ABORT marker (created on demand, see `txnIndex`).
  *
- * Owns: the three files, the running max timestamp (and the offset that first reached it), the
+ * Owns: those files, the running max timestamp (and the offset that first reached it), the
  * byte count since the last index entry, and the timestamp segment.ms rolling measures from.
  *
  * Invariants: every batch in the file has baseOffset >= baseOffset and lastOffset - baseOffset fits

@@ -6,7 +6,7 @@
  * Nothing here writes: every check for the whole set happens before any offset is assigned, so a
  * rejected request leaves the log untouched.
  *
- * - Client produce: the records engineer's validateProduceRecordSet does Kafka's checks in Kafka's
+ * - Client produce: validateProduceRecordSet (protocol/records) does Kafka's checks in Kafka's
  *   order with Kafka's codes (one v2 batch, baseOffset 0, MESSAGE_TOO_LARGE over max.message.bytes,
  *   CRC, count/offset-delta consistency, no control batches, per-record timestamp window and
  *   LogAppendTime misuse -> INVALID_TIMESTAMP with record_errors, keys on compacted topics). Then,

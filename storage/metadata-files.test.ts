@@ -1,3 +1,8 @@
+/**
+ * The small metadata files and names of a log directory: partition.metadata, meta.properties,
+ * Kafka's file and directory names (log-file-utils.ts), and LogConfig defaults and topic property
+ * parsing (log-config.ts).
+ */
 import * as nodefs from 'node:fs';
 import * as path from 'node:path';
 import { randomUuid } from '../protocol/primitives/uuid';

@@ -133,7 +133,7 @@ export class TimeIndexBuilder extends IndexBuilder {
   }
 }
 
-/** One accepted batch, for callers that want to look at each (dump-log; later producer state). */
+/** One accepted batch, as `SegmentScanner.onBatch` sees it. */
 export interface ScannedBatch {
   /** The header bytes: `header[headerAt .. headerAt + 61)`; the records are not included. */
   header: Buffer;
@@ -257,7 +257,7 @@ export class SegmentScanner {
   relOfMaxTimestamp = 0;
   /** Where each epoch above the inherited one starts, in offset order (the leader epoch cache). */
   readonly epochStarts: { epoch: number; startOffset: bigint }[] = [];
-  /** Called for every accepted batch (producer state rebuild goes here). */
+  /** Called for every accepted batch when set. Nothing sets it: producer state is replayed after loading (UnifiedLog). */
   onBatch: ((b: ScannedBatch) => void) | undefined;
 
   private readonly checks: BatchRules;

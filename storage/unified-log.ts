@@ -6,21 +6,27 @@
  * Owns: logStartOffset, highWatermark (set by the replication layer), the offline state, the
  * leader epoch cache (leader-epoch-checkpoint: assigned on appends whose batches carry a new
  * epoch, truncated with the log from either end, rebuilt from batch headers when the file is
- * missing), and the producer state (idempotence: ProducerStateManager, loaded from the newest
- * `<offset>.snapshot` plus a replay of the batch headers after it; snapshots written at roll and
- * close, rebuilt on truncation). Transactions (txn index, LSO) are still seams.
+ * missing), and the producer state (ProducerStateManager: idempotence, open transactions and
+ * KIP-890 verification guards; loaded from the newest `<offset>.snapshot` plus a replay of the
+ * batch headers after it, which also rewrites missing or invalid .txnindex entries; snapshots
+ * written at roll and close, rebuilt on truncation). Reads: up to the LEO, HWM or LSO, with the
+ * aborted transactions of the range for read_committed.
  *
  * Invariants: logStartOffset <= highWatermark <= LEO; lastStableOffset <= highWatermark; offsets
- * are handed out once: the append order is validate everything (records, then producer epoch and
- * sequence; a duplicate of a retained batch returns its original offsets and writes nothing) ->
- * assign offsets -> write the .log -> advance the LEO -> update indexes (-> txn index, later) ->
- * producer state. If anything fails once
- * bytes may have reached the file, the log (and its log directory, via onIoError) goes offline and
- * every later call throws KAFKA_STORAGE_ERROR; recovery at the next start rebuilds what is behind.
+ * are handed out once: the append order is validate everything (records, then the producer
+ * state's checks: duplicates, transaction verification, epoch and sequence; a duplicate of a
+ * retained batch returns its original offsets and writes nothing) -> assign offsets -> write the
+ * .log -> advance the LEO -> update the offset and time indexes -> producer state (an ABORT
+ * marker's .txnindex entry is written before its transaction is completed, so a failed entry
+ * keeps the LSO before the marker, KAFKA-7866).
+ * If anything fails once bytes may have reached the file, the log (and its log directory, via
+ * onIoError) goes offline and every later call throws KAFKA_STORAGE_ERROR; recovery at the next
+ * start rebuilds what is behind.
  *
- * Concurrency: every method is synchronous and runs to completion (file I/O uses the *Sync calls,
- * measured ~4x faster for appends, DESIGN 7), so no other call can observe or change this log
- * between the steps of an append, a read or a truncation; there is no await inside any mutation.
+ * Concurrency: every method (loadAsync and whenBackgroundFlushesDone aside) is synchronous and
+ * runs to completion (file I/O uses the *Sync calls, measured ~4x faster for appends, DESIGN 7), so
+ * no other call can observe or change this log between the steps of an append, a read or a
+ * truncation; there is no await inside any mutation.
  * Background work (deferred file deletion, fsync after a roll, periodic flush) only ever touches
  * state in a single synchronous callback.
  */
@@ -181,7 +187,7 @@ export class UnifiedLog {
   private _highWatermark: bigint;
   /** Epoch -> start offset, kept in step with the log (leader-epoch-checkpoint). */
   readonly leaderEpochCache: LeaderEpochFileCache;
-  /** Idempotent producers' epochs and last batches (Kafka's ProducerStateManager). */
+  /** Producers' epochs, last batches and open transactions (Kafka's ProducerStateManager). */
   readonly producerState: ProducerStateManager;
   private offlineError: KafkaStorageError | null = null;
   /** .txnindex entries the producer-state replay had to write (load and truncation); for tests and logs. */

@@ -49,7 +49,7 @@ export interface ControllerNode {
   apiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];
   /** The controller's own listener, for DescribeCluster(endpoint type controller). */
   readonly endpoint: { host: string; port: number };
-  /** Resolves when the metadata log grows past `offset` (exclusive end), or after `maxWaitMs`. */
+  /** Resolves when the metadata log's end passes `endOffset`, or after `maxWaitMs`. */
   waitForAppend(endOffset: bigint, maxWaitMs: number): Promise<void>;
 }
 

@@ -10,11 +10,12 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { AddOffsetsToTxnRequest, AddOffsetsToTxnResponse } from '../../protocol/generated/add-offsets-to-txn';
+import { ApiKey } from '../../protocol/generated';
 import { OFFSETS_TOPIC } from '../../config/kafka-config';
 import { defineHandler } from './define-handler';
 
 export const addOffsetsToTxnHandler = defineHandler<AddOffsetsToTxnRequest, AddOffsetsToTxnResponse>({
-  apiKey: 25,
+  apiKey: ApiKey.AddOffsetsToTxn,
   name: 'AddOffsetsToTxn',
   minVersion: 0,
   maxVersion: 4,

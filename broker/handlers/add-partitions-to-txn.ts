@@ -21,6 +21,7 @@ import type {
   AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult,
 } from '../../protocol/generated/add-partitions-to-txn';
 import type { Input } from '../../protocol/primitives/input';
+import { ApiKey } from '../../protocol/generated';
 import type { Broker } from '../broker';
 import type { TopicPartition } from '../../coordinator/transaction/transaction-metadata';
 import { defineHandler } from './define-handler';
@@ -62,7 +63,7 @@ async function oneTransaction(
 }
 
 export const addPartitionsToTxnHandler = defineHandler<AddPartitionsToTxnRequest, AddPartitionsToTxnResponse>({
-  apiKey: 24,
+  apiKey: ApiKey.AddPartitionsToTxn,
   name: 'AddPartitionsToTxn',
   minVersion: 0,
   maxVersion: 5,

@@ -8,6 +8,7 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { AlterConfigsRequest, AlterConfigsResponse } from '../../protocol/generated/alter-configs';
+import { ApiKey } from '../../protocol/generated';
 import { ConfigResourceType } from '../../metadata/metadata-records';
 import { defineHandler } from './define-handler';
 
@@ -38,7 +39,7 @@ export function alterConfigsResponses(
 }
 
 export const alterConfigsHandler = defineHandler<AlterConfigsRequest, AlterConfigsResponse>({
-  apiKey: 33,
+  apiKey: ApiKey.AlterConfigs,
   name: 'AlterConfigs',
   minVersion: 0,
   maxVersion: 2,

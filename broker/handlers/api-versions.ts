@@ -8,12 +8,13 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { ApiVersionsRequest, ApiVersionsResponse } from '../../protocol/generated/api-versions';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 const SOFTWARE_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
 
 export const apiVersionsHandler = defineHandler<ApiVersionsRequest, ApiVersionsResponse>({
-  apiKey: 18,
+  apiKey: ApiKey.ApiVersions,
   name: 'ApiVersions',
   minVersion: 0,
   maxVersion: 4,

@@ -7,10 +7,11 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { CreatePartitionsRequest, CreatePartitionsResponse } from '../../protocol/generated/create-partitions';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const createPartitionsHandler = defineHandler<CreatePartitionsRequest, CreatePartitionsResponse>({
-  apiKey: 37,
+  apiKey: ApiKey.CreatePartitions,
   name: 'CreatePartitions',
   minVersion: 0,
   maxVersion: 3,

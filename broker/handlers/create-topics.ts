@@ -9,6 +9,7 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { CreateTopicsRequest, CreateTopicsResponse } from '../../protocol/generated/create-topics';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 import type { CreateTopicSpec } from '../../metadata/controller/controller';
 
@@ -24,7 +25,7 @@ export function createTopicSpecs(req: CreateTopicsRequest): CreateTopicSpec[] {
 }
 
 export const createTopicsHandler = defineHandler<CreateTopicsRequest, CreateTopicsResponse>({
-  apiKey: 19,
+  apiKey: ApiKey.CreateTopics,
   name: 'CreateTopics',
   minVersion: 0,
   maxVersion: 7,

@@ -1,8 +1,12 @@
 /**
- * How a request handler declares itself: its API key, the version range krill advertises for it
- * (every version in the range works end to end), and the function that turns a decoded request
- * into a response. ApiVersions is built from the registry of these declarations, so krill never
- * advertises an API it does not implement.
+ * How a request handler declares itself: its API key (an `ApiKey` constant) and name, the version
+ * range krill advertises for it (every version in the range works end to end), and the function
+ * that turns a decoded request into a response. ApiVersions is built from the registry of these
+ * declarations, so krill never advertises an API it does not implement.
+ *
+ * Invariant: `name` is the name protocol/generated's API table gives `apiKey`, and the range is not
+ * empty; `defineHandler` throws at definition time otherwise, so no handler is registered under
+ * another API's key.
  *
  * `handle` returns the response body (fields left out take their schema defaults) or `null` for
  * "send no response" (acks=0 produce). A handler answers every topic/partition it was asked about
@@ -10,6 +14,7 @@
  * (Kafka closes the connection in the same cases) may throw.
  */
 import type { Input } from '../../protocol/primitives/input';
+import { apiByKey } from '../../protocol/generated';
 import type { RequestContext } from '../network/request-context';
 import type { Broker } from '../broker';
 
@@ -23,6 +28,10 @@ export interface HandlerSpec<Req = any, Res = any, Ctx = Broker> {
 }
 
 export function defineHandler<Req, Res, Ctx = Broker>(spec: HandlerSpec<Req, Res, Ctx>): HandlerSpec<Req, Res, Ctx> {
+  const api = apiByKey(spec.apiKey);
+  if (api?.name !== spec.name) {
+    throw new Error(`${spec.name}: API key ${spec.apiKey} is ${api ? api.name : 'not a known API'}`);
+  }
   if (spec.minVersion > spec.maxVersion) throw new Error(`${spec.name}: empty version range`);
   return spec;
 }

@@ -6,10 +6,11 @@
  * twice is answered once.
  */
 import type { DeleteGroupsRequest, DeleteGroupsResponse } from '../../protocol/generated/delete-groups';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const deleteGroupsHandler = defineHandler<DeleteGroupsRequest, DeleteGroupsResponse>({
-  apiKey: 42,
+  apiKey: ApiKey.DeleteGroups,
   name: 'DeleteGroups',
   minVersion: 0,
   maxVersion: 2,

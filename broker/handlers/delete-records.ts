@@ -7,10 +7,11 @@
  */
 import { KafkaError, ErrorCode, toErrorCode } from '../../protocol/errors';
 import type { DeleteRecordsRequest, DeleteRecordsResponse } from '../../protocol/generated/delete-records';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const deleteRecordsHandler = defineHandler<DeleteRecordsRequest, DeleteRecordsResponse>({
-  apiKey: 21,
+  apiKey: ApiKey.DeleteRecords,
   name: 'DeleteRecords',
   minVersion: 0,
   maxVersion: 2,

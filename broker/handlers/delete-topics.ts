@@ -9,10 +9,11 @@
 import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
 import type { DeleteTopicsRequest, DeleteTopicsResponse } from '../../protocol/generated/delete-topics';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const deleteTopicsHandler = defineHandler<DeleteTopicsRequest, DeleteTopicsResponse>({
-  apiKey: 20,
+  apiKey: ApiKey.DeleteTopics,
   name: 'DeleteTopics',
   minVersion: 0,
   maxVersion: 6,

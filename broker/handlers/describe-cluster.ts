@@ -6,11 +6,12 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { DescribeClusterRequest, DescribeClusterResponse } from '../../protocol/generated/describe-cluster';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_ALL_OPERATIONS } from './acl-operations';
 
 export const describeClusterHandler = defineHandler<DescribeClusterRequest, DescribeClusterResponse>({
-  apiKey: 60,
+  apiKey: ApiKey.DescribeCluster,
   name: 'DescribeCluster',
   minVersion: 0,
   maxVersion: 1,

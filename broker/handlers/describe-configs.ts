@@ -10,6 +10,7 @@
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import type { Input } from '../../protocol/primitives/input';
+import { ApiKey } from '../../protocol/generated';
 import type {
   DescribeConfigsRequest,
   DescribeConfigsResponse,
@@ -21,7 +22,7 @@ import { ConfigResourceType } from '../../metadata/metadata-records';
 import { defineHandler } from './define-handler';
 
 export const describeConfigsHandler = defineHandler<DescribeConfigsRequest, DescribeConfigsResponse>({
-  apiKey: 32,
+  apiKey: ApiKey.DescribeConfigs,
   name: 'DescribeConfigs',
   minVersion: 0,
   maxVersion: 4,

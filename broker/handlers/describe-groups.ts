@@ -9,11 +9,12 @@
  * v4+ group_instance_id of static members.
  */
 import type { DescribeGroupsRequest, DescribeGroupsResponse } from '../../protocol/generated/describe-groups';
+import { ApiKey } from '../../protocol/generated';
 import { AUTHORIZED_OPERATIONS_OMITTED, GROUP_ALL_OPERATIONS } from './acl-operations';
 import { defineHandler } from './define-handler';
 
 export const describeGroupsHandler = defineHandler<DescribeGroupsRequest, DescribeGroupsResponse>({
-  apiKey: 15,
+  apiKey: ApiKey.DescribeGroups,
   name: 'DescribeGroups',
   minVersion: 0,
   maxVersion: 5,

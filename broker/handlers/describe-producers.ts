@@ -8,10 +8,11 @@
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import type { DescribeProducersRequest, DescribeProducersResponse } from '../../protocol/generated/describe-producers';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const describeProducersHandler = defineHandler<DescribeProducersRequest, DescribeProducersResponse>({
-  apiKey: 61,
+  apiKey: ApiKey.DescribeProducers,
   name: 'DescribeProducers',
   minVersion: 0,
   maxVersion: 0,

@@ -8,10 +8,11 @@
  * expiring), INVALID_REQUEST (empty id).
  */
 import type { DescribeTransactionsRequest, DescribeTransactionsResponse } from '../../protocol/generated/describe-transactions';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const describeTransactionsHandler = defineHandler<DescribeTransactionsRequest, DescribeTransactionsResponse>({
-  apiKey: 65,
+  apiKey: ApiKey.DescribeTransactions,
   name: 'DescribeTransactions',
   minVersion: 0,
   maxVersion: 0,

@@ -12,11 +12,12 @@
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import type { ElectLeadersRequest, ElectLeadersResponse } from '../../protocol/generated/elect-leaders';
+import { ApiKey } from '../../protocol/generated';
 import { ElectionType } from '../../metadata/controller/controller';
 import { defineHandler } from './define-handler';
 
 export const electLeadersHandler = defineHandler<ElectLeadersRequest, ElectLeadersResponse>({
-  apiKey: 43,
+  apiKey: ApiKey.ElectLeaders,
   name: 'ElectLeaders',
   minVersion: 0,
   maxVersion: 2,

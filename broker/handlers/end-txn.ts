@@ -13,10 +13,11 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { EndTxnRequest, EndTxnResponse } from '../../protocol/generated/end-txn';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const endTxnHandler = defineHandler<EndTxnRequest, EndTxnResponse>({
-  apiKey: 26,
+  apiKey: ApiKey.EndTxn,
   name: 'EndTxn',
   minVersion: 0,
   maxVersion: 4,

@@ -26,6 +26,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
 import type { Input } from '../../protocol/primitives/input';
 import type { FetchRequest, FetchResponse, FetchResponsePartitionData } from '../../protocol/generated/fetch';
+import { ApiKey } from '../../protocol/generated';
 import type { FetchPartitionRequest, FetchPartitionResult } from '../../replication/replica-manager';
 import { FetchSessionCache, type PartitionFetchSpec, type SessionPartition } from '../fetch-session';
 import { defineHandler } from './define-handler';
@@ -33,7 +34,7 @@ import { defineHandler } from './define-handler';
 const EMPTY = Buffer.alloc(0);
 
 export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
-  apiKey: 1,
+  apiKey: ApiKey.Fetch,
   name: 'Fetch',
   minVersion: 4,
   maxVersion: 17,

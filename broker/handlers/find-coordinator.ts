@@ -4,8 +4,9 @@
  * __consumer_offsets partition (abs(hash(groupId)) % partitions), answered with its endpoint on the
  * listener the request came in on. __consumer_offsets is created on first use with Kafka's internal
  * topic settings (partitions offsets.topic.num.partitions, replication capped by live brokers);
- * Kafka answers COORDINATOR_NOT_AVAILABLE while it creates the topic, krill creates it in-process
- * and answers at once. No leader, or a leader without an endpoint on this listener:
+ * Kafka answers COORDINATOR_NOT_AVAILABLE while it creates the topic, krill creates it through the
+ * controller (a remote one answers once this broker's metadata has the topic) and answers at once.
+ * No leader, or a leader that is fenced or has no endpoint on this listener:
  * COORDINATOR_NOT_AVAILABLE.
  * v4+: batched coordinator_keys, one result (with its own error) per key; v0-3: one key, top-level
  * fields (error_message v1+).
@@ -16,6 +17,7 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { FindCoordinatorRequest, FindCoordinatorResponse } from '../../protocol/generated/find-coordinator';
+import { ApiKey } from '../../protocol/generated';
 import { CoordinatorType } from '../../coordinator/group/group-coordinator';
 import type { Broker } from '../broker';
 import type { RequestContext } from '../network/request-context';
@@ -47,7 +49,7 @@ async function findOne(broker: Broker, ctx: RequestContext, key: string, keyType
 }
 
 export const findCoordinatorHandler = defineHandler<FindCoordinatorRequest, FindCoordinatorResponse>({
-  apiKey: 10,
+  apiKey: ApiKey.FindCoordinator,
   name: 'FindCoordinator',
   minVersion: 0,
   maxVersion: 6,

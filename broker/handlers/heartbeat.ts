@@ -8,10 +8,11 @@
  * Version notes: v3+ group_instance_id.
  */
 import type { HeartbeatRequest, HeartbeatResponse } from '../../protocol/generated/heartbeat';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const heartbeatHandler = defineHandler<HeartbeatRequest, HeartbeatResponse>({
-  apiKey: 12,
+  apiKey: ApiKey.Heartbeat,
   name: 'Heartbeat',
   minVersion: 0,
   maxVersion: 4,

@@ -9,12 +9,13 @@ import type {
   IncrementalAlterConfigsRequest,
   IncrementalAlterConfigsResponse,
 } from '../../protocol/generated/incremental-alter-configs';
+import { ApiKey } from '../../protocol/generated';
 import { ConfigResourceType } from '../../metadata/metadata-records';
 import { defineHandler } from './define-handler';
 import { alterConfigsResponses } from './alter-configs';
 
 export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>({
-  apiKey: 44,
+  apiKey: ApiKey.IncrementalAlterConfigs,
   name: 'IncrementalAlterConfigs',
   minVersion: 0,
   maxVersion: 1,

@@ -17,10 +17,11 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { InitProducerIdRequest, InitProducerIdResponse } from '../../protocol/generated/init-producer-id';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const initProducerIdHandler = defineHandler<InitProducerIdRequest, InitProducerIdResponse>({
-  apiKey: 22,
+  apiKey: ApiKey.InitProducerId,
   name: 'InitProducerId',
   minVersion: 0,
   maxVersion: 5,

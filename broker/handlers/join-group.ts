@@ -18,11 +18,12 @@
  * errors; "" before v7). v8+ reason (logged). v9+ skip_assignment for a rejoining static leader.
  */
 import type { JoinGroupRequest, JoinGroupResponse } from '../../protocol/generated/join-group';
+import { ApiKey } from '../../protocol/generated';
 import { clientHost } from './client-host';
 import { defineHandler } from './define-handler';
 
 export const joinGroupHandler = defineHandler<JoinGroupRequest, JoinGroupResponse>({
-  apiKey: 11,
+  apiKey: ApiKey.JoinGroup,
   name: 'JoinGroup',
   minVersion: 0,
   maxVersion: 9,

@@ -10,10 +10,11 @@
  */
 import type { LeaveGroupRequest, LeaveGroupResponse } from '../../protocol/generated/leave-group';
 import { ErrorCode } from '../../protocol/errors';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const leaveGroupHandler = defineHandler<LeaveGroupRequest, LeaveGroupResponse>({
-  apiKey: 13,
+  apiKey: ApiKey.LeaveGroup,
   name: 'LeaveGroup',
   minVersion: 0,
   maxVersion: 5,

@@ -7,10 +7,11 @@
  * Not implemented: KIP-848 "consumer" groups.
  */
 import type { ListGroupsRequest, ListGroupsResponse } from '../../protocol/generated/list-groups';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const listGroupsHandler = defineHandler<ListGroupsRequest, ListGroupsResponse>({
-  apiKey: 16,
+  apiKey: ApiKey.ListGroups,
   name: 'ListGroups',
   minVersion: 0,
   maxVersion: 5,

@@ -13,6 +13,7 @@
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import type { ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/generated/list-offsets';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 import { topicPartitionKey } from '../../common/topic-partition';
 
@@ -20,7 +21,7 @@ const LATEST = -1n;
 const EARLIEST = -2n;
 
 export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsResponse>({
-  apiKey: 2,
+  apiKey: ApiKey.ListOffsets,
   name: 'ListOffsets',
   minVersion: 0,
   maxVersion: 10,

@@ -7,10 +7,11 @@
  * COORDINATOR_LOAD_IN_PROGRESS with no states; before startup COORDINATOR_NOT_AVAILABLE.
  */
 import type { ListTransactionsRequest, ListTransactionsResponse } from '../../protocol/generated/list-transactions';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const listTransactionsHandler = defineHandler<ListTransactionsRequest, ListTransactionsResponse>({
-  apiKey: 66,
+  apiKey: ApiKey.ListTransactions,
   name: 'ListTransactions',
   minVersion: 0,
   maxVersion: 1,

@@ -14,13 +14,14 @@ import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
 import type { Input } from '../../protocol/primitives/input';
 import type { MetadataRequest, MetadataResponse, MetadataResponseTopic } from '../../protocol/generated/metadata';
+import { ApiKey } from '../../protocol/generated';
 import { isInternalTopic, validateTopicName } from '../../metadata/topic-name';
 import type { Broker } from '../broker';
 import { defineHandler } from './define-handler';
 import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_ALL_OPERATIONS, TOPIC_ALL_OPERATIONS } from './acl-operations';
 
 export const metadataHandler = defineHandler<MetadataRequest, MetadataResponse>({
-  apiKey: 3,
+  apiKey: ApiKey.Metadata,
   name: 'Metadata',
   minVersion: 0,
   maxVersion: 12,

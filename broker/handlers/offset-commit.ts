@@ -16,11 +16,12 @@
  * group_instance_id.
  */
 import type { OffsetCommitRequest, OffsetCommitResponse } from '../../protocol/generated/offset-commit';
+import { ApiKey } from '../../protocol/generated';
 import { commitToExistingPartitions } from './commit-to-existing-partitions';
 import { defineHandler } from './define-handler';
 
 export const offsetCommitHandler = defineHandler<OffsetCommitRequest, OffsetCommitResponse>({
-  apiKey: 8,
+  apiKey: ApiKey.OffsetCommit,
   name: 'OffsetCommit',
   minVersion: 0,
   maxVersion: 9,

@@ -8,11 +8,12 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../protocol/generated/offset-delete';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 import { topicPartitionKey } from '../../common/topic-partition';
 
 export const offsetDeleteHandler = defineHandler<OffsetDeleteRequest, OffsetDeleteResponse>({
-  apiKey: 47,
+  apiKey: ApiKey.OffsetDelete,
   name: 'OffsetDelete',
   minVersion: 0,
   maxVersion: 0,

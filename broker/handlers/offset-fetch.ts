@@ -12,6 +12,7 @@
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { OffsetFetchRequest, OffsetFetchResponse } from '../../protocol/generated/offset-fetch';
+import { ApiKey } from '../../protocol/generated';
 import type { FetchedTopic } from '../../coordinator/group/offset-metadata-manager';
 import { defineHandler } from './define-handler';
 
@@ -29,7 +30,7 @@ function shape(topics: FetchedTopic[], v: number) {
 }
 
 export const offsetFetchHandler = defineHandler<OffsetFetchRequest, OffsetFetchResponse>({
-  apiKey: 9,
+  apiKey: ApiKey.OffsetFetch,
   name: 'OffsetFetch',
   minVersion: 0,
   maxVersion: 9,

@@ -11,10 +11,11 @@
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import type { OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse } from '../../protocol/generated/offset-for-leader-epoch';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const offsetForLeaderEpochHandler = defineHandler<OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse>({
-  apiKey: 23,
+  apiKey: ApiKey.OffsetForLeaderEpoch,
   name: 'OffsetForLeaderEpoch',
   minVersion: 0,
   maxVersion: 4,

@@ -22,6 +22,7 @@ import { ErrorCode, errorName } from '../../protocol/errors';
 import type { Input } from '../../protocol/primitives/input';
 import type { ProduceRequest, ProduceResponse, ProduceResponseTopicProduceResponse } from '../../protocol/generated/produce';
 import { CompressionType, CURRENT_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, ATTRIBUTES_OFFSET } from '../../protocol/records/record-batch';
+import { ApiKey } from '../../protocol/generated';
 import type { ProducePartitionRequest, ProducePartitionResult } from '../../replication/replica-manager';
 import { CloseConnection, defineHandler } from './define-handler';
 import { topicPartitionKey } from '../../common/topic-partition';
@@ -46,7 +47,7 @@ function checkRecordSet(records: Buffer | null, version: number): { code: number
 }
 
 export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
-  apiKey: 0,
+  apiKey: ApiKey.Produce,
   name: 'Produce',
   minVersion: 3,
   maxVersion: 11,

@@ -13,10 +13,11 @@
  * Version notes: v3+ group_instance_id; v5+ protocol type and name in request and response.
  */
 import type { SyncGroupRequest, SyncGroupResponse } from '../../protocol/generated/sync-group';
+import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 
 export const syncGroupHandler = defineHandler<SyncGroupRequest, SyncGroupResponse>({
-  apiKey: 14,
+  apiKey: ApiKey.SyncGroup,
   name: 'SyncGroup',
   minVersion: 0,
   maxVersion: 5,

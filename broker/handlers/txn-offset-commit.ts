@@ -15,11 +15,12 @@
  * Version notes: v2+ committed_leader_epoch; v3+ generation, member and group instance ids.
  */
 import type { TxnOffsetCommitRequest, TxnOffsetCommitResponse } from '../../protocol/generated/txn-offset-commit';
+import { ApiKey } from '../../protocol/generated';
 import { commitToExistingPartitions } from './commit-to-existing-partitions';
 import { defineHandler } from './define-handler';
 
 export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommitRequest, TxnOffsetCommitResponse>({
-  apiKey: 28,
+  apiKey: ApiKey.TxnOffsetCommit,
   name: 'TxnOffsetCommit',
   minVersion: 0,
   maxVersion: 4,

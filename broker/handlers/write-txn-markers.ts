@@ -15,12 +15,13 @@
 import { ErrorCode } from '../../protocol/errors';
 import type { WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../../protocol/generated/write-txn-markers';
 import { ControlRecordType, buildEndTxnMarkerBatch } from '../../protocol/records/control-record';
+import { ApiKey } from '../../protocol/generated';
 import { OFFSETS_TOPIC } from '../../config/kafka-config';
 import { defineHandler } from './define-handler';
 import { topicPartitionKey } from '../../common/topic-partition';
 
 export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkersRequest, WriteTxnMarkersResponse>({
-  apiKey: 27,
+  apiKey: ApiKey.WriteTxnMarkers,
   name: 'WriteTxnMarkers',
   minVersion: 0,
   maxVersion: 1,

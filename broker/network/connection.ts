@@ -19,7 +19,7 @@ export interface ConnectionInfo {
   readonly remotePort: number;
   readonly localPort: number;
   readonly listenerName: string;
-  /** Per-connection state that handlers may keep (e.g. SASL progress). */
+  /** Per-connection state a handler may keep across requests (no handler keeps any today). */
   readonly attributes: Map<string, unknown>;
 }
 

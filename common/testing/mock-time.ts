@@ -1,6 +1,7 @@
 /**
- * Test support: a settable clock and a scheduler that runs tasks only when the test advances time,
- * so retention, segment.ms rolls and delayed deletion are deterministic.
+ * Test support: a settable clock (MockTime) and a scheduler (MockScheduler) that runs tasks only
+ * when the test advances time, so retention, segment.ms rolls and delayed deletion are
+ * deterministic; and CapturingLogger, which keeps every line with its level for assertions.
  */
 import { ScheduledTask, Scheduler } from '../scheduler';
 import { Logger } from '../logger';

@@ -381,7 +381,7 @@ export class GroupCoordinator {
   /**
    * The coordinator of a group: the leader of its __consumer_offsets partition. The topic is
    * created on first use (Kafka answers COORDINATOR_NOT_AVAILABLE while it creates it; krill creates
-   * it synchronously through the in-process controller and answers at once).
+   * it through the controller, waits until this broker's metadata has it, and answers at once).
    */
   async findGroupCoordinator(groupId: string): Promise<{ errorCode: number; errorMessage: string | null; nodeId: number }> {
     const none = (errorCode: number, errorMessage: string | null) => ({ errorCode, errorMessage, nodeId: -1 });

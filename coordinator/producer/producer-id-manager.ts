@@ -1,6 +1,7 @@
 /**
  * Hands out producer ids to InitProducerId from blocks the controller allocates to this broker
- * (Kafka's RPCProducerIdManager with AllocateProducerIds, KIP-730): one block of `blockSize` ids
+ * (Kafka's RPCProducerIdManager with AllocateProducerIds, KIP-730; ControllerApi, so in-process on
+ * a combined node and over the protocol on a cluster broker): one block of `blockSize` ids
  * at a time, the next block fetched when the current one is used up. Calls are serialized, so two
  * concurrent requests never get the same id, and a block is never fetched twice for one need.
  */

@@ -1,8 +1,9 @@
 /**
  * How the transaction coordinator reaches partition leaders with WriteTxnMarkers: one reconnecting
- * NodeChannel per destination broker, on the inter-broker listener's endpoint as the cluster
- * metadata advertises it (this broker's own endpoint included: markers for local partitions take the
- * same protocol path). The version is negotiated with ApiVersions on connect.
+ * NodeChannel per destination broker (client/broker-channels), on the inter-broker listener's
+ * endpoint as the cluster metadata advertises it (this broker's own endpoint included: markers for
+ * local partitions take the same protocol path). The version is negotiated with ApiVersions on
+ * connect. A broker without an endpoint, or a closed transport, is a ConnectionError.
  */
 import type { WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../../protocol/generated/write-txn-markers';
 import { BrokerChannels } from '../../client/broker-channels';

@@ -1,6 +1,7 @@
 /**
  * TransactionCoordinator: the transactional producer's side of the broker (Kafka's
- * TransactionCoordinator). Handlers call it for InitProducerId (with a transactional id),
+ * TransactionCoordinator). Handlers call it for FindCoordinator(TRANSACTION), InitProducerId (a
+ * fresh producer id from ProducerIdManager without a transactional id; the rules below with one),
  * AddPartitionsToTxn / AddOffsetsToTxn, EndTxn, the brokers' verify-only AddPartitionsToTxn,
  * DescribeTransactions and ListTransactions; it owns the transaction timeout and the
  * transactional id expiry tasks.

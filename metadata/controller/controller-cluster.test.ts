@@ -1,3 +1,9 @@
+/**
+ * The Controller in cluster mode (broker sessions) on a fake clock with no timers running:
+ * registration and unfencing, session expiry and fencing, ISR and leadership moves, unclean
+ * election, AlterPartition validation, controlled shutdown, preferred leader election; then
+ * buildPartitionChange's election rules on their own.
+ */
 import { ErrorCode, KafkaError } from '../../protocol/errors';
 import { Logger } from '../../common/logger';
 import { Controller, ElectionType } from './controller';

@@ -1,3 +1,8 @@
+/**
+ * The Controller as a combined node runs it (no sessions, one broker registered unfenced) over an
+ * in-memory metadata log: topic creation and validation, deletion, partition growth, topic
+ * configs, replay of the log on restart, and round-robin replica assignment.
+ */
 import { ErrorCode, KafkaError } from '../../protocol/errors';
 import { Logger } from '../../common/logger';
 import { MetadataCache } from '../metadata-cache';

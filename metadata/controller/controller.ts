@@ -1,20 +1,21 @@
 /**
  * The controller: the single writer of the cluster metadata log. Every change to topics,
- * partitions, configs and broker registrations is validated here, written to the metadata log as
- * one atomic batch of KRaft-shaped records, applied to the controller's own image, and then
- * published to the brokers, which apply the same records in the same order. Operations run one
- * at a time through a queue so that validation and the append see the same state.
+ * partitions, configs, broker registrations and producer id blocks is validated here, written to
+ * the metadata log as one atomic batch of KRaft-shaped records, applied to the controller's own
+ * image, and then published to the brokers, which apply the same records in the same order.
+ * Operations run one at a time through a queue so that validation and the append see the same
+ * state.
  *
  * Two ways to run it:
  * - combined (one node, `process.roles=broker,controller`): the broker calls it directly; its one
  *   broker registers unfenced and there are no sessions;
- * - cluster (`sessions` set): brokers talk to it over the Kafka protocol (ControllerServer). A
- *   broker registers fenced (BrokerRegistration), is unfenced by a heartbeat once it has caught up
- *   with the metadata log, and is fenced again when it misses heartbeats for
- *   broker.session.timeout.ms; fencing removes it from every ISR and moves its leaderships
- *   (PartitionChangeBuilder: from the ISR, unclean only when allowed). Controlled shutdown, ISR
- *   changes from partition leaders (AlterPartition), ElectLeaders and the periodic preferred
- *   leader election all end as PartitionChangeRecords in the same log.
+ * - cluster (`sessions` set): brokers talk to it over the Kafka protocol (ControllerServer,
+ *   broker/controller/controller-server.ts). A broker registers fenced (BrokerRegistration), is
+ *   unfenced by a heartbeat once it has caught up with the metadata log, and is fenced again when
+ *   it misses heartbeats for broker.session.timeout.ms; fencing removes it from every ISR and
+ *   moves its leaderships (PartitionChangeBuilder: from the ISR, unclean only when allowed).
+ *   Controlled shutdown, ISR changes from partition leaders (AlterPartition), ElectLeaders and the
+ *   periodic preferred leader election all end as PartitionChangeRecords in the same log.
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import { randomUuid } from '../../protocol/primitives/uuid';

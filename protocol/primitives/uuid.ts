@@ -7,6 +7,9 @@ import { randomBytes } from 'node:crypto';
 
 export const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
+/** Kafka's Uuid.METADATA_TOPIC_ID (0, 1): the topic id of `__cluster_metadata`. */
+export const METADATA_TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
+
 export function uuidFromBuffer(buf: Buffer, offset = 0): string {
   return buf.toString('base64url', offset, offset + 16);
 }
@@ -31,7 +34,7 @@ export function randomUuid(): string {
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     const s = uuidFromBuffer(b);
-    if (!s.startsWith('-') && s !== ZERO_UUID && s !== 'AAAAAAAAAAAAAAAAAAAAAQ') return s;
+    if (!s.startsWith('-') && s !== ZERO_UUID && s !== METADATA_TOPIC_ID) return s;
   }
 }
 

@@ -1,8 +1,8 @@
 /**
  * Builds v2 record batches (Kafka's MemoryRecordsBuilder): for tests, the benchmark, internal
- * topics (__consumer_offsets, __transaction_state), control markers, and re-encoding a batch whose
- * records must change (recompression to a topic's compression.type, or offset deltas that have to
- * be made contiguous).
+ * topics (__consumer_offsets, __transaction_state), the metadata log, control markers, krill's
+ * client's Produce, and re-encoding a batch whose records must change (recompression to a topic's
+ * compression.type, or offset deltas that have to be made contiguous).
  */
 import { compress } from './compression';
 import { RecordIterator } from './record';
@@ -72,8 +72,8 @@ export interface BatchOptions {
   isControlBatch?: boolean;
   partitionLeaderEpoch?: number;
   /**
-   * Set by the log cleaner on batches holding tombstones/markers it may delete later: the flag is
-   * set and baseTimestamp carries the horizon instead of the first record's timestamp.
+   * Set by Kafka's log cleaner on batches holding tombstones/markers it may delete later: the flag
+   * is set and baseTimestamp carries the horizon instead of the first record's timestamp.
    */
   deleteHorizonMs?: bigint;
 }

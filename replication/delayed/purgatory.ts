@@ -1,8 +1,9 @@
 /**
  * Requests that wait for a condition (a fetch for min_bytes, an acks=-1 produce for the ISR) park
- * here under the keys that can make them completable (usually "topic-partition"). Whoever changes
- * the state behind a key calls `checkAndComplete(key)`; nothing polls. Each operation completes
- * exactly once: by its condition becoming true, by its timeout, or by `cancelAll` at shutdown.
+ * here under the keys that can make them completable (the partitions' topicPartitionKey). Whoever
+ * changes the state behind a key calls `checkAndComplete(key)`; nothing polls. Each operation
+ * completes exactly once: by its condition becoming true, by its timeout, or by `completeAll` at
+ * shutdown (then with what it has).
  */
 export abstract class DelayedOperation {
   private completed = false;

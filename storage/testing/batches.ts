@@ -1,7 +1,7 @@
 /**
- * Test support: record batches for storage tests, built with the records engineer's
- * MemoryRecordsBuilder (protocol/records/memory-records-builder.ts), plus a few byte-level helpers
- * for the damaged files recovery tests need.
+ * Test support: record batches for storage tests, built with protocol's MemoryRecordsBuilder
+ * (protocol/records/memory-records-builder.ts), plus a few byte-level helpers for the damaged
+ * files recovery tests need.
  */
 import { buildRecordBatch, SimpleRecord } from '../../protocol/records/memory-records-builder';
 import { CompressionType, RecordBatch, TimestampType } from '../../protocol/records/record-batch';

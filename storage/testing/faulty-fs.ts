@@ -1,7 +1,7 @@
 /**
  * A StorageFs that fails chosen calls: "fail the next N opens/writes/fsyncs/renames of paths
- * matching P with errno E". Used by the storage tests now and by broker fault injection later
- * (DESIGN 4.8); production runs on `nodeFs` and never pays for this.
+ * matching P with errno E". Used by the storage tests, and by compat tests that start a broker on
+ * one (its `storageFs` option, DESIGN 4.8); production runs on `nodeFs` and never pays for this.
  *
  * Calls that take an fd are matched against the path the fd was opened with. A write fault can be
  * `partial`: half the bytes reach the file before the error, the way a full disk tears a write.

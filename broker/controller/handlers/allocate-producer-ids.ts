@@ -4,10 +4,11 @@
  */
 import { ErrorCode, toErrorCode } from '../../../protocol/errors';
 import type { AllocateProducerIdsRequest, AllocateProducerIdsResponse } from '../../../protocol/generated/allocate-producer-ids';
+import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
 
 export const controllerAllocateProducerIdsHandler = defineControllerHandler<AllocateProducerIdsRequest, AllocateProducerIdsResponse>({
-  apiKey: 67,
+  apiKey: ApiKey.AllocateProducerIds,
   name: 'AllocateProducerIds',
   minVersion: 0,
   maxVersion: 0,

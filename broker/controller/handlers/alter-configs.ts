@@ -4,6 +4,7 @@
  */
 import { ConfigResourceType } from '../../../metadata/metadata-records';
 import type { AlterConfigsRequest, AlterConfigsResponse } from '../../../protocol/generated/alter-configs';
+import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
 import { alterConfigsResponses } from '../../handlers/alter-configs';
 
@@ -11,7 +12,7 @@ import { alterConfigsResponses } from '../../handlers/alter-configs';
 const NOT_TOPIC_MESSAGE = 'the controller only alters topic configs';
 
 export const controllerAlterConfigsHandler = defineControllerHandler<AlterConfigsRequest, AlterConfigsResponse>({
-  apiKey: 33,
+  apiKey: ApiKey.AlterConfigs,
   name: 'AlterConfigs',
   minVersion: 0,
   maxVersion: 2,

@@ -11,10 +11,11 @@
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../../protocol/errors';
 import type { AlterPartitionRequest, AlterPartitionResponse } from '../../../protocol/generated/alter-partition';
+import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
 
 export const alterPartitionHandler = defineControllerHandler<AlterPartitionRequest, AlterPartitionResponse>({
-  apiKey: 56,
+  apiKey: ApiKey.AlterPartition,
   name: 'AlterPartition',
   minVersion: 0,
   maxVersion: 3,

@@ -5,12 +5,13 @@
  */
 import { ErrorCode } from '../../../protocol/errors';
 import type { ApiVersionsRequest, ApiVersionsResponse } from '../../../protocol/generated/api-versions';
+import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
 
 const SOFTWARE_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
 
 export const controllerApiVersionsHandler = defineControllerHandler<ApiVersionsRequest, ApiVersionsResponse>({
-  apiKey: 18,
+  apiKey: ApiKey.ApiVersions,
   name: 'ApiVersions',
   minVersion: 0,
   maxVersion: 4,

@@ -7,10 +7,11 @@
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../../protocol/errors';
 import type { BrokerHeartbeatRequest, BrokerHeartbeatResponse } from '../../../protocol/generated/broker-heartbeat';
+import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
 
 export const brokerHeartbeatHandler = defineControllerHandler<BrokerHeartbeatRequest, BrokerHeartbeatResponse>({
-  apiKey: 63,
+  apiKey: ApiKey.BrokerHeartbeat,
   name: 'BrokerHeartbeat',
   minVersion: 0,
   maxVersion: 1,

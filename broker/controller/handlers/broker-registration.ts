@@ -9,10 +9,11 @@
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../../protocol/errors';
 import type { BrokerRegistrationRequest, BrokerRegistrationResponse } from '../../../protocol/generated/broker-registration';
+import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
 
 export const brokerRegistrationHandler = defineControllerHandler<BrokerRegistrationRequest, BrokerRegistrationResponse>({
-  apiKey: 62,
+  apiKey: ApiKey.BrokerRegistration,
   name: 'BrokerRegistration',
   minVersion: 0,
   maxVersion: 4,

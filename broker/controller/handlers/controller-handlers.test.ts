@@ -15,7 +15,7 @@ import { ErrorCode } from '../../../protocol/errors';
 import { decodeMetadataBatches } from '../../../metadata/metadata-log-store';
 import type { ConnectionInfo } from '../../network/connection';
 import { CONTROLLER_HANDLERS } from './';
-import { METADATA_TOPIC_ID } from './fetch';
+import { METADATA_TOPIC_ID } from '../../../protocol/primitives/uuid';
 
 let controller: ControllerServer;
 let dir: string;

@@ -3,10 +3,11 @@
  * not an increase, INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR), validate_only.
  */
 import type { CreatePartitionsRequest, CreatePartitionsResponse } from '../../../protocol/generated/create-partitions';
+import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
 
 export const controllerCreatePartitionsHandler = defineControllerHandler<CreatePartitionsRequest, CreatePartitionsResponse>({
-  apiKey: 37,
+  apiKey: ApiKey.CreatePartitions,
   name: 'CreatePartitions',
   minVersion: 0,
   maxVersion: 3,

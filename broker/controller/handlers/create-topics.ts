@@ -9,11 +9,12 @@
 import { ErrorCode } from '../../../protocol/errors';
 import { ZERO_UUID } from '../../../protocol/primitives/uuid';
 import type { CreateTopicsRequest, CreateTopicsResponse } from '../../../protocol/generated/create-topics';
+import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
 import { createTopicSpecs } from '../../handlers/create-topics';
 
 export const controllerCreateTopicsHandler = defineControllerHandler<CreateTopicsRequest, CreateTopicsResponse>({
-  apiKey: 19,
+  apiKey: ApiKey.CreateTopics,
   name: 'CreateTopics',
   minVersion: 2,
   maxVersion: 7,

@@ -4,10 +4,11 @@
  */
 import { ZERO_UUID } from '../../../protocol/primitives/uuid';
 import type { DeleteTopicsRequest, DeleteTopicsResponse } from '../../../protocol/generated/delete-topics';
+import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
 
 export const controllerDeleteTopicsHandler = defineControllerHandler<DeleteTopicsRequest, DeleteTopicsResponse>({
-  apiKey: 20,
+  apiKey: ApiKey.DeleteTopics,
   name: 'DeleteTopics',
   minVersion: 1,
   maxVersion: 6,

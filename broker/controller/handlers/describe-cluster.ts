@@ -6,11 +6,12 @@
  */
 import { ErrorCode } from '../../../protocol/errors';
 import type { DescribeClusterRequest, DescribeClusterResponse } from '../../../protocol/generated/describe-cluster';
+import { ApiKey } from '../../../protocol/generated';
 import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_ALL_OPERATIONS } from '../../handlers/acl-operations';
 import { defineControllerHandler } from './define';
 
 export const controllerDescribeClusterHandler = defineControllerHandler<DescribeClusterRequest, DescribeClusterResponse>({
-  apiKey: 60,
+  apiKey: ApiKey.DescribeCluster,
   name: 'DescribeCluster',
   minVersion: 1,
   maxVersion: 1,

@@ -5,11 +5,12 @@
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../../protocol/errors';
 import type { ElectLeadersRequest, ElectLeadersResponse } from '../../../protocol/generated/elect-leaders';
+import { ApiKey } from '../../../protocol/generated';
 import { ElectionType } from '../../../metadata/controller/controller';
 import { defineControllerHandler } from './define';
 
 export const controllerElectLeadersHandler = defineControllerHandler<ElectLeadersRequest, ElectLeadersResponse>({
-  apiKey: 43,
+  apiKey: ApiKey.ElectLeaders,
   name: 'ElectLeaders',
   minVersion: 0,
   maxVersion: 2,

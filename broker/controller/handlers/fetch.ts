@@ -11,15 +11,15 @@
 import { ErrorCode } from '../../../protocol/errors';
 import type { Input } from '../../../protocol/primitives/input';
 import type { FetchRequest, FetchResponse, FetchResponseFetchableTopicResponse } from '../../../protocol/generated/fetch';
+import { ApiKey } from '../../../protocol/generated';
 import { METADATA_TOPIC } from '../../../metadata/metadata-log-store';
+import { METADATA_TOPIC_ID } from '../../../protocol/primitives/uuid';
 import { defineControllerHandler } from './define';
 
-/** Kafka's Uuid.METADATA_TOPIC_ID (0, 1). */
-export const METADATA_TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
 const EMPTY = Buffer.alloc(0);
 
 export const controllerFetchHandler = defineControllerHandler<FetchRequest, FetchResponse>({
-  apiKey: 1,
+  apiKey: ApiKey.Fetch,
   name: 'Fetch',
   minVersion: 4,
   maxVersion: 17,

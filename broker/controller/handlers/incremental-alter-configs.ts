@@ -4,6 +4,7 @@
  */
 import { ConfigResourceType } from '../../../metadata/metadata-records';
 import type { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../../../protocol/generated/incremental-alter-configs';
+import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
 import { alterConfigsResponses } from '../../handlers/alter-configs';
 
@@ -11,7 +12,7 @@ import { alterConfigsResponses } from '../../handlers/alter-configs';
 const NOT_TOPIC_MESSAGE = 'the controller only alters topic configs';
 
 export const controllerIncrementalAlterConfigsHandler = defineControllerHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>({
-  apiKey: 44,
+  apiKey: ApiKey.IncrementalAlterConfigs,
   name: 'IncrementalAlterConfigs',
   minVersion: 0,
   maxVersion: 1,
