@@ -9,15 +9,17 @@
  * - Client produce: validateProduceRecordSet (protocol/records) does Kafka's checks in Kafka's
  *   order with Kafka's codes (one v2 batch, baseOffset 0, MESSAGE_TOO_LARGE over max.message.bytes,
  *   CRC, count/offset-delta consistency, no control batches, per-record timestamp window and
- *   LogAppendTime misuse -> INVALID_TIMESTAMP with record_errors, keys on compacted topics). Then,
- *   if the topic's compression.type differs from the producer's codec, the batch is re-encoded
- *   (the only time the produce path recompresses) and its size checked again.
+ *   LogAppendTime misuse -> INVALID_TIMESTAMP with record_errors, keys on compacted topics), with
+ *   decompression bounded by decompressedSizeLimit(max.message.bytes) (INVALID_RECORD past it;
+ *   see compression.ts). Then, if the topic's compression.type differs from the producer's codec,
+ *   the batch is re-encoded under the same bound (the only time the produce path recompresses)
+ *   and its size checked again.
  * - Coordinator writes (group/transaction coordinators, control markers): header checks only
  *   (framing, magic, CRC, max.message.bytes), any number of batches.
  * - Follower appends: framing, CRC and strictly increasing offsets; offsets are kept.
  */
 import { ErrorCode, KafkaError } from '../protocol/errors';
-import { compressionTypeForName } from '../protocol/records/compression';
+import { compressionTypeForName, decompressedSizeLimit } from '../protocol/records/compression';
 import { rebuildBatch } from '../protocol/records/memory-records-builder';
 import { CompressionType, RecordBatch, TimestampType, checkBatch } from '../protocol/records/record-batch';
 import { validateProduceRecordSet } from '../protocol/records/record-set-validator';
@@ -87,7 +89,10 @@ function validateClientRecords(records: Buffer, config: LogConfig, opts: LeaderV
   const target = targetCompression(config);
   if (target !== null && batches.length === 1 && v.batches[0].compression !== target) {
     // compression.type pins a codec different from the producer's: re-encode (Kafka does the same).
-    out = rebuildBatch(new RecordBatch(out, 0), { compression: target });
+    out = rebuildBatch(new RecordBatch(out, 0), {
+      compression: target,
+      maxOutputLength: decompressedSizeLimit(config.maxMessageBytes),
+    });
     if (out.length > config.maxMessageBytes) {
       throw new KafkaError(
         ErrorCode.MESSAGE_TOO_LARGE,

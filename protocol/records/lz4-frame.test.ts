@@ -44,6 +44,25 @@ function rawBlock(data: Buffer): Buffer {
   return (lz4.compressSync(data) as Buffer).subarray(4);
 }
 
+/** Runs `fn`, reporting its largest Buffer.allocUnsafe and what it threw. */
+function allocations(fn: () => unknown): { largest: number; error: unknown } {
+  let largest = 0;
+  const allocUnsafe = Buffer.allocUnsafe;
+  const spy = jest.spyOn(Buffer, 'allocUnsafe').mockImplementation((n: number) => {
+    largest = Math.max(largest, n);
+    return allocUnsafe.call(Buffer, n);
+  });
+  let error: unknown;
+  try {
+    fn();
+  } catch (err) {
+    error = err;
+  } finally {
+    spy.mockRestore();
+  }
+  return { largest, error };
+}
+
 function expectFrameError(fn: () => unknown): Lz4FrameError {
   try {
     fn();
@@ -93,8 +112,34 @@ describe('hand-built frames', () => {
     expect(decodeLz4Frame(frame([[rawBlock(a), true]], { contentSize: a.length }), MAX).equals(a)).toBe(true);
     expectFrameError(() => decodeLz4Frame(frame([[rawBlock(a), true]], { contentSize: a.length + 1 }), MAX));
     expectFrameError(() => decodeLz4Frame(frame([[rawBlock(a), true]], { contentSize: a.length - 1 }), MAX));
-    const big = expectFrameError(() => decodeLz4Frame(frame([[rawBlock(a), true]], { contentSize: 2 ** 40 }), MAX));
-    expect(big.tooLarge).toBe(2 ** 40);
+    // Honest but above the limit: tooLarge, before decoding.
+    const over = expectFrameError(() => decodeLz4Frame(frame([[rawBlock(a), true]], { contentSize: a.length }), a.length - 1));
+    expect(over.tooLarge).toBe(a.length);
+  });
+
+  it('a content size the blocks cannot hold is a lie, refused before allocating', () => {
+    const block = rawBlock(a); // ~1 KB of compressed text: at most 255x that
+    for (const claim of [2 ** 40, 2 ** 63, block.length * 255 + 1, 30 * 1024 * 1024]) {
+      const f = frame([[block, true]], { contentSize: claim });
+      const { error, largest } = allocations(() => decodeLz4Frame(f, 2 ** 50));
+      expect(error).toBeInstanceOf(Lz4FrameError);
+      expect((error as Lz4FrameError).tooLarge).toBeUndefined();
+      expect(largest).toBe(0);
+    }
+    // Stored blocks hold exactly their size.
+    const stored = frame([[Buffer.from('abc'), false]], { contentSize: 4 });
+    expect(allocations(() => decodeLz4Frame(stored, MAX)).error).toBeInstanceOf(Lz4FrameError);
+  });
+
+  it('no block decodes to more than 255x its size, so the output is sized from the blocks', () => {
+    const zeros = Buffer.alloc(4 << 20);
+    const block = rawBlock(zeros);
+    expect(block.length * 255).toBeGreaterThanOrEqual(zeros.length); // the bound holds for lz4's best case
+    const f = frame([[block, true], [block, true]], { bd: 0x70 });
+    const { error, largest } = allocations(() => decodeLz4Frame(f, MAX));
+    expect(error).toBeUndefined();
+    expect(largest).toBeLessThanOrEqual(2 * block.length * 255);
+    expect(decodeLz4Frame(f, MAX).equals(Buffer.concat([zeros, zeros]))).toBe(true);
   });
 
   it('refuses linked blocks, dictionary ids, other versions and reserved bits', () => {
@@ -128,11 +173,21 @@ describe('hand-built frames', () => {
     expect(decodeLz4Frame(frame([[ones, true]]), MAX).toString()).toBe('a'.repeat(1 + 4 + 15 + 255 + 255 + 16) + 'z');
   });
 
-  it('output limits', () => {
+  it('output limits: stops at the limit, never allocating past it', () => {
     const zeros: Buffer = lz4.compressFrameSync(Buffer.alloc(3_000_000));
     const e = expectFrameError(() => decodeLz4Frame(zeros, 1_000_000));
     expect(e.tooLarge).toBeGreaterThan(1_000_000);
     expect(decodeLz4Frame(zeros, 3_000_000).length).toBe(3_000_000);
+    expect(expectFrameError(() => decodeLz4Frame(zeros, 2_999_999)).tooLarge).toBeGreaterThan(2_999_999);
+    // 8 blocks of 4 MiB zeros (~130 KB): the output buffer is the limit, not the 32 MiB they hold.
+    const block = rawBlock(Buffer.alloc(4 << 20));
+    const bomb = frame(Array(8).fill([block, true]), { bd: 0x70 });
+    const { error, largest } = allocations(() => decodeLz4Frame(bomb, 5 << 20));
+    expect((error as Lz4FrameError).tooLarge).toBeGreaterThan(5 << 20);
+    expect(largest).toBeLessThanOrEqual(5 << 20);
+    // Stored blocks past the limit, too.
+    const stored = frame(Array(3).fill([crypto.randomBytes(60_000), false]));
+    expect(expectFrameError(() => decodeLz4Frame(stored, 100_000)).tooLarge).toBe(120_000); // at least
   });
 });
 

@@ -13,9 +13,17 @@
  * each block on its own and cannot read them either. Header, block and content checksums are not
  * verified: the record batch's CRC32C already covers every byte of the frame.
  *
- * Everything is bounds-checked; malformed input throws Lz4FrameError, and output beyond `maxOutput`
- * throws Lz4FrameError with `tooLarge` set, before the output is allocated where the frame's
- * structure allows it (block count x block maximum, or the declared content size).
+ * Everything is bounds-checked; malformed input throws Lz4FrameError. Memory is bounded before any
+ * allocation (invariants):
+ * - pass 1 walks the block headers and computes the frame's capacity: a stored block holds exactly
+ *   its size, a compressed block of n bytes at most min(block maximum, 255 * n) (an LZ4 sequence
+ *   costs at least 3 input bytes for 19 output bytes and each further length byte adds at most
+ *   255, so no block inflates more than 255-fold);
+ * - a declared content size above that capacity is a lie (Lz4FrameError, nothing allocated); one
+ *   above `maxOutput` throws Lz4FrameError with `tooLarge` set, also before allocating. Kafka's
+ *   reader skips the field unread; honest writers (lz4-napi, librdkafka) write it correctly;
+ * - the output buffer is never larger than min(capacity, maxOutput), or the declared size, and
+ *   decoding stops with `tooLarge` set as soon as a block would write past `maxOutput`.
  */
 
 export class Lz4FrameError extends Error {
@@ -40,6 +48,8 @@ const BLOCK_MAX_SIZES: readonly (number | undefined)[] = [
   1 << 20,
   4 << 20,
 ];
+/** No LZ4 block decodes to more than this many bytes per compressed byte (see the header). */
+const MAX_BLOCK_RATIO = 255;
 /** Literal and match runs longer than this use Buffer.copy/copyWithin; shorter ones a byte loop. */
 const BULK_COPY_MIN = 32;
 
@@ -49,6 +59,12 @@ const SCRATCH_RETAIN_LIMIT = 4 * 1024 * 1024;
 
 function fail(msg: string): never {
   throw new Lz4FrameError(msg);
+}
+
+/** A write past `oend`: too much output when `oend` is the limit, else a malformed block. */
+function overflow(oendIsLimit: boolean, wanted: number, msg: string): never {
+  if (oendIsLimit) throw new Lz4FrameError('LZ4 frame output exceeds the limit', wanted);
+  fail(msg);
 }
 
 /** Decodes the single LZ4 frame at the start of `src`. */
@@ -69,16 +85,15 @@ export function decodeLz4Frame(src: Buffer, maxOutput: number): Buffer {
   let contentSize = -1;
   if (hasContentSize) {
     if (src.length < 15) fail('LZ4 frame header is truncated');
-    const size = src.readBigUInt64LE(6);
-    if (size > BigInt(maxOutput)) throw new Lz4FrameError('LZ4 frame content size exceeds the limit', Number(size));
-    contentSize = Number(size);
+    // Only compared below, so a float approximation of a huge claim is good enough.
+    contentSize = Number(src.readBigUInt64LE(6));
     pos += 8;
   }
   pos += 1; // header checksum
   const dataStart = pos;
 
   // Pass 1: walk the block headers to validate the structure and bound the output.
-  let bound = 0;
+  let capacity = 0;
   for (;;) {
     if (src.length - pos < 4) fail('LZ4 frame ends before its end mark');
     const word = src.readUInt32LE(pos);
@@ -88,13 +103,17 @@ export function decodeLz4Frame(src: Buffer, maxOutput: number): Buffer {
     if (size > blockMax) fail(`LZ4 block of ${size} bytes exceeds the frame's ${blockMax} byte maximum`);
     pos += size + (blockChecksums ? 4 : 0);
     if (pos > src.length) fail('LZ4 block runs past the end of the input');
-    bound += (word & UNCOMPRESSED_BLOCK_BIT) !== 0 ? size : blockMax;
+    capacity += (word & UNCOMPRESSED_BLOCK_BIT) !== 0 ? size : Math.min(blockMax, size * MAX_BLOCK_RATIO);
   }
-  const cap = contentSize >= 0 ? contentSize : bound;
-  // Writers fill every block but the last, so more than one spare block cannot fit in the limit.
-  if (contentSize < 0 && bound > maxOutput + blockMax) {
-    throw new Lz4FrameError('LZ4 frame output exceeds the limit', bound - blockMax);
+  if (contentSize > capacity) {
+    fail(`LZ4 frame declares ${contentSize} bytes of content but its blocks can hold at most ${capacity}`);
   }
+  if (contentSize > maxOutput) {
+    throw new Lz4FrameError(`LZ4 frame declares ${contentSize} bytes of content, above the ${maxOutput} byte limit`, contentSize);
+  }
+  // Where the output may end: the declared size, else what the blocks can hold within the limit.
+  const cap = contentSize >= 0 ? contentSize : Math.min(capacity, maxOutput);
+  const capIsLimit = contentSize < 0 && capacity > maxOutput;
 
   let out: Buffer;
   let inScratch = false;
@@ -114,14 +133,18 @@ export function decodeLz4Frame(src: Buffer, maxOutput: number): Buffer {
     if (word === 0) break;
     const size = (word & ~UNCOMPRESSED_BLOCK_BIT) >>> 0;
     if ((word & UNCOMPRESSED_BLOCK_BIT) !== 0) {
-      if (op + size > cap) fail('LZ4 frame holds more data than it declares');
+      if (op + size > cap) {
+        if (capIsLimit) throw new Lz4FrameError('LZ4 frame output exceeds the limit', op + size);
+        fail('LZ4 frame holds more data than it declares');
+      }
       src.copy(out, op, pos, pos + size);
       op += size;
     } else {
-      op = decodeBlock(src, pos, pos + size, out, op, Math.min(op + blockMax, cap));
+      const blockEnd = op + blockMax;
+      const oend = Math.min(blockEnd, cap);
+      op = decodeBlock(src, pos, pos + size, out, op, oend, capIsLimit && oend < blockEnd);
     }
     pos += size + (blockChecksums ? 4 : 0);
-    if (op > maxOutput) throw new Lz4FrameError('LZ4 frame output exceeds the limit', op);
   }
   if (contentSize >= 0 && op !== contentSize) fail(`LZ4 frame declares ${contentSize} bytes but holds ${op}`);
   if (inScratch) return Buffer.from(out.subarray(0, op));
@@ -133,8 +156,18 @@ export function decodeLz4Frame(src: Buffer, maxOutput: number): Buffer {
 /**
  * Decodes one independent LZ4 block src[ip, iend) into dst starting at `op`, never writing at
  * or past `oend` and never copying from before the block's own output. Returns the new `op`.
+ * `oendIsLimit`: `oend` is the output limit rather than the block's or frame's end, so running
+ * into it means too much output (Lz4FrameError with `tooLarge`), not a malformed block.
  */
-function decodeBlock(src: Buffer, ip: number, iend: number, dst: Buffer, op: number, oend: number): number {
+function decodeBlock(
+  src: Buffer,
+  ip: number,
+  iend: number,
+  dst: Buffer,
+  op: number,
+  oend: number,
+  oendIsLimit: boolean,
+): number {
   const blockStart = op;
   if (ip >= iend) fail('empty LZ4 block');
   for (;;) {
@@ -150,7 +183,7 @@ function decodeBlock(src: Buffer, ip: number, iend: number, dst: Buffer, op: num
     }
     if (lit > 0) {
       if (lit > iend - ip) fail('LZ4 literals run past the block');
-      if (lit > oend - op) fail('LZ4 literals overflow the block output');
+      if (lit > oend - op) overflow(oendIsLimit, op + lit, 'LZ4 literals overflow the block output');
       if (lit >= BULK_COPY_MIN) src.copy(dst, op, ip, ip + lit);
       else for (let i = 0; i < lit; i++) dst[op + i] = src[ip + i];
       ip += lit;
@@ -170,7 +203,7 @@ function decodeBlock(src: Buffer, ip: number, iend: number, dst: Buffer, op: num
         if (b !== 255) break;
       }
     }
-    if (len > oend - op) fail('LZ4 match overflows the block output');
+    if (len > oend - op) overflow(oendIsLimit, op + len, 'LZ4 match overflows the block output');
     let from = op - offset;
     if (len < BULK_COPY_MIN) {
       const end = op + len;

@@ -209,6 +209,50 @@ describe('batch-level rules', () => {
   });
 });
 
+describe('the decompression bound (32 x max.message.bytes, see compression.ts)', () => {
+  const MiB = 1024 * 1024;
+  const DEFAULT_MAX_MESSAGE_BYTES = MiB + 12;
+
+  it('1 MiB of zeros, in one record or a thousand, passes at default limits in every codec', () => {
+    const one: SimpleRecord[] = [{ key: 'zeros', value: Buffer.alloc(MiB), headers: [{ key: 'h', value: 'v' }], timestamp: NOW }];
+    const many: SimpleRecord[] = Array.from({ length: 1024 }, (_, i) => ({ key: `k${i}`, value: Buffer.alloc(1024), timestamp: NOW }));
+    for (const c of CODECS.slice(1)) {
+      for (const records of [one, many]) {
+        const buf = buildRecordBatch(records, { compression: c });
+        const v = validateProduceRecordSet(buf, { maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES });
+        expect(v.recordCount).toBe(records.length);
+        expect(v.batches[0].uncompressedRecordsSize).toBeGreaterThan(MiB);
+      }
+    }
+  });
+
+  it('valid records that inflate past the bound: INVALID_RECORD', () => {
+    // 33 records of 1 MiB zeros: 33 MiB from ~1 KB of zstd, above 32 x 1048588.
+    const records: SimpleRecord[] = Array.from({ length: 33 }, () => ({ value: Buffer.alloc(MiB), timestamp: NOW }));
+    const buf = buildRecordBatch(records, { compression: CompressionType.ZSTD });
+    expect(buf.length).toBeLessThan(DEFAULT_MAX_MESSAGE_BYTES);
+    expectKafkaError(() => validateProduceRecordSet(buf, { maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES }), ErrorCode.INVALID_RECORD);
+    // A topic that raises max.message.bytes raises the bound with it.
+    expect(validateProduceRecordSet(buf, { maxMessageBytes: 2 * MiB }).recordCount).toBe(33);
+    // maxOutputLength caps it further, for every codec.
+    for (const c of CODECS.slice(1)) {
+      const small = buildRecordBatch(recs(1000), { compression: c });
+      const size = validateProduceRecordSet(small).batches[0].uncompressedRecordsSize;
+      expect(validateProduceRecordSet(small, { maxOutputLength: size }).recordCount).toBe(1000);
+      expectKafkaError(() => validateProduceRecordSet(small, { maxOutputLength: size - 1 }), ErrorCode.INVALID_RECORD);
+    }
+  });
+
+  it('a compressed batch counting more records than the bound can hold is refused before decompressing', () => {
+    const n = 0x7ffffffe;
+    for (const c of CODECS.slice(1)) {
+      const buf = patchBatch(buildRecordBatch(recs(3), { compression: c }), { count: n, lastOffsetDelta: n - 1 });
+      const err = expectKafkaError(() => validateProduceRecordSet(buf), ErrorCode.INVALID_RECORD);
+      expect(err.message).toMatch(/decompression limit/);
+    }
+  });
+});
+
 describe('offset deltas', () => {
   const shuffled = Buffer.concat([
     rawRecord({ offsetDelta: 0, value: Buffer.from('a') }),

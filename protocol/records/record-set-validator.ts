@@ -17,8 +17,11 @@
  *    INVALID_RECORD; a control batch -> INVALID_RECORD (clients may not write markers); a producer
  *    id without a base sequence -> INVALID_RECORD.
  * 5. Records, decompressing once if needed: malformed records -> INVALID_RECORD (record.ts),
- *    undecodable compressed data -> INVALID_RECORD, decompressed size above the cap ->
- *    MESSAGE_TOO_LARGE (compression.ts). Then per record, collected for the whole batch
+ *    undecodable compressed data -> INVALID_RECORD, and a records section that would decompress
+ *    past decompressedSizeLimit(maxMessageBytes) (32 x max.message.bytes by default, see
+ *    compression.ts) -> INVALID_RECORD, refused before that memory is allocated; a compressed
+ *    batch whose record count cannot fit that limit (7 bytes per record at least) is refused
+ *    before decompressing at all. Then per record, collected for the whole batch
  *    and reported together with each record's index (Produce v8+ record_errors): a null key on a
  *    compacted topic -> INVALID_RECORD; a CreateTime timestamp outside the configured window, or a
  *    batch claiming LogAppendTime where the topic sets it -> INVALID_TIMESTAMP.
@@ -33,8 +36,8 @@
  * (RecordBatch.setLastOffset / setMaxTimestamp).
  */
 import { ErrorCode, KafkaError } from '../errors';
-import { checkCompressionType, DecompressOptions } from './compression';
-import { RecordIterator } from './record';
+import { checkCompressionType, decompressedSizeLimit, DecompressOptions } from './compression';
+import { MIN_RECORD_SIZE, RecordIterator } from './record';
 import {
   BATCH_LENGTH_OFFSET,
   CompressionType,
@@ -75,6 +78,7 @@ export class RecordValidationError extends KafkaError {
 }
 
 export interface ProduceValidationOptions extends DecompressOptions {
+  // maxOutputLength (DecompressOptions): a cap on decompressedSizeLimit(maxMessageBytes).
   /** Produce request version; only matters for zstd (needs v7+). Default: latest. */
   apiVersion?: number;
   /** The topic's max.message.bytes: a larger batch is MESSAGE_TOO_LARGE. Default: no limit. */
@@ -226,7 +230,15 @@ function validateBatchRecords(batch: RecordBatch, position: number, opts: Produc
     throw invalidRecord(`invalid base sequence ${batch.baseSequence} for producer id ${batch.producerId}`);
   }
 
-  const it = new RecordIterator(batch, opts);
+  let it: RecordIterator;
+  if (batch.compressionType === CompressionType.NONE) it = new RecordIterator(batch);
+  else {
+    const limit = decompressedSizeLimit(opts.maxMessageBytes, opts.maxOutputLength);
+    if (count > limit / MIN_RECORD_SIZE) {
+      throw invalidRecord(`batch declares ${count} records, more than its ${limit} byte decompression limit can hold`);
+    }
+    it = new RecordIterator(batch, { maxOutputLength: limit });
+  }
   const lat = batch.timestampType === TimestampType.LOG_APPEND_TIME;
   const topicCreateTime = (opts.timestampType ?? TimestampType.CREATE_TIME) === TimestampType.CREATE_TIME;
   const now = BigInt(opts.now ?? Date.now());

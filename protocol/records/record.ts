@@ -12,8 +12,8 @@
  * iterator raise InvalidRecordException, which maps to INVALID_RECORD): a length that runs past the
  * data or disagrees with the fields, an over-long varint, a negative key/value length other than -1,
  * a negative or impossible header count, fewer records than the batch header counts, or bytes left
- * over after them. Codec problems come from compression.ts (INVALID_RECORD, MESSAGE_TOO_LARGE,
- * UNSUPPORTED_COMPRESSION_TYPE).
+ * over after them. Codec problems come from compression.ts (INVALID_RECORD, also for output past
+ * the decompression limit; UNSUPPORTED_COMPRESSION_TYPE).
  *
  * One deliberate difference: a timestampDelta beyond +-2^52 ms (about 140,000 years) is rejected
  * rather than carried as a 64-bit value, so that deltas stay plain numbers on the hot path.
