@@ -13,6 +13,7 @@ import type { ReplicaManager } from '../replication/replica-manager';
 import type { LogManager } from '../storage/log-manager';
 import type { GroupCoordinator } from '../coordinator/group/group-coordinator';
 import type { TransactionCoordinator } from '../coordinator/transaction/transaction-coordinator';
+import type { BrokerQuotas } from './quota/broker-quotas';
 
 export interface AdvertisedEndpoint {
   listenerName: string;
@@ -36,6 +37,8 @@ export interface Broker {
   readonly groupCoordinator: GroupCoordinator;
   /** Transactional producers (__transaction_state) and producer ids for idempotent ones. */
   readonly transactionCoordinator: TransactionCoordinator;
+  /** Client quotas (produce / fetch byte rates, request time, controller mutations). */
+  readonly quotas: BrokerQuotas;
   /** apiKey -> highest version to advertise (emulating an older Kafka); empty = no caps. */
   readonly versionCaps: ReadonlyMap<number, number>;
   /** This broker's advertised endpoint for a listener name. */

@@ -21,6 +21,20 @@ const state = (hw: bigint, size = 0) => ({
 });
 
 describe('FetchSessionCache (KIP-227)', () => {
+  test('session ids are random, distinct and never 0, so one client cannot guess another\'s', () => {
+    const c = new FetchSessionCache(100);
+    const ids: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const ctx = c.newContext(0, INITIAL_EPOCH, [spec('t', i)], [], 0);
+      if (ctx.kind !== 'full' || !ctx.session) throw new Error('no session created');
+      ids.push(ctx.session.id);
+    }
+    expect(new Set(ids).size).toBe(50);
+    expect(ids.every((id) => id >= 1 && id <= 0x7ffffffe)).toBe(true);
+    const sequential = ids.slice(1).filter((id, i) => id === ids[i] + 1).length;
+    expect(sequential).toBeLessThan(3);
+  });
+
   test('epoch -1 with no session is a sessionless full fetch', () => {
     const c = new FetchSessionCache(10);
     const ctx = c.newContext(0, FINAL_EPOCH, [spec('t', 0)], [], 0);

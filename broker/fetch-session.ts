@@ -8,8 +8,10 @@
  * epoch -1 = full request without a session (closing the named one, if any); any other epoch is an
  * incremental request for `sessionId` at exactly that epoch: an unknown session gives
  * FETCH_SESSION_ID_NOT_FOUND, a wrong epoch INVALID_FETCH_SESSION_EPOCH. A session's expected
- * epoch advances by one per served request, wrapping after Int32 max to 1.
+ * epoch advances by one per served request, wrapping after Int32 max to 1. Session ids are drawn
+ * at random from 1..2^31-2 (never 0, never one in use), so they cannot be guessed.
  */
+import { randomInt } from 'node:crypto';
 import { ErrorCode } from '../protocol/errors';
 import { topicPartitionKey } from '../common/topic-partition';
 
@@ -60,7 +62,6 @@ export interface PartitionResponseState {
 
 export class FetchSessionCache {
   private sessions = new Map<number, FetchSession>();
-  private nextId = 1;
 
   constructor(
     private readonly maxSessions: number,
@@ -107,9 +108,9 @@ export class FetchSessionCache {
       if (!oldest || nowMs - oldest.lastUsedMs < this.evictAfterMs) return null;
       this.sessions.delete(oldest.id);
     }
-    let id = this.nextId;
-    while (id === INVALID_SESSION_ID || this.sessions.has(id)) id = (id % 0x7fffffff) + 1;
-    this.nextId = (id % 0x7fffffff) + 1;
+    // A random id (Kafka's newSessionId), so one client cannot guess and drive another's session.
+    let id = randomInt(1, 0x7fffffff);
+    while (this.sessions.has(id)) id = randomInt(1, 0x7fffffff);
     const session: FetchSession = { id, epoch: nextEpoch(INITIAL_EPOCH), partitions: new Map(), lastUsedMs: nowMs };
     for (const p of partitions) {
       session.partitions.set(topicPartitionKey(p.topic, p.partition), {

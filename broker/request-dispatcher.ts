@@ -18,11 +18,16 @@ import { ErrorCode } from '../protocol/errors';
 import { readRequestHeader, writeResponseHeader } from '../protocol/header';
 import { ApiKey, apiByKey, responseHeaderVersion } from '../protocol/generated';
 import { writeApiVersionsResponse } from '../protocol/generated/api-versions';
-import type { ConnectionInfo, FrameProcessor, ProcessResult } from './network/connection';
+import type { ConnectionInfo, FrameProcessor, InFlightRequest, ProcessResult } from './network/connection';
 import type { RequestContext } from './network/request-context';
 import { CloseConnection, type HandlerSpec } from './handlers/define-handler';
 import type { Broker } from './broker';
 import type { Logger } from '../common/logger';
+import { ANONYMOUS_USER } from './quota/broker-quotas';
+import type { ClientQuotaManager } from './quota/client-quota-manager';
+
+/** 100% of one thread for one second, per nanosecond (Kafka's NanosToPercentagePerSecond). */
+const NANOS_TO_PERCENTAGE_PER_SECOND = 100 / 1e9;
 
 /** A fault-injection hook: may answer, delay, drop or close instead of (or before) the handler. */
 export interface RequestInterceptor {
@@ -47,6 +52,8 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
     private readonly broker: Ctx,
     handlers: readonly HandlerSpec<any, any, Ctx>[],
     private readonly log: Logger,
+    /** The request-time quota (`request_percentage`); absent on the controller listener, which brokers use. */
+    private readonly requestQuota?: ClientQuotaManager,
   ) {
     for (const h of handlers) {
       if (this.handlers.has(h.apiKey)) throw new Error(`two handlers for API key ${h.apiKey}`);
@@ -75,9 +82,9 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
     return h;
   }
 
-  async process(frame: Buffer, conn: ConnectionInfo): Promise<ProcessResult> {
+  async process(frame: Buffer, conn: ConnectionInfo, inFlight?: InFlightRequest): Promise<ProcessResult> {
     const onSent: (() => void)[] = [];
-    const res = await this.processRequest(frame, conn, onSent);
+    const res = await this.processRequest(frame, conn, onSent, inFlight);
     if (onSent.length === 0) return res;
     const runAll = (): void => {
       for (const fn of onSent.splice(0)) {
@@ -93,7 +100,7 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
     return res;
   }
 
-  private async processRequest(frame: Buffer, conn: ConnectionInfo, onSent: (() => void)[]): Promise<ProcessResult> {
+  private async processRequest(frame: Buffer, conn: ConnectionInfo, onSent: (() => void)[], inFlight?: InFlightRequest): Promise<ProcessResult> {
     const receivedAtMs = Date.now();
     const r = new Reader(frame);
     let header;
@@ -103,6 +110,12 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
       return { kind: 'close', reason: `cannot decode request header: ${(err as Error).message}` };
     }
     const { apiKey, apiVersion, correlationId, clientId } = header;
+    const startNs = process.hrtime.bigint();
+    let parkedNs: bigint | null = null;
+    let bandwidthThrottleMs = 0;
+    let requestThrottle: number | null = null;
+    let exempt = false;
+    const principal = (conn.attributes.get('principal') as string | undefined) ?? ANONYMOUS_USER;
     const ctx: RequestContext = {
       apiKey,
       apiVersion,
@@ -112,6 +125,22 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
       receivedAtMs,
       requestBytes: frame.length,
       onResponseSent: (fn) => onSent.push(fn),
+      parked: () => {
+        parkedNs ??= process.hrtime.bigint();
+        inFlight?.parked();
+      },
+      principal,
+      throttle: (ms) => {
+        bandwidthThrottleMs = Math.max(bandwidthThrottleMs, ms);
+      },
+      requestThrottleMs: () => {
+        if (requestThrottle !== null) return requestThrottle;
+        if (!this.requestQuota || exempt) return (requestThrottle = 0);
+        // Time spent on the request, without the time it waited on purpose.
+        const nanos = Number((parkedNs ?? process.hrtime.bigint()) - startNs);
+        requestThrottle = this.requestQuota.recordAndGetThrottleTimeMs(principal, clientId ?? '', nanos * NANOS_TO_PERCENTAGE_PER_SECOND, Date.now());
+        return requestThrottle;
+      },
     };
     const handler = this.supported(apiKey, apiVersion);
     if (!handler) {
@@ -132,6 +161,7 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
       const why = err instanceof DecodeError ? err.message : String(err);
       return { kind: 'close', reason: `cannot decode ${handler.name} v${apiVersion} request: ${why}` };
     }
+    exempt = handler.requestQuotaExempt?.(request) ?? false;
 
     let response: unknown;
     try {
@@ -145,7 +175,12 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
       this.log.error(`${handler.name} handler failed`, { apiVersion, correlationId, clientId, conn: conn.id, err });
       return { kind: 'close', reason: `internal error in ${handler.name}` };
     }
-    if (response === null) return { kind: 'noResponse' };
+    // Kafka records the request time of every answered request that is not exempt (acks=0 produce
+    // is, having no answer); the connection is muted for the larger of that throttle and the
+    // handler's byte-rate throttle, and the response says so (KIP-219).
+    const throttleMs = Math.max(bandwidthThrottleMs, response === null ? 0 : ctx.requestThrottleMs());
+    if (response === null) return { kind: 'noResponse', throttleMs };
+    if (throttleMs > 0 && typeof response === 'object') response = { ...(response as object), throttleTimeMs: throttleMs };
 
     const w = new Writer();
     const size = w.reserveInt32();
@@ -157,7 +192,7 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
       return { kind: 'close', reason: `internal error encoding ${handler.name}` };
     }
     w.patchInt32(size, w.length - 4);
-    return { kind: 'respond', chunks: w.finish() };
+    return { kind: 'respond', chunks: w.finish(), throttleMs };
   }
 
   private async runInterceptors(ctx: RequestContext, request: unknown): Promise<InterceptDecision | undefined> {

@@ -41,7 +41,10 @@ import { NetworkMarkerTransport } from '../coordinator/transaction/network-marke
 import { AddPartitionsToTxnManager } from '../coordinator/transaction/add-partitions-to-txn-manager';
 import { RequestDispatcher } from './request-dispatcher';
 import { HANDLERS } from './handlers';
-import { SocketServer } from './network/socket-server';
+import { SocketServer, type SocketServerOptions } from './network/socket-server';
+import { socketServerOptions } from './network/socket-server-config';
+import { BrokerQuotas } from './quota/broker-quotas';
+import { SystemTime } from '../common/time';
 import type { AdvertisedEndpoint, Broker } from './broker';
 import { MetadataCache, type MetadataDelta } from '../metadata/metadata-cache';
 import type { MetadataRecord } from '../metadata/metadata-records';
@@ -73,6 +76,7 @@ export class KafkaServer implements Broker {
   readonly clusterId: string;
   readonly logger: Logger;
   readonly metadata: MetadataCache;
+  readonly quotas: BrokerQuotas;
   /** The controller: in this process (combined node) or remote (cluster broker). */
   readonly controller: ControllerApi;
   /** The in-process controller of a combined node; null for a cluster broker. */
@@ -100,12 +104,14 @@ export class KafkaServer implements Broker {
     opts: KafkaServerOptions,
     clusterId: string,
     metadataLog: MetadataLogStore | null,
+    socketOptions: SocketServerOptions,
   ) {
     this.nodeId = config.nodeId;
     this.clusterId = clusterId;
     this.logger = opts.logger ?? new Logger(`krill[${this.nodeId}]`, opts.logLevel);
     this.versionCaps = opts.versionCaps ?? new Map();
     this.metadata = new MetadataCache(clusterId);
+    this.quotas = new BrokerQuotas(this.metadata, config, SystemTime);
     this.defaultTopicConfig = logConfigFrom(config);
     const controllerAddress = controllerAddressOf(config);
     this.clusterLink = controllerAddress
@@ -198,13 +204,10 @@ export class KafkaServer implements Broker {
       }),
       createTransactionTopic: internalTopicCreator(this.controller, config, this.metadata, TRANSACTION_STATE_TOPIC),
     });
-    this.dispatcher = new RequestDispatcher<Broker>(this, HANDLERS, this.logger.child('request'));
+    this.dispatcher = new RequestDispatcher<Broker>(this, HANDLERS, this.logger.child('request'), this.quotas.request);
     this.socketServer = new SocketServer(
       this.dispatcher,
-      {
-        maxRequestBytes: config.getInt('socket.request.max.bytes'),
-        idleTimeoutMs: config.getLong('connections.max.idle.ms'),
-      },
+      { ...socketOptions, quotas: { ...socketOptions.quotas, ipConnectionRate: (address) => this.quotas.ipConnectionRate(address) } },
       this.logger.child('network'),
     );
   }
@@ -242,7 +245,12 @@ export class KafkaServer implements Broker {
     clusterId ??= randomUuid();
     for (const k of config.unknownKeys()) logger.warn(`unknown configuration '${k}' was supplied; it is kept but not used`);
     const metadataLog = controllerAddress ? null : new MetadataLogStore(metadataDir, logger.child('metadata-log'));
-    const server = new KafkaServer(config, { ...opts, logger }, clusterId, metadataLog);
+    const socketOptions = await socketServerOptions(
+      config,
+      config.dataPlaneListeners().map((l) => l.listenerName),
+      config.interBrokerListenerName(),
+    );
+    const server = new KafkaServer(config, { ...opts, logger }, clusterId, metadataLog, socketOptions);
     try {
       await server.startup();
     } catch (err) {

@@ -215,9 +215,34 @@ export class KafkaConfig {
     return this.#originals.has(name);
   }
 
+  /**
+   * `max.connections.per.ip.overrides` as host -> limit (Kafka's Csv.parseCsvMap: entries split at
+   * commas, each at its last ':').
+   */
+  maxConnectionsPerIpOverrides(): Map<string, number> {
+    const raw = this.getString('max.connections.per.ip.overrides') ?? '';
+    const out = new Map<string, number>();
+    if (raw.trim() === '') return out;
+    for (const entry of raw.split(/\s*,\s*/)) {
+      const i = entry.lastIndexOf(':');
+      const host = entry.slice(0, i).trim();
+      const count = entry.slice(i + 1).trim();
+      if (i < 0 || !/^\d+$/.test(count) || Number(count) > 0x7fffffff) {
+        throw new ConfigException(`Error parsing configuration property 'max.connections.per.ip.overrides': invalid entry '${entry}'`, 'max.connections.per.ip.overrides');
+      }
+      out.set(host, Number(count));
+    }
+    return out;
+  }
+
+  /** The raw value of `listener.name.<listener>.<key>` (Kafka's per-listener override), or null. */
+  listenerOverride(listenerName: string, key: string): string | null {
+    return this.#originals.get(listenerPrefix(listenerName) + key) ?? null;
+  }
+
   /** Keys the user set that krill's broker table does not know. Kafka logs these as a warning. */
   unknownKeys(): string[] {
-    return [...this.#originals.keys()].filter((k) => brokerConfigDef(k) === undefined);
+    return [...this.#originals.keys()].filter((k) => brokerConfigDef(k) === undefined && brokerConfigDef(k.replace(/^listener\.name\.[^.]+\./, '')) === undefined);
   }
 
   /** The typed value of a known broker config (null when its default is null and it is unset). */
@@ -468,8 +493,17 @@ export class KafkaConfig {
     if (queuedBytes > 0 && queuedBytes < this.getInt('socket.request.max.bytes')) {
       fail('queued.max.request.bytes', 'queued.max.request.bytes must be larger or equal to socket.request.max.bytes');
     }
-    if (this.getInt('max.connections.per.ip') === 0 && (this.getString('max.connections.per.ip.overrides') ?? '') === '') {
+    const overrides = this.maxConnectionsPerIpOverrides();
+    if (this.getInt('max.connections.per.ip') === 0 && overrides.size === 0) {
       fail('max.connections.per.ip', 'max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.');
+    }
+    const invalidHosts = [...overrides.keys()].filter((h) => !/^[0-9a-zA-Z\-%._:]*$/.test(h));
+    if (invalidHosts.length > 0) fail('max.connections.per.ip.overrides', `max.connections.per.ip.overrides contains invalid addresses : ${invalidHosts.join(',')}`);
+    for (const l of this.#listeners) {
+      for (const key of ['max.connections', 'max.connection.creation.rate']) {
+        const v = this.listenerOverride(l.listenerName, key);
+        if (v !== null && !/^\s*\d+\s*$/.test(v)) fail(listenerPrefix(l.listenerName) + key, `Invalid value ${v} for configuration ${listenerPrefix(l.listenerName) + key}: Not a number of type INT`);
+      }
     }
     const idle = this.getLong('connections.max.idle.ms');
     const authDelay = this.getInt('connection.failed.authentication.delay.ms');
@@ -649,4 +683,9 @@ export class KafkaConfig {
     }
     return out;
   }
+}
+
+/** Kafka's ListenerName.configPrefix: `listener.name.<lower-cased name>.`. */
+export function listenerPrefix(listenerName: string): string {
+  return `listener.name.${listenerName.toLowerCase()}.`;
 }

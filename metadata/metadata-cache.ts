@@ -5,8 +5,21 @@
  * here; the replica manager and the coordinators learn what changed from the delta each batch of
  * records produces. Nothing else mutates this state, so a broker's view is always some prefix of
  * the controller's log.
+ *
+ * Client quotas (KIP-546, ClientQuotaRecord) are kept per entity: entity -> { quota key -> value }.
+ * An entity is a `ClientQuotaEntity`, `{ user?, clientId?, ip? }`: a key that is absent is not part
+ * of the entity, a key whose value is null is that type's default entity (Kafka's null entity name,
+ * shown as `<default>` by its tools), so `{ user: null, clientId: 'app' }` is "the default user with
+ * client-id app" and `{ user: 'alice' }` is "user alice, any client-id". Maps of entities are keyed
+ * only by `clientQuotaEntityKey`. Invariants: an entity in the image has at least one key (removing
+ * its last key removes it, as Kafka's ClientQuotasDelta does); values are the doubles the controller
+ * validated (ClientQuotaControlManager). Readers: `clientQuotas()` (everything, DescribeClientQuotas),
+ * `clientQuota(entity)` (one entity), and for enforcement the changes, both in each batch's
+ * `MetadataDelta.changedClientQuotas` and through `subscribeClientQuotas`, which is called after
+ * every applied batch that changed a quota (the startup replay included), so nothing needs to poll.
  */
 import type {
+  ClientQuotaRecordData,
   ConfigRecordData,
   MetadataRecord,
   PartitionChangeRecordData,
@@ -45,6 +58,80 @@ export interface BrokerState {
   endpoints: { name: string; host: string; port: number; securityProtocol: number }[];
 }
 
+/** Kafka's client quota entity types (ClientQuotaEntity.USER / CLIENT_ID / IP). */
+export const ClientQuotaEntityType = { USER: 'user', CLIENT_ID: 'client-id', IP: 'ip' } as const;
+
+/**
+ * A client quota entity: which user, client-id and/or ip it names. Absent key: not part of the
+ * entity; null: the default entity of that type. The controller admits only user, client-id,
+ * user + client-id, and ip alone.
+ */
+export interface ClientQuotaEntity {
+  user?: string | null;
+  clientId?: string | null;
+  ip?: string | null;
+}
+
+/** The wire / record form of an entity: one (type, name) pair per part. */
+export interface ClientQuotaEntityData {
+  entityType: string;
+  entityName: string | null;
+}
+
+const partKey = (v: string | null | undefined): string | number => (v === undefined ? 0 : v === null ? 1 : v);
+
+/** The one key for maps of entities: equal entities (same parts, same names or defaults) have equal keys. */
+export function clientQuotaEntityKey(e: ClientQuotaEntity): string {
+  return JSON.stringify([partKey(e.user), partKey(e.clientId), partKey(e.ip)]);
+}
+
+/**
+ * The entity as records and responses carry it, in the order Kafka's HashMap iteration gives these
+ * types (client-id, user, ip).
+ */
+export function clientQuotaEntityToData(e: ClientQuotaEntity): ClientQuotaEntityData[] {
+  const out: ClientQuotaEntityData[] = [];
+  if (e.clientId !== undefined) out.push({ entityType: ClientQuotaEntityType.CLIENT_ID, entityName: e.clientId });
+  if (e.user !== undefined) out.push({ entityType: ClientQuotaEntityType.USER, entityName: e.user });
+  if (e.ip !== undefined) out.push({ entityType: ClientQuotaEntityType.IP, entityName: e.ip });
+  return out;
+}
+
+/**
+ * The entity a record's (type, name) list names, or null when it has no parts or a type other than
+ * user / client-id / ip. A repeated type keeps its last name (Kafka builds a map from the list).
+ */
+export function clientQuotaEntityFromData(data: readonly ClientQuotaEntityData[]): ClientQuotaEntity | null {
+  if (data.length === 0) return null;
+  const e: ClientQuotaEntity = {};
+  for (const d of data) {
+    if (d.entityType === ClientQuotaEntityType.USER) e.user = d.entityName;
+    else if (d.entityType === ClientQuotaEntityType.CLIENT_ID) e.clientId = d.entityName;
+    else if (d.entityType === ClientQuotaEntityType.IP) e.ip = d.entityName;
+    else return null;
+  }
+  return e;
+}
+
+/** One entity's quotas in the image. */
+export interface ClientQuotaEntry {
+  entity: ClientQuotaEntity;
+  /** quota key (producer_byte_rate, ...) -> value; never empty. */
+  quotas: ReadonlyMap<string, number>;
+}
+
+/** What one batch did to one entity's quotas. */
+export interface ClientQuotaChange {
+  entity: ClientQuotaEntity;
+  /** Each key the batch touched: its new value, or null when it was removed. */
+  changes: ReadonlyMap<string, number | null>;
+  /** All of the entity's quotas after the batch (empty: the entity has none left). */
+  quotas: ReadonlyMap<string, number>;
+}
+
+/** Called with the quota changes of one applied batch and that batch's last offset (-1 if unknown). */
+export type ClientQuotaListener = (changes: readonly ClientQuotaChange[], lastAppliedOffset: bigint) => void;
+
 /** What one batch of applied records changed, for the replica manager and coordinators. */
 export interface MetadataDelta {
   changedPartitions: PartitionState[];
@@ -52,6 +139,11 @@ export interface MetadataDelta {
   removedTopics: { name: string; topicId: string; partitions: number[] }[];
   changedTopicConfigs: Set<string>;
   changedBrokers: Set<number>;
+  /**
+   * Client quota changes, one per entity touched (always set by `apply`; optional only so that
+   * deltas built by hand, such as the startup partition delta, need not name it).
+   */
+  changedClientQuotas?: ClientQuotaChange[];
 }
 
 export class MetadataCache {
@@ -60,6 +152,9 @@ export class MetadataCache {
   private brokers = new Map<number, BrokerState>();
   /** resourceType -> resourceName -> config name -> value */
   private configs = new Map<number, Map<string, Map<string, string>>>();
+  /** clientQuotaEntityKey -> the entity and its quotas (never empty). */
+  private quotas = new Map<string, { entity: ClientQuotaEntity; quotas: Map<string, number> }>();
+  private readonly quotaListeners: { listener: ClientQuotaListener; onError: (err: unknown) => void }[] = [];
   /** Offset of the last metadata record applied. */
   lastAppliedOffset = -1n;
   nextProducerId = 0n;
@@ -72,8 +167,10 @@ export class MetadataCache {
       removedTopics: [],
       changedTopicConfigs: new Set(),
       changedBrokers: new Set(),
+      changedClientQuotas: [],
     };
     const changed = new Map<string, PartitionState>();
+    const quotaChanges = new Map<string, { entity: ClientQuotaEntity; changes: Map<string, number | null> }>();
     for (const rec of records) {
       switch (rec.type) {
         case 'TopicRecord': {
@@ -132,11 +229,56 @@ export class MetadataCache {
         case 'ProducerIdsRecord':
           this.nextProducerId = rec.data.nextProducerId;
           break;
+        case 'ClientQuotaRecord':
+          this.applyClientQuota(rec.data, quotaChanges);
+          break;
       }
     }
     delta.changedPartitions = [...changed.values()];
     if (lastOffset !== undefined) this.lastAppliedOffset = lastOffset;
+    if (quotaChanges.size > 0) {
+      const out: ClientQuotaChange[] = [...quotaChanges].map(([key, c]) => ({
+        entity: { ...c.entity },
+        changes: c.changes,
+        quotas: new Map(this.quotas.get(key)?.quotas ?? []),
+      }));
+      delta.changedClientQuotas = out;
+      this.notifyQuotaListeners(this.quotaListeners, out);
+    }
     return delta;
+  }
+
+  /** Kafka's ClientQuotaDelta: set or remove one key; an entity whose last key goes is dropped. */
+  private applyClientQuota(
+    d: ClientQuotaRecordData,
+    changes: Map<string, { entity: ClientQuotaEntity; changes: Map<string, number | null> }>,
+  ): void {
+    // The controller writes only user / client-id / ip entities; anything else is not ours to enforce.
+    const entity = clientQuotaEntityFromData(d.entity);
+    if (!entity) return;
+    const key = clientQuotaEntityKey(entity);
+    let current = this.quotas.get(key);
+    if (d.remove) {
+      current?.quotas.delete(d.key);
+      if (current && current.quotas.size === 0) this.quotas.delete(key);
+    } else {
+      if (!current) this.quotas.set(key, (current = { entity, quotas: new Map() }));
+      current.quotas.set(d.key, d.value);
+    }
+    let c = changes.get(key);
+    if (!c) changes.set(key, (c = { entity, changes: new Map() }));
+    c.changes.set(d.key, d.remove ? null : d.value);
+  }
+
+  private notifyQuotaListeners(listeners: readonly { listener: ClientQuotaListener; onError: (err: unknown) => void }[], changes: readonly ClientQuotaChange[]): void {
+    // A copy: a listener may unsubscribe (itself or another) while being called.
+    for (const l of [...listeners]) {
+      try {
+        l.listener(changes, this.lastAppliedOffset);
+      } catch (err) {
+        l.onError(err);
+      }
+    }
   }
 
   private applyPartitionRecord(d: PartitionRecordData): PartitionState | undefined {
@@ -241,5 +383,38 @@ export class MetadataCache {
   /** Cluster-wide ('' resource name) or per-broker dynamic broker configs. */
   brokerConfig(resourceName: string): Map<string, string> {
     return new Map(this.configs.get(ConfigResourceType.BROKER)?.get(resourceName) ?? []);
+  }
+
+  /** Every entity that has client quotas, with a copy of its quotas (DescribeClientQuotas). */
+  clientQuotas(): ClientQuotaEntry[] {
+    return [...this.quotas.values()].map((q) => ({ entity: { ...q.entity }, quotas: new Map(q.quotas) }));
+  }
+
+  /** One entity's quotas (a copy; empty if it has none). Only this exact entity: no default fallback. */
+  clientQuota(entity: ClientQuotaEntity): Map<string, number> {
+    return new Map(this.quotas.get(clientQuotaEntityKey(entity))?.quotas ?? []);
+  }
+
+  /**
+   * Calls `listener` after every applied batch that changed client quotas, synchronously, once the
+   * whole batch is in the image. With `replay` (the default) it is first called once with every
+   * current entity as a change (each key set to its value), so a subscriber sees the whole state
+   * however late it subscribes. A listener that throws does not stop the others or the metadata:
+   * its error goes to `onError` (default: a process warning). Returns the unsubscribe function.
+   */
+  subscribeClientQuotas(listener: ClientQuotaListener, opts: { replay?: boolean; onError?: (err: unknown) => void } = {}): () => void {
+    const entry = {
+      listener,
+      onError: opts.onError ?? ((err: unknown) => process.emitWarning(`client quota listener failed: ${(err as Error)?.stack ?? String(err)}`)),
+    };
+    if (opts.replay ?? true) {
+      const now: ClientQuotaChange[] = [...this.quotas.values()].map((q) => ({ entity: { ...q.entity }, changes: new Map(q.quotas), quotas: new Map(q.quotas) }));
+      if (now.length > 0) this.notifyQuotaListeners([entry], now);
+    }
+    this.quotaListeners.push(entry);
+    return () => {
+      const i = this.quotaListeners.indexOf(entry);
+      if (i >= 0) this.quotaListeners.splice(i, 1);
+    };
   }
 }

@@ -15,6 +15,7 @@ export const MetadataRecordType = {
   UnfenceBrokerRecord: 8,
   RemoveTopicRecord: 9,
   FeatureLevelRecord: 12,
+  ClientQuotaRecord: 14,
   ProducerIdsRecord: 15,
   BrokerRegistrationChangeRecord: 17,
   NoOpRecord: 20,
@@ -73,6 +74,18 @@ export interface ConfigRecordData {
   value: string | null;
 }
 
+/**
+ * One quota key of one client quota entity (KIP-546): `remove` true deletes the key (value is then
+ * ignored), else the key is set to `value`. `entity` lists the entity's types ('user',
+ * 'client-id', 'ip'), each at most once; a null name is that type's default entity.
+ */
+export interface ClientQuotaRecordData {
+  entity: { entityType: string; entityName: string | null }[];
+  key: string;
+  value: number;
+  remove: boolean;
+}
+
 export interface RemoveTopicRecordData {
   topicId: string;
 }
@@ -127,6 +140,7 @@ export type MetadataRecord =
   | { type: 'PartitionRecord'; data: PartitionRecordData }
   | { type: 'PartitionChangeRecord'; data: PartitionChangeRecordData }
   | { type: 'ConfigRecord'; data: ConfigRecordData }
+  | { type: 'ClientQuotaRecord'; data: ClientQuotaRecordData }
   | { type: 'RemoveTopicRecord'; data: RemoveTopicRecordData }
   | { type: 'RegisterBrokerRecord'; data: RegisterBrokerRecordData }
   | { type: 'BrokerRegistrationChangeRecord'; data: BrokerRegistrationChangeRecordData }

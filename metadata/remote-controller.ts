@@ -1,12 +1,13 @@
 /**
  * RemoteController: the ControllerApi of a broker whose controller runs elsewhere. Each call is
  * the matching Kafka request to the controller listener (CreateTopics, DeleteTopics,
- * CreatePartitions, IncrementalAlterConfigs / AlterConfigs, ElectLeaders, AllocateProducerIds), as
+ * CreatePartitions, IncrementalAlterConfigs / AlterConfigs, ElectLeaders, AllocateProducerIds,
+ * AlterClientQuotas), as
  * Kafka's brokers forward admin requests. After a successful write it waits until this broker's
  * metadata includes it, so a client that created a topic through this broker sees it at once.
  *
  * A controller that cannot be reached (after the channel's own connect/request timeouts) fails
- * every item of an admin call (topics, partitions, configs) with REQUEST_TIMED_OUT, which clients
+ * every item of an admin call (topics, partitions, configs, quota entities) with REQUEST_TIMED_OUT, which clients
  * retry; AllocateProducerIds and ElectLeaders throw instead (their callers map the error).
  */
 import { ErrorCode, KafkaError } from '../protocol/errors';
@@ -23,6 +24,7 @@ import type {
   ElectLeadersResult,
 } from './controller/controller';
 import { isInternalTopic } from './topic-name';
+import type { ClientQuotaAlteration, ClientQuotaAlterationResult } from './controller/client-quota-control-manager';
 
 const TOPIC_RESOURCE = 2;
 
@@ -171,6 +173,28 @@ export class RemoteController implements ControllerApi {
     if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, 'ElectLeaders failed on the controller');
     if (res.replicaElectionResults.some((t) => t.partitionResult.some((p) => p.errorCode === ErrorCode.NONE))) await this.settle();
     return res.replicaElectionResults.map((t) => ({ topic: t.topic, partitionResult: t.partitionResult.map((p) => ({ partitionId: p.partitionId, errorCode: p.errorCode, errorMessage: p.errorMessage })) }));
+  }
+
+  /** The controller's answer as it gave it (Kafka's brokers forward AlterClientQuotas and relay the response). */
+  async alterClientQuotas(alterations: ClientQuotaAlteration[], validateOnly: boolean): Promise<ClientQuotaAlterationResult[]> {
+    try {
+      const res = await this.opts.channel.send('AlterClientQuotas', {
+        entries: alterations.map((a) => ({
+          entity: a.entity.map((e) => ({ entityType: e.entityType, entityName: e.entityName })),
+          ops: a.ops.map((o) => ({ key: o.key, value: o.value ?? 0, remove: o.value === null })),
+        })),
+        validateOnly,
+      });
+      if (!validateOnly && res.entries.some((e) => e.errorCode === ErrorCode.NONE)) await this.settle();
+      return res.entries.map((e) => ({
+        entity: e.entity.map((x) => ({ entityType: x.entityType, entityName: x.entityName })),
+        errorCode: e.errorCode,
+        errorMessage: e.errorMessage,
+      }));
+    } catch (err) {
+      const msg = this.unreachable(err);
+      return alterations.map((a) => ({ entity: a.entity.map((e) => ({ ...e })), errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg }));
+    }
   }
 
   isInternal(topic: string): boolean {

@@ -1,9 +1,14 @@
 /**
  * Kafka's topic name rules: 1..249 characters from [a-zA-Z0-9._-], not "." or "..". Names that
  * differ only by '.' vs '_' collide (their metric names would be identical), and Kafka refuses the
- * second one. Also which topics are internal (__consumer_offsets, __transaction_state).
+ * second one. Also which topics are internal (__consumer_offsets, __transaction_state), and the
+ * metadata topic, which no request may create (Kafka's Topic.CLUSTER_METADATA_TOPIC_NAME).
  */
 import { ErrorCode, KafkaError } from '../protocol/errors';
+import { METADATA_TOPIC_NAME } from '../storage/log-manager';
+
+/** KRaft's metadata log: a valid topic name that CreateTopics (and auto-creation) must refuse. */
+export const CLUSTER_METADATA_TOPIC = METADATA_TOPIC_NAME;
 
 export const MAX_TOPIC_NAME_LENGTH = 249;
 const LEGAL = /^[a-zA-Z0-9._-]+$/;

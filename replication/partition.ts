@@ -18,6 +18,9 @@
  *   current leader epoch, and, while the partition is under min ISR (so the HWM cannot advance and
  *   "LEO >= HWM" says little), only if it is also caught up by the shrink rule. Otherwise a far
  *   behind follower that reached the frozen HWM would be added and removed again, forever.
+ * - Low watermark (DeleteRecords): the smallest log start offset over the leader and the followers
+ *   whose broker is alive (Kafka's lowWatermarkIfLeader); a follower that has not fetched since
+ *   this broker became leader counts as -1, so a DeleteRecords waits for it.
  *
  * Every method is synchronous; the fetcher, the produce path and metadata changes cannot interleave
  * inside one. AlterPartition answers arrive later and are matched to the pending change they
@@ -70,6 +73,10 @@ export interface PartitionContext {
   submitAlterPartition(item: AlterPartitionItem): Promise<AlterPartitionOutcome>;
   /** The HWM moved (or leadership changed): parked produce and fetch requests may complete. */
   onHighWatermarkChanged(p: Partition): void;
+  /** Registered and not fenced (Kafka's hasAliveBroker): whose log start offset the low watermark waits for. Absent: every replica. */
+  isBrokerAlive?(brokerId: number): boolean;
+  /** A follower reported a new log start offset: a parked DeleteRecords may complete. */
+  onLowWatermarkChanged?(p: Partition): void;
   /** Told about every ISR change proposed (tests count them). */
   onIsrChangeProposed?(p: Partition, kind: 'expand' | 'shrink', isr: number[]): void;
   info(msg: string): void;
@@ -358,9 +365,37 @@ export class Partition {
 
   private updateFollowerFetchState(replica: Replica, fetchOffset: bigint, followerStart: bigint, now: number, leaderEnd: bigint, epoch: bigint): void {
     const before = replica.logEndOffset;
+    const startBefore = replica.logStartOffset;
     replica.updateFetchState(fetchOffset, followerStart, now, leaderEnd, epoch);
     this.maybeExpandIsr(replica, now);
     if (before !== replica.logEndOffset && this.maybeIncrementHighWatermark(now)) this.ctx.onHighWatermarkChanged(this);
+    if (startBefore !== replica.logStartOffset) this.ctx.onLowWatermarkChanged?.(this);
+  }
+
+  /**
+   * The low watermark (Kafka's lowWatermarkIfLeader): the smallest log start offset of this log
+   * and of the followers on alive brokers. NOT_LEADER_OR_FOLLOWER when not leading.
+   */
+  get lowWatermarkIfLeader(): bigint {
+    this.ensureLeader();
+    let low = this.log.logStartOffset;
+    for (const r of this.remoteReplicas.values()) {
+      if (r.logStartOffset < low && (this.ctx.isBrokerAlive?.(r.brokerId) ?? true)) low = r.logStartOffset;
+    }
+    return low;
+  }
+
+  /**
+   * DeleteRecords on the leader (Kafka's deleteRecordsOnLeader): moves this log's start offset to
+   * `offset` (-1 = the high watermark; POLICY_VIOLATION without cleanup.policy=delete,
+   * OFFSET_OUT_OF_RANGE below 0 or past the high watermark) and returns the offset the replicas
+   * must reach with the current low watermark.
+   */
+  deleteRecordsOnLeader(offset: bigint): { requestedOffset: bigint; lowWatermark: bigint } {
+    this.ensureLeader();
+    const requestedOffset = offset === -1n ? this.log.highWatermark : offset;
+    this.log.deleteRecordsBefore(offset);
+    return { requestedOffset, lowWatermark: this.lowWatermarkIfLeader };
   }
 
   /** The KAFKA-19996 rule: see the class comment. */

@@ -4,7 +4,10 @@
  * and fetchMessages (consumer and follower Fetch). Owns the produce and fetch purgatories: an
  * acks=-1 produce waits until the high watermark passes its last offset, a fetch waits until
  * min_bytes are available, each with its own timeout, and each is woken by the append or HWM
- * change that can complete it (no polling). A client's transactional batch that would start a
+ * change that can complete it (no polling). DeleteRecords moves the leader's log start offset at
+ * once and waits in its own purgatory until every alive replica's log start offset reached it
+ * (Kafka's DelayedDeleteRecords), woken by the follower fetches that report it. A client's
+ * transactional batch that would start a
  * transaction in a partition is first verified with the producer's transaction coordinator
  * (KIP-890, the TransactionVerifier) when transaction.partition.verification.enable is on.
  *
@@ -30,6 +33,7 @@ import { Partition, type AlterPartitionItem, type AlterPartitionOutcome, type Fe
 import { AlterPartitionManager, type AlterPartitionTransport } from './alter-partition-manager';
 import { ReplicaFetcherManager, type FetcherConfig } from './replica-fetcher';
 import { DelayedOperation, DelayedOperationPurgatory } from './delayed/purgatory';
+import { DelayedDeleteRecords, type DeleteRecordsPartitionStatus } from './delayed/delayed-delete-records';
 import { isInternalTopic } from '../metadata/topic-name';
 import { topicPartitionKey } from '../common/topic-partition';
 
@@ -175,6 +179,7 @@ export class ReplicaManager {
   /** Consumer fetch reads go into reused buffers (see storage/read-buffer-pool.ts). */
   private readonly readPool = new ReadBufferPool();
   private readonly fetchPurgatory = new DelayedOperationPurgatory<DelayedFetch>('Fetch');
+  private readonly deleteRecordsPurgatory = new DelayedOperationPurgatory<DelayedDeleteRecords>('DeleteRecords');
   private readonly log: Logger;
   private closed = false;
   /** Follower replication (null on a combined single node, which has no followers). */
@@ -213,6 +218,11 @@ export class ReplicaManager {
       submitAlterPartition: (item: AlterPartitionItem): Promise<AlterPartitionOutcome> =>
         this.alterPartitionManager ? this.alterPartitionManager.submit(item) : Promise.resolve({ ok: false, errorCode: ErrorCode.OPERATION_NOT_ATTEMPTED }),
       onHighWatermarkChanged: (p) => this.onHighWatermarkChanged(p),
+      isBrokerAlive: (brokerId) => {
+        const b = opts.metadata.broker(brokerId);
+        return b !== undefined && !b.fenced;
+      },
+      onLowWatermarkChanged: (p) => this.deleteRecordsPurgatory.checkAndComplete(p.key),
       onIsrChangeProposed: (p, kind, isr) => r?.onIsrChangeProposed?.(p.topic, p.partition, kind, isr),
       info: (msg) => this.log.info(msg),
     };
@@ -302,6 +312,7 @@ export class ReplicaManager {
         }
         this.fetchPurgatory.checkAndComplete(key);
         this.producePurgatory.checkAndComplete(key);
+        this.deleteRecordsPurgatory.checkAndComplete(key);
       }
     }
     for (const state of delta.changedPartitions) {
@@ -339,6 +350,7 @@ export class ReplicaManager {
       }
       this.producePurgatory.checkAndComplete(key);
       this.fetchPurgatory.checkAndComplete(key);
+      this.deleteRecordsPurgatory.checkAndComplete(key);
     }
     if (this.fetcherManager) for (const id of delta.changedBrokers) this.fetcherManager.onBrokerChanged(id);
     for (const topic of delta.changedTopicConfigs) {
@@ -452,6 +464,46 @@ export class ReplicaManager {
       }),
     );
     return { required, guards, failed };
+  }
+
+  /**
+   * DeleteRecords (Kafka's ReplicaManager.deleteRecords): each partition's log start offset moves
+   * on this leader at once (an internal topic: INVALID_TOPIC_EXCEPTION; not led here, offline,
+   * policy, offset out of range: their errors); the answer waits, up to `timeoutMs`, until the low
+   * watermark of every accepted partition reached the requested offset (REQUEST_TIMED_OUT with the
+   * low watermark of the moment it was accepted, if it does not). One entry per partition, in
+   * the order given; the caller passes each partition once.
+   */
+  async deleteRecords(timeoutMs: number, entries: { topic: string; partition: number; offset: bigint }[]): Promise<{ topic: string; partition: number; errorCode: number; lowWatermark: bigint }[]> {
+    const status: DeleteRecordsPartitionStatus[] = entries.map((e) => {
+      const s: DeleteRecordsPartitionStatus = { topic: e.topic, partition: e.partition, requiredOffset: -1n, errorCode: ErrorCode.NONE, lowWatermark: -1n };
+      try {
+        if (isInternalTopic(e.topic)) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot delete records of internal topic ${e.topic}`);
+        const r = this.hostedPartitionOrThrow(e.topic, e.partition).deleteRecordsOnLeader(e.offset);
+        s.requiredOffset = r.requestedOffset;
+        s.lowWatermark = r.lowWatermark;
+      } catch (err) {
+        s.errorCode = toErrorCode(err);
+        if (!(err instanceof KafkaError)) this.log.error('DeleteRecords failed', { topic: e.topic, partition: e.partition, err });
+      }
+      return s;
+    });
+    const answer = () => status.map((s) => ({ topic: s.topic, partition: s.partition, errorCode: s.errorCode, lowWatermark: s.lowWatermark }));
+    if (this.closed || !status.some((s) => s.errorCode === ErrorCode.NONE && s.lowWatermark < s.requiredOffset)) return answer();
+    await new Promise<void>((resolve) => {
+      const op = new DelayedDeleteRecords(timeoutMs, status, (topic, partition) => this.lowWatermarkOf(topic, partition), () => resolve());
+      this.deleteRecordsPurgatory.tryCompleteElseWatch(op, status.map((s) => topicPartitionKey(s.topic, s.partition)));
+    });
+    return answer();
+  }
+
+  /** The low watermark of a partition led here, or why a waiting DeleteRecords stops waiting for it. */
+  private lowWatermarkOf(topic: string, partition: number): { lowWatermark: bigint } | { errorCode: number } {
+    const p = this.partitions.get(topicPartitionKey(topic, partition));
+    if (!p) return { errorCode: this.offlinePartitions.has(topicPartitionKey(topic, partition)) ? ErrorCode.KAFKA_STORAGE_ERROR : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+    if (p.log.isOffline) return { errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
+    if (!p.isLeader) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+    return { lowWatermark: p.lowWatermarkIfLeader };
   }
 
   /** Called when a partition's HWM may have moved (follower fetch, ISR change). */
@@ -589,6 +641,7 @@ export class ReplicaManager {
     void this.fetcherManager?.shutdown();
     this.producePurgatory.completeAll();
     this.fetchPurgatory.completeAll();
+    this.deleteRecordsPurgatory.completeAll();
   }
 }
 

@@ -5,7 +5,8 @@
  * API set (broker/controller/handlers): brokers register (BrokerRegistration) and heartbeat
  * (BrokerHeartbeat), fetch the metadata log (Fetch on `__cluster_metadata`, long polling), send ISR
  * changes (AlterPartition) and forward admin requests (CreateTopics, DeleteTopics,
- * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AllocateProducerIds).
+ * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AllocateProducerIds,
+ * AlterClientQuotas).
  *
  * There is one controller, not a Raft quorum: if it stops, brokers keep serving with the metadata
  * they have, and nothing changes (no elections, no new topics) until it is back
@@ -21,7 +22,8 @@ import { logConfigFrom } from '../../config/log-config-from';
 import { topicConfigDef } from '../../config/topic-config-def';
 import { Logger, type LogLevel } from '../../common/logger';
 import { RequestDispatcher } from '../request-dispatcher';
-import { SocketServer } from '../network/socket-server';
+import { SocketServer, type SocketServerOptions } from '../network/socket-server';
+import { socketServerOptions } from '../network/socket-server-config';
 import { CONTROLLER_HANDLERS } from './handlers';
 import { Controller } from '../../metadata/controller/controller';
 import { MetadataLogStore } from '../../metadata/metadata-log-store';
@@ -70,6 +72,7 @@ export class ControllerServer implements ControllerNode {
     readonly metadataLog: MetadataLogStore,
     opts: ControllerServerOptions,
     logger: Logger,
+    socketOptions: SocketServerOptions,
   ) {
     this.nodeId = config.nodeId;
     this.logger = logger;
@@ -98,11 +101,7 @@ export class ControllerServer implements ControllerNode {
     });
     this.controller.subscribe(() => this.wakeWaiters(), false);
     this.dispatcher = new RequestDispatcher<ControllerNode>(this, CONTROLLER_HANDLERS, logger.child('request'));
-    this.socketServer = new SocketServer(
-      this.dispatcher,
-      { maxRequestBytes: config.getInt('socket.request.max.bytes'), idleTimeoutMs: config.getLong('connections.max.idle.ms') },
-      logger.child('network'),
-    );
+    this.socketServer = new SocketServer(this.dispatcher, socketOptions, logger.child('network'));
   }
 
   static async start(opts: ControllerServerOptions = {}): Promise<ControllerServer> {
@@ -113,7 +112,8 @@ export class ControllerServer implements ControllerNode {
     ensureMetaProperties(nodeFs, metadataDir, config.nodeId, clusterId);
     const logger = opts.logger ?? new Logger(`krill-controller[${config.nodeId}]`, opts.logLevel);
     const log = new MetadataLogStore(metadataDir, logger.child('metadata-log'));
-    const server = new ControllerServer(config, clusterId, log, opts, logger);
+    const socketOptions = await socketServerOptions(config, controllerListeners(config).map((l) => l.listenerName), null);
+    const server = new ControllerServer(config, clusterId, log, opts, logger, socketOptions);
     try {
       await server.startup();
     } catch (err) {
@@ -124,8 +124,7 @@ export class ControllerServer implements ControllerNode {
   }
 
   private async startup(): Promise<void> {
-    const names = new Set(this.config.controllerListenerNames());
-    const listeners = this.config.listeners().filter((l) => names.size === 0 || names.has(l.listenerName));
+    const listeners = controllerListeners(this.config);
     if (listeners.length === 0) throw new Error('the controller has no listener (listeners / controller.listener.names)');
     const bound = await this.socketServer.listen(listeners.map((l) => ({ name: l.listenerName, host: l.host ?? '', port: l.port })));
     const first = bound[0];
@@ -183,4 +182,10 @@ export class ControllerServer implements ControllerNode {
     this.state = 'stopped';
     this.logger.info('controller shut down');
   }
+}
+
+/** The listeners a controller node serves: those in controller.listener.names (all when it is empty). */
+function controllerListeners(config: KafkaConfig) {
+  const names = new Set(config.controllerListenerNames());
+  return config.listeners().filter((l) => names.size === 0 || names.has(l.listenerName));
 }

@@ -11,7 +11,10 @@
  * each either added as above or, with verify_only, checked: NONE for a partition in the ongoing
  * transaction, TRANSACTION_ABORTABLE for one that is not (what a partition leader asks before it
  * lets a transactional batch start a transaction). The top-level error_code is NONE; errors are
- * per partition. A transactional id listed twice gets INVALID_REQUEST.
+ * per partition. A transactional id listed twice gets INVALID_REQUEST. A partition listed twice
+ * in one transaction is one partition with one answer (Kafka's result collections are keyed by
+ * topic and partition); a partition the metadata does not have (negative index, past the count)
+ * is UNKNOWN_TOPIC_OR_PARTITION and nothing of that transaction is added.
  */
 import { ErrorCode } from '../../protocol/errors';
 import type {
@@ -25,6 +28,7 @@ import { ApiKey } from '../../protocol/generated';
 import type { Broker } from '../broker';
 import type { TopicPartition } from '../../coordinator/transaction/transaction-metadata';
 import { defineHandler } from './define-handler';
+import { PartitionMap } from './request-partitions';
 
 type TopicResult = Input<AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult>;
 
@@ -38,8 +42,12 @@ function resultsOf(partitions: readonly TopicPartition[], errorOf: (tp: TopicPar
   return [...byTopic].map(([name, resultsByPartition]) => ({ name, resultsByPartition }));
 }
 
-const partitionsOf = (topics: readonly AddPartitionsToTxnRequestAddPartitionsToTxnTopic[]): TopicPartition[] =>
-  topics.flatMap((topic) => topic.partitions.map((partition) => ({ topic: topic.name, partition })));
+/** Each partition of the request once, in order of first listing. */
+function partitionsOf(topics: readonly AddPartitionsToTxnRequestAddPartitionsToTxnTopic[]): TopicPartition[] {
+  const once = new PartitionMap<true>();
+  for (const t of topics) for (const partition of t.partitions) once.set(t.name, partition, true);
+  return once.values().map(({ topic, partition }) => ({ topic, partition }));
+}
 
 async function oneTransaction(
   broker: Broker,

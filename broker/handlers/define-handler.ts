@@ -25,6 +25,8 @@ export interface HandlerSpec<Req = any, Res = any, Ctx = Broker> {
   minVersion: number;
   maxVersion: number;
   handle(broker: Ctx, ctx: RequestContext, request: Req): Promise<Input<Res> | null> | Input<Res> | null;
+  /** True for requests Kafka does not count against request quotas (cluster actions, follower fetches). */
+  requestQuotaExempt?(request: Req): boolean;
 }
 
 export function defineHandler<Req, Res, Ctx = Broker>(spec: HandlerSpec<Req, Res, Ctx>): HandlerSpec<Req, Res, Ctx> {

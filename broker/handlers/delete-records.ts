@@ -1,33 +1,46 @@
 /**
  * DeleteRecords (21), v0-2.
  * Moves each partition's log start offset (low watermark) up to the given offset (-1 = the high
- * watermark); past the high watermark: OFFSET_OUT_OF_RANGE; a compact-only topic:
- * POLICY_VIOLATION; unknown partition UNKNOWN_TOPIC_OR_PARTITION; not the leader
- * NOT_LEADER_OR_FOLLOWER. Segments wholly below the new start are deleted by the retention task.
+ * watermark) on the leader, then waits up to timeout_ms until every alive replica's log start
+ * offset has reached it (Kafka's DelayedDeleteRecords; REQUEST_TIMED_OUT with the low watermark
+ * of the moment otherwise). Per partition, in Kafka's order (KafkaApis.handleDeleteRecordsRequest,
+ * ReplicaManager.deleteRecordsOnLocalLog): a partition the metadata does not have (negative index,
+ * past the count) UNKNOWN_TOPIC_OR_PARTITION; an internal topic INVALID_TOPIC_EXCEPTION; not the
+ * leader NOT_LEADER_OR_FOLLOWER; a topic without cleanup.policy=delete POLICY_VIOLATION; past the
+ * high watermark OFFSET_OUT_OF_RANGE. A partition listed twice is one partition (its last offset),
+ * answered once; the response groups partitions by topic in order of first appearance. Segments
+ * wholly below the new start are deleted by the retention task.
  */
-import { KafkaError, ErrorCode, toErrorCode } from '../../protocol/errors';
+import { ErrorCode } from '../../protocol/errors';
 import type { DeleteRecordsRequest, DeleteRecordsResponse } from '../../protocol/generated/delete-records';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
+import { PartitionMap, groupByTopic } from './request-partitions';
 
 export const deleteRecordsHandler = defineHandler<DeleteRecordsRequest, DeleteRecordsResponse>({
   apiKey: ApiKey.DeleteRecords,
   name: 'DeleteRecords',
   minVersion: 0,
   maxVersion: 2,
-  handle(broker, _ctx, req) {
+  async handle(broker, ctx, req) {
+    const asked = new PartitionMap<bigint>();
+    for (const t of req.topics) for (const p of t.partitions) asked.set(t.name, p.partitionIndex, p.offset);
+    const known = asked.values().filter((e) => broker.metadata.partition(e.topic, e.partition) !== undefined);
+    const deleting = broker.replicaManager.deleteRecords(
+      req.timeoutMs,
+      known.map((e) => ({ topic: e.topic, partition: e.partition, offset: e.value })),
+    );
+    // What is left is waiting for the replicas' low watermark.
+    ctx.parked();
+    const results = await deleting;
+    const answers = new PartitionMap<{ errorCode: number; lowWatermark: bigint }>();
+    for (const r of results) answers.set(r.topic, r.partition, r);
     return {
-      topics: req.topics.map((t) => ({
-        name: t.name,
-        partitions: t.partitions.map((p) => {
-          try {
-            const part = broker.replicaManager.leaderPartitionOrThrow(t.name, p.partitionIndex);
-            const lowWatermark = part.log.deleteRecordsBefore(p.offset);
-            return { partitionIndex: p.partitionIndex, lowWatermark, errorCode: ErrorCode.NONE };
-          } catch (err) {
-            if (!(err instanceof KafkaError)) broker.logger.error('DeleteRecords failed', { topic: t.name, partition: p.partitionIndex, err });
-            return { partitionIndex: p.partitionIndex, lowWatermark: -1n, errorCode: toErrorCode(err) };
-          }
+      topics: groupByTopic(asked.values(), (e) => e.topic).map(([name, partitions]) => ({
+        name,
+        partitions: partitions.map((p) => {
+          const r = answers.get(name, p.partition) ?? { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, lowWatermark: -1n };
+          return { partitionIndex: p.partition, lowWatermark: r.lowWatermark, errorCode: r.errorCode };
         }),
       })),
     };

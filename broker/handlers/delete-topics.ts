@@ -1,8 +1,21 @@
 /**
  * DeleteTopics (20), v0-6.
- * Deletes topics by name (topic_names, v0-5; topics[].name, v6+) or by topic id (v6+). An unknown
- * name gets UNKNOWN_TOPIC_OR_PARTITION, an unknown id UNKNOWN_TOPIC_ID; a v6 entry naming both a
- * name and an id gets INVALID_REQUEST; delete.topic.enable=false gives TOPIC_DELETION_DISABLED.
+ * Deletes topics by name (topic_names, v0-5; topics[].name, v6+) or by topic id (v6+), with Kafka's
+ * answers (ControllerApis.deleteTopics, which a KRaft broker forwards to):
+ * - delete.topic.enable=false: every listing gets TOPIC_DELETION_DISABLED (INVALID_REQUEST before
+ *   v3), without a message, and nothing is deleted;
+ * - a v6 entry with both a name and an id: INVALID_REQUEST "You may not specify both topic name and
+ *   topic id."; with neither: "Neither topic name nor id were specified.";
+ * - a name or an id listed twice: one INVALID_REQUEST "Duplicate topic name." / "Duplicate topic
+ *   id.", and that topic is not deleted; a name that resolves to an id also listed:
+ *   "The provided topic name maps to an ID that was already supplied.";
+ * - an unknown name UNKNOWN_TOPIC_OR_PARTITION, an unknown id UNKNOWN_TOPIC_ID.
+ * Internal topics (__consumer_offsets, __transaction_state) can be deleted: Kafka's brokers and
+ * controller do not refuse it (only its admin tools do); the coordinators resign their partitions
+ * and FindCoordinator creates the topic again with its own specs.
+ * Controller mutation quotas (KIP-599, strict from v5): a deletion takes its topic's partitions
+ * from the client's controller_mutation_rate; one over it gets THROTTLING_QUOTA_EXCEEDED, and the
+ * response carries the throttle time.
  * Each partition's log directory is renamed with a -delete suffix and removed in the background,
  * as Kafka does.
  */
@@ -10,7 +23,112 @@ import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
 import type { DeleteTopicsRequest, DeleteTopicsResponse } from '../../protocol/generated/delete-topics';
 import { ApiKey } from '../../protocol/generated';
+import type { ControllerApi } from '../../metadata/controller/controller';
+import { DUPLICATE_TOPIC_NAME } from '../../metadata/controller/controller';
+import type { MetadataCache } from '../../metadata/metadata-cache';
 import { defineHandler } from './define-handler';
+import { THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ControllerMutationQuota } from '../quota/controller-mutation-quota';
+
+export interface DeleteTopicAnswer {
+  name: string | null;
+  /** ZERO_UUID when not known. */
+  topicId: string;
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+/**
+ * What the broker's and the controller listener's DeleteTopics share: the request's listings as
+ * (name, id) pairs, then the answers in order of the listings they answer (Kafka shuffles them;
+ * clients match by name or id).
+ */
+export async function deleteTopicsAnswers(
+  controller: ControllerApi,
+  metadata: Pick<MetadataCache, 'topic' | 'topicById'>,
+  deletionEnabled: boolean,
+  version: number,
+  req: DeleteTopicsRequest,
+  /** The client's controller mutation quota (the broker listener; the controller listener has none). */
+  quota?: ControllerMutationQuota,
+): Promise<DeleteTopicAnswer[]> {
+  const listings: { name: string | null; topicId: string }[] =
+    version >= 6 ? req.topics.map((t) => ({ name: t.name, topicId: t.topicId })) : req.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
+  if (!deletionEnabled) {
+    const errorCode = version < 3 ? ErrorCode.INVALID_REQUEST : ErrorCode.TOPIC_DELETION_DISABLED;
+    return listings.map((l) => ({ name: l.name, topicId: l.topicId, errorCode, errorMessage: null }));
+  }
+  const fail = (name: string | null, topicId: string, errorCode: number, errorMessage: string | null): DeleteTopicAnswer => ({ name, topicId, errorCode, errorMessage });
+  const nameCounts = new Map<string, number>();
+  const idCounts = new Map<string, number>();
+  for (const l of listings) {
+    if (l.name !== null && l.topicId === ZERO_UUID) nameCounts.set(l.name, (nameCounts.get(l.name) ?? 0) + 1);
+    if (l.name === null && l.topicId !== ZERO_UUID) idCounts.set(l.topicId, (idCounts.get(l.topicId) ?? 0) + 1);
+  }
+  // One slot per listing; a listing whose answer is another's stays empty.
+  const slots: (DeleteTopicAnswer | null)[] = listings.map(() => null);
+  const answeredDuplicates = new Set<string>();
+  const byName: { slot: number; name: string }[] = [];
+  const byId = new Map<string, number>(); // topic id -> slot
+  listings.forEach((l, slot) => {
+    if (l.name === null && l.topicId === ZERO_UUID) {
+      slots[slot] = fail(null, ZERO_UUID, ErrorCode.INVALID_REQUEST, 'Neither topic name nor id were specified.');
+    } else if (l.name !== null && l.topicId !== ZERO_UUID) {
+      slots[slot] = fail(l.name, l.topicId, ErrorCode.INVALID_REQUEST, 'You may not specify both topic name and topic id.');
+    } else if (l.name !== null) {
+      if (nameCounts.get(l.name)! === 1) byName.push({ slot, name: l.name });
+      else if (!answeredDuplicates.has(`n:${l.name}`)) {
+        answeredDuplicates.add(`n:${l.name}`);
+        slots[slot] = fail(l.name, ZERO_UUID, ErrorCode.INVALID_REQUEST, DUPLICATE_TOPIC_NAME);
+      }
+    } else if (idCounts.get(l.topicId)! === 1) {
+      byId.set(l.topicId, slot);
+    } else if (!answeredDuplicates.has(`i:${l.topicId}`)) {
+      answeredDuplicates.add(`i:${l.topicId}`);
+      slots[slot] = fail(null, l.topicId, ErrorCode.INVALID_REQUEST, 'Duplicate topic id.');
+    }
+  });
+  // Ids first (findTopicNames), then names (findTopicIds), as ControllerApis resolves them.
+  for (const [id, slot] of [...byId]) {
+    if (!metadata.topicById(id)) {
+      slots[slot] = fail(null, id, ErrorCode.UNKNOWN_TOPIC_ID, 'This server does not host this topic ID.');
+      byId.delete(id);
+    }
+  }
+  const names: { slot: number; name: string }[] = [];
+  for (const n of byName) {
+    const t = metadata.topic(n.name);
+    if (!t) {
+      slots[n.slot] = fail(n.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+    } else if (byId.has(t.topicId) || idCounts.has(t.topicId)) {
+      byId.delete(t.topicId);
+      slots[n.slot] = fail(n.name, t.topicId, ErrorCode.INVALID_REQUEST, 'The provided topic name maps to an ID that was already supplied.');
+    } else {
+      names.push(n);
+    }
+  }
+  let targets = [
+    ...names.map((n) => ({ slot: n.slot, target: { name: n.name as string | null, topicId: null as string | null } })),
+    ...[...byId].map(([topicId, slot]) => ({ slot, target: { name: null as string | null, topicId: topicId as string | null } })),
+  ];
+  if (quota?.bounded) {
+    // KIP-599: each deletion takes its topic's partitions from the quota; over it, THROTTLING_QUOTA_EXCEEDED.
+    targets = targets.filter((t) => {
+      const topic = t.target.name !== null ? metadata.topic(t.target.name) : metadata.topicById(t.target.topicId!);
+      if (quota.tryRecord(topic?.partitions.size ?? 0)) return true;
+      slots[t.slot] = fail(t.target.name, topic?.topicId ?? t.target.topicId ?? ZERO_UUID, ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLING_QUOTA_EXCEEDED_MESSAGE);
+      return false;
+    });
+  }
+  if (targets.length > 0) {
+    const results = await controller.deleteTopics(targets.map((t) => t.target));
+    results.forEach((r, i) => {
+      // A controller reached at a newer version says TOPIC_DELETION_DISABLED; a client before v3 does not know it.
+      const errorCode = r.errorCode === ErrorCode.TOPIC_DELETION_DISABLED && version < 3 ? ErrorCode.INVALID_REQUEST : r.errorCode;
+      slots[targets[i].slot] = { name: r.name, topicId: r.topicId || ZERO_UUID, errorCode, errorMessage: r.errorMessage };
+    });
+  }
+  return slots.filter((s): s is DeleteTopicAnswer => s !== null);
+}
 
 export const deleteTopicsHandler = defineHandler<DeleteTopicsRequest, DeleteTopicsResponse>({
   apiKey: ApiKey.DeleteTopics,
@@ -19,37 +137,16 @@ export const deleteTopicsHandler = defineHandler<DeleteTopicsRequest, DeleteTopi
   maxVersion: 6,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
-    const targets =
-      v >= 6
-        ? req.topics.map((t) => ({ name: t.name, topicId: t.topicId === ZERO_UUID ? null : t.topicId }))
-        : req.topicNames.map((name) => ({ name, topicId: null as string | null }));
-    if (!broker.config.getBoolean('delete.topic.enable')) {
-      return {
-        responses: targets.map((t) => ({
-          name: t.name,
-          topicId: t.topicId ?? ZERO_UUID,
-          errorCode: ErrorCode.TOPIC_DELETION_DISABLED,
-          errorMessage: 'Topic deletion is disabled.',
-        })),
-      };
-    }
-    const invalid = targets.map((t) => (t.name !== null && t.topicId !== null) || (t.name === null && t.topicId === null));
-    const results = await broker.controller.deleteTopics(targets.filter((_, i) => !invalid[i]));
-    let next = 0;
+    const quota = broker.quotas.controllerMutation.newQuotaFor(ctx.principal, ctx.clientId ?? '', v >= 5);
+    const answers = await deleteTopicsAnswers(broker.controller, broker.metadata, broker.config.getBoolean('delete.topic.enable'), v, req, quota);
+    ctx.throttle(quota.throttleTimeMs());
     return {
-      responses: targets.map((t, i) => {
-        if (invalid[i]) {
-          return {
-            name: t.name,
-            topicId: t.topicId ?? ZERO_UUID,
-            errorCode: ErrorCode.INVALID_REQUEST,
-            errorMessage: 'Each topic must be named by exactly one of name or topic id.',
-          };
-        }
-        const r = results[next++];
-        // Results by id carry the resolved name (v6+); older versions only ever name topics.
-        return { name: r.name, topicId: r.topicId || ZERO_UUID, errorCode: r.errorCode, errorMessage: r.errorMessage };
-      }),
+      responses: answers.map((a) => ({
+        name: a.name,
+        topicId: v >= 6 ? a.topicId : undefined,
+        errorCode: a.errorCode,
+        errorMessage: v >= 5 ? a.errorMessage : undefined,
+      })),
     };
   },
 });

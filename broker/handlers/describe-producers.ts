@@ -3,13 +3,29 @@
  * The active producers of each partition from the local replica's producer state (Kafka answers
  * from any replica that hosts the partition): producer id and epoch, the last sequence written, the
  * timestamp of its last batch, the coordinator epoch of its last marker, and the first offset of
- * its open transaction (-1 if none). Per-partition errors: UNKNOWN_TOPIC_OR_PARTITION,
- * NOT_LEADER_OR_FOLLOWER (not hosted here), KAFKA_STORAGE_ERROR (its log is offline).
+ * its open transaction (-1 if none). As KafkaApis.handleDescribeProducersRequest: an invalid topic
+ * name gets INVALID_TOPIC_EXCEPTION and an unknown topic UNKNOWN_TOPIC_OR_PARTITION on every
+ * partition asked (with the error's message); then per partition, without a message:
+ * UNKNOWN_TOPIC_OR_PARTITION (negative index, past the count), NOT_LEADER_OR_FOLLOWER (not hosted
+ * here), KAFKA_STORAGE_ERROR (its log is offline). Every listing is answered, duplicates included.
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import type { DescribeProducersRequest, DescribeProducersResponse } from '../../protocol/generated/describe-producers';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
+import { validateTopicName } from '../../metadata/topic-name';
+import type { Broker } from '../broker';
+
+/** The topic-level error of a DescribeProducers topic, or null. */
+function topicError(broker: Broker, name: string): KafkaError | null {
+  try {
+    validateTopicName(name);
+  } catch (err) {
+    return err as KafkaError;
+  }
+  if (!broker.metadata.topic(name)) return new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+  return null;
+}
 
 export const describeProducersHandler = defineHandler<DescribeProducersRequest, DescribeProducersResponse>({
   apiKey: ApiKey.DescribeProducers,
@@ -22,6 +38,8 @@ export const describeProducersHandler = defineHandler<DescribeProducersRequest, 
       topics: req.topics.map((t) => ({
         name: t.name,
         partitions: t.partitionIndexes.map((partitionIndex) => {
+          const failed = topicError(broker, t.name);
+          if (failed) return { partitionIndex, errorCode: failed.code, errorMessage: failed.message, activeProducers: [] };
           try {
             const p = broker.replicaManager.hostedPartitionOrThrow(t.name, partitionIndex);
             return {
@@ -42,7 +60,7 @@ export const describeProducersHandler = defineHandler<DescribeProducersRequest, 
             };
           } catch (err) {
             if (!(err instanceof KafkaError)) broker.logger.error('DescribeProducers failed', { topic: t.name, partition: partitionIndex, err });
-            return { partitionIndex, errorCode: toErrorCode(err), errorMessage: err instanceof KafkaError ? err.message : null, activeProducers: [] };
+            return { partitionIndex, errorCode: toErrorCode(err), errorMessage: null, activeProducers: [] };
           }
         }),
       })),

@@ -5,8 +5,9 @@
  * PREFERRED_LEADER_NOT_AVAILABLE if it cannot); UNCLEAN (1) elects a leader for a partition that
  * has none, from outside the ISR if need be (ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is
  * alive). A null topic list means every partition, and only those that needed an election are
- * reported. Unknown partitions: UNKNOWN_TOPIC_OR_PARTITION. An unknown election type is
- * INVALID_REQUEST (top level, v1+).
+ * reported. Unknown topics and partitions (a negative index, one past the count):
+ * UNKNOWN_TOPIC_OR_PARTITION. A partition listed twice is answered at each listing, as Kafka's
+ * controller does, and elected once. An unknown election type is INVALID_REQUEST (top level, v1+).
  * Not implemented: waiting up to timeout_ms for the new leaders to be live on every broker (the
  * answer comes once the controller committed the change and this broker has applied it).
  */

@@ -20,6 +20,12 @@
  * read_committed (isolation_level 1): records up to the last stable offset, and aborted_transactions
  * lists the aborted transactions overlapping the returned records (producer id, first offset), in
  * order of first offset; read_uncommitted sends a null list.
+ * A partition listed twice is fetched once, at the place of its first listing with the last
+ * listing's offsets (FetchRequest.fetchData is a LinkedHashMap), so it is answered once; a partition
+ * the metadata does not have (negative index, past the count) is UNKNOWN_TOPIC_OR_PARTITION.
+ * Quotas: a consumer's max_bytes is capped at what its consumer_byte_rate allows in one quota
+ * window; a fetch over its byte or request-time quota is answered with no partitions and the
+ * throttle time, and its connection is muted (KIP-219). Follower fetches are exempt.
  * Not implemented: preferred read replicas (KIP-392).
  */
 import { ErrorCode } from '../../protocol/errors';
@@ -30,6 +36,7 @@ import { ApiKey } from '../../protocol/generated';
 import type { FetchPartitionRequest, FetchPartitionResult } from '../../replication/replica-manager';
 import { FetchSessionCache, type PartitionFetchSpec, type SessionPartition } from '../fetch-session';
 import { defineHandler } from './define-handler';
+import { PartitionMap } from './request-partitions';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -38,6 +45,7 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
   name: 'Fetch',
   minVersion: 4,
   maxVersion: 17,
+  requestQuotaExempt: (req) => req.replicaId >= 0 || (req.replicaState?.replicaId ?? -1) >= 0,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
     const md = broker.metadata;
@@ -46,20 +54,20 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
     const readCommitted = req.isolationLevel === 1;
 
     // Resolve topic ids (v13+); partitions of unknown ids are answered with UNKNOWN_TOPIC_ID.
-    const specs: PartitionFetchSpec[] = [];
-    const unknownIds: { topicId: string; partition: number }[] = [];
+    const byPartition = new PartitionMap<PartitionFetchSpec>();
+    const unknownIdPartitions = new PartitionMap<{ topicId: string; partition: number }>();
     for (const t of req.topics) {
       let name = t.topic;
       if (v >= 13) {
         const topic = md.topicById(t.topicId);
         if (!topic) {
-          for (const p of t.partitions) unknownIds.push({ topicId: t.topicId, partition: p.partition });
+          for (const p of t.partitions) unknownIdPartitions.set(t.topicId, p.partition, { topicId: t.topicId, partition: p.partition });
           continue;
         }
         name = topic.name;
       }
       for (const p of t.partitions) {
-        specs.push({
+        byPartition.set(name, p.partition, {
           topic: name,
           topicId: v >= 13 ? t.topicId : (md.topic(name)?.topicId ?? ZERO_UUID),
           partition: p.partition,
@@ -71,6 +79,8 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
         });
       }
     }
+    const specs = byPartition.values().map((e) => e.value);
+    const unknownIds = unknownIdPartitions.values().map((e) => e.value);
     const forgotten: { topic: string; partition: number }[] = [];
     if (v >= 7) {
       for (const f of req.forgottenTopicsData) {
@@ -87,12 +97,17 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
     if (context.kind === 'error') return { errorCode: context.errorCode, sessionId: 0, responses: [] };
 
     const toFetch = context.partitions;
-    const maxBytes = Math.min(req.maxBytes, broker.config.getInt('fetch.max.bytes'));
-    const results = await broker.replicaManager.fetchMessages({
+    // A consumer never asks for more than its quota lets it take in one window (Kafka's
+    // getMaxValueInQuotaWindow): more would be throttled for sure.
+    const principal = ctx.principal;
+    const clientId = ctx.clientId ?? '';
+    const quotaWindowBytes = isFollower ? Infinity : broker.quotas.fetch.maxValueInQuotaWindow(principal, clientId);
+    const maxBytes = Math.max(0, Math.floor(Math.min(req.maxBytes, broker.config.getInt('fetch.max.bytes'), quotaWindowBytes)));
+    const fetching = broker.replicaManager.fetchMessages({
       replicaId,
       replicaEpoch: v >= 15 ? req.replicaState.replicaEpoch : -1n,
       maxWaitMs: req.maxWaitMs,
-      minBytes: req.minBytes,
+      minBytes: Math.min(req.minBytes, maxBytes),
       maxBytes,
       isolation: isFollower ? 'LOG_END' : readCommitted ? 'TXN_COMMITTED' : 'HIGH_WATERMARK',
       partitions: toFetch.map(
@@ -107,9 +122,30 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
         }),
       ),
     });
+    // A long poll waits on purpose: it does not hold a queued.max.requests slot meanwhile.
+    if (req.maxWaitMs > 0 && req.minBytes > 0) ctx.parked();
+    const results = await fetching;
 
     // Pooled read buffers go back once the response carrying them is on the socket.
     for (const r of results) if (r.release) ctx.onResponseSent(r.release);
+
+    // Quotas (KafkaApis.handleFetchRequest): the request time and the response's bytes are recorded;
+    // if either is over its quota the answer is empty, carries the throttle time, the bytes are taken
+    // back (they were not sent), and the connection is muted. Follower fetches are exempt.
+    if (!isFollower) {
+      let responseBytes = 0;
+      for (const r of results) for (const b of r.records) responseBytes += b.length;
+      const now = Date.now();
+      const requestThrottle = ctx.requestThrottleMs();
+      const bandwidthThrottle = broker.quotas.fetch.recordAndGetThrottleTimeMs(principal, clientId, responseBytes, now);
+      if (Math.max(requestThrottle, bandwidthThrottle) > 0) {
+        broker.quotas.fetch.unrecord(principal, clientId, responseBytes, now);
+        ctx.throttle(bandwidthThrottle);
+        // A session this full fetch would have opened is not opened (Kafka's FullFetchContext).
+        if (context.kind === 'full' && context.session) broker.fetchSessions.remove(context.session.id);
+        return { errorCode: ErrorCode.NONE, sessionId: context.kind === 'incremental' ? context.session.id : 0, responses: [] };
+      }
+    }
 
     // Group by topic in request (or session) order.
     const byTopic = new Map<string, { topicId: string; partitions: Input<FetchResponsePartitionData>[] }>();

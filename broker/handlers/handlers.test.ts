@@ -248,10 +248,10 @@ describe('handlers at every advertised version', () => {
     }
     for (const v of versions(20)) {
       const name = `del-${v}`;
-      const created = await call(19, 7, { topics: [{ name, numPartitions: 1, replicationFactor: 1 }], timeoutMs: 1000 });
+      await call(19, 7, { topics: [{ name, numPartitions: 1, replicationFactor: 1 }], timeoutMs: 1000 });
       const body =
         v >= 6
-          ? { topics: [{ name, topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }, { name: null, topicId: created.topics[0].topicId }], timeoutMs: 1000 }
+          ? { topics: [{ name, topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }, { name: null, topicId: 'AAAAAAAAAAAAAAAAAAAAAQ' }], timeoutMs: 1000 }
           : { topicNames: [name, 'never-existed'], timeoutMs: 1000 };
       const res = await call(20, v, body);
       expect(res.responses.map((r: any) => r.errorCode)).toEqual(

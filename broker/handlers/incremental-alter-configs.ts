@@ -2,7 +2,9 @@
  * IncrementalAlterConfigs (44), v0-1.
  * SET / DELETE / APPEND / SUBTRACT on a topic's config overrides (APPEND/SUBTRACT on list configs
  * such as cleanup.policy), validated as a whole (INVALID_CONFIG); unknown topic:
- * UNKNOWN_TOPIC_OR_PARTITION. validate_only changes nothing.
+ * UNKNOWN_TOPIC_OR_PARTITION. validate_only changes nothing. A resource listed twice: one
+ * INVALID_REQUEST "Duplicate resource."; an unknown resource type: UNSUPPORTED_VERSION (see
+ * alter-configs.ts, whose rules these are).
  * Not implemented: dynamic broker configs; BROKER / BROKER_LOGGER resources get INVALID_REQUEST.
  */
 import type {
@@ -10,9 +12,8 @@ import type {
   IncrementalAlterConfigsResponse,
 } from '../../protocol/generated/incremental-alter-configs';
 import { ApiKey } from '../../protocol/generated';
-import { ConfigResourceType } from '../../metadata/metadata-records';
 import { defineHandler } from './define-handler';
-import { alterConfigsResponses } from './alter-configs';
+import { alterConfigsResponses, topicResourcesToAlter } from './alter-configs';
 
 export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>({
   apiKey: ApiKey.IncrementalAlterConfigs,
@@ -20,7 +21,7 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
   minVersion: 0,
   maxVersion: 1,
   async handle(broker, _ctx, req) {
-    const topics = req.resources.filter((r) => r.resourceType === ConfigResourceType.TOPIC);
+    const topics = topicResourcesToAlter(req.resources);
     const results = await broker.controller.alterTopicConfigs(
       topics.map((r) => ({
         topic: r.resourceName,

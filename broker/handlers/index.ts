@@ -5,6 +5,7 @@
 import type { HandlerSpec } from './define-handler';
 import { addOffsetsToTxnHandler } from './add-offsets-to-txn';
 import { addPartitionsToTxnHandler } from './add-partitions-to-txn';
+import { alterClientQuotasHandler } from './alter-client-quotas';
 import { alterConfigsHandler } from './alter-configs';
 import { apiVersionsHandler } from './api-versions';
 import { createPartitionsHandler } from './create-partitions';
@@ -12,6 +13,7 @@ import { createTopicsHandler } from './create-topics';
 import { deleteGroupsHandler } from './delete-groups';
 import { deleteRecordsHandler } from './delete-records';
 import { deleteTopicsHandler } from './delete-topics';
+import { describeClientQuotasHandler } from './describe-client-quotas';
 import { describeClusterHandler } from './describe-cluster';
 import { electLeadersHandler } from './elect-leaders';
 import { describeConfigsHandler } from './describe-configs';
@@ -75,4 +77,6 @@ export const HANDLERS: readonly HandlerSpec[] = [
   describeProducersHandler,
   describeTransactionsHandler,
   listTransactionsHandler,
+  describeClientQuotasHandler,
+  alterClientQuotasHandler,
 ];

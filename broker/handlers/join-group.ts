@@ -29,7 +29,7 @@ export const joinGroupHandler = defineHandler<JoinGroupRequest, JoinGroupRespons
   maxVersion: 9,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
-    const r = await broker.groupCoordinator.joinGroup({
+    const pending = broker.groupCoordinator.joinGroup({
       groupId: req.groupId,
       memberId: req.memberId,
       groupInstanceId: v >= 5 ? req.groupInstanceId : null,
@@ -44,6 +44,9 @@ export const joinGroupHandler = defineHandler<JoinGroupRequest, JoinGroupRespons
       supportSkippingAssignment: v >= 9,
       reason: v >= 8 ? req.reason : null,
     });
+    // The member now waits for the rebalance: it gives back its queued.max.requests slot.
+    ctx.parked();
+    const r = await pending;
     return {
       errorCode: r.errorCode,
       generationId: r.generationId,

@@ -6,7 +6,10 @@
  * and earliest-pending-upload (-6, v10) = -1 (nothing is tiered); a timestamp >= 0 = the first
  * record whose timestamp is >= it, never past the fetchable end (else offset -1, timestamp -1).
  * v0 answers in old_style_offsets. current_leader_epoch (v4+) is checked (FENCED_LEADER_EPOCH /
- * UNKNOWN_LEADER_EPOCH); a partition listed twice gets INVALID_REQUEST. Right after a leader
+ * UNKNOWN_LEADER_EPOCH). A partition listed twice (v1+) is answered once, with INVALID_REQUEST
+ * (ReplicaManager.fetchOffset keys its answers by partition); v0 answers every listing (Kafka's
+ * legacy path had no such check). The response groups partitions by topic in order of first
+ * appearance. A partition the metadata does not have is UNKNOWN_TOPIC_OR_PARTITION. Right after a leader
  * election, while the new leader's high watermark is still below the start of its leader epoch,
  * a client asking for the latest offset (or a timestamp past the high watermark) gets
  * OFFSET_NOT_AVAILABLE (retriable), as in Kafka, rather than an offset that is about to grow.
@@ -16,6 +19,7 @@ import type { ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/gen
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 import { topicPartitionKey } from '../../common/topic-partition';
+import { PartitionMap, groupByTopic } from './request-partitions';
 
 const LATEST = -1n;
 const EARLIEST = -2n;
@@ -31,16 +35,26 @@ export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsR
     const isFollower = req.replicaId >= 0;
     const seen = new Map<string, number>();
     for (const t of req.topics) for (const p of t.partitions) seen.set(topicPartitionKey(t.name, p.partitionIndex), (seen.get(topicPartitionKey(t.name, p.partitionIndex)) ?? 0) + 1);
+    type Asked = (typeof req.topics)[number]['partitions'][number];
+    // v1+: one answer per partition (a duplicate's is INVALID_REQUEST); v0: one per listing.
+    let asked: [string, Asked[]][];
+    if (v === 0) {
+      asked = req.topics.map((t) => [t.name, t.partitions]);
+    } else {
+      const once = new PartitionMap<Asked>();
+      for (const t of req.topics) for (const p of t.partitions) once.set(t.name, p.partitionIndex, p);
+      asked = groupByTopic(once.values(), (e) => e.topic).map(([name, ps]) => [name, ps.map((e) => e.value)]);
+    }
     return {
-      topics: req.topics.map((t) => ({
-        name: t.name,
-        partitions: t.partitions.map((p) => {
+      topics: asked.map(([name, partitions]) => ({
+        name,
+        partitions: partitions.map((p) => {
           const base = { partitionIndex: p.partitionIndex, timestamp: -1n, offset: -1n, leaderEpoch: -1, oldStyleOffsets: [] as bigint[] };
           try {
-            if (seen.get(topicPartitionKey(t.name, p.partitionIndex))! > 1) {
+            if (v >= 1 && seen.get(topicPartitionKey(name, p.partitionIndex))! > 1) {
               throw new KafkaError(ErrorCode.INVALID_REQUEST, 'partition listed more than once');
             }
-            const part = broker.replicaManager.leaderPartitionOrThrow(t.name, p.partitionIndex);
+            const part = broker.replicaManager.leaderPartitionOrThrow(name, p.partitionIndex);
             if (v >= 4) part.checkLeaderEpoch(p.currentLeaderEpoch);
             const log = part.log;
             const fetchableEnd = isFollower ? log.logEndOffset : readCommitted ? log.lastStableOffset : log.highWatermark;
@@ -49,7 +63,7 @@ export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsR
             const notAvailable = () =>
               new KafkaError(
                 ErrorCode.OFFSET_NOT_AVAILABLE,
-                `the high watermark (${log.highWatermark}) of ${t.name}-${p.partitionIndex} is behind the start offset of leader epoch ${part.leaderEpoch} (${part.leaderEpochStartOffset})`,
+                `the high watermark (${log.highWatermark}) of ${name}-${p.partitionIndex} is behind the start offset of leader epoch ${part.leaderEpoch} (${part.leaderEpochStartOffset})`,
               );
             if (p.timestamp === LATEST) {
               if (lagging) throw notAvailable();
@@ -74,7 +88,7 @@ export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsR
               leaderEpoch: v >= 4 && found ? found.leaderEpoch : -1,
             };
           } catch (err) {
-            if (!(err instanceof KafkaError)) broker.logger.error('ListOffsets failed', { topic: t.name, partition: p.partitionIndex, err });
+            if (!(err instanceof KafkaError)) broker.logger.error('ListOffsets failed', { topic: name, partition: p.partitionIndex, err });
             const code = toErrorCode(err);
             // OFFSET_NOT_AVAILABLE is new in v5; older clients get LEADER_NOT_AVAILABLE (Kafka does the same).
             return { ...base, errorCode: code === ErrorCode.OFFSET_NOT_AVAILABLE && v < 5 ? ErrorCode.LEADER_NOT_AVAILABLE : code };

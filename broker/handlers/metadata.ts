@@ -7,7 +7,11 @@
  * Topics: null = all (v1+; in v0 an empty list means all); by name or, v10+, by topic id (unknown id:
  * UNKNOWN_TOPIC_ID). Unknown names are created when auto.create.topics.enable is on and the request
  * allows it (always in v0-3, allow_auto_topic_creation in v4+); an invalid name is reported as
- * INVALID_TOPIC_EXCEPTION. Authorized operations: all operations when asked (no ACLs yet), else
+ * INVALID_TOPIC_EXCEPTION. As Kafka's AutoTopicCreationManager: __consumer_offsets and
+ * __transaction_state are created with their own specs (coordinator/internal-topic.ts), never as
+ * ordinary topics with the broker defaults; __cluster_metadata is never created (its creation is
+ * prohibited: UNKNOWN_TOPIC_OR_PARTITION). A name (or id) listed twice is answered once, as Kafka
+ * reads them into a set. Authorized operations: all operations when asked (no ACLs yet), else
  * Kafka's "not requested" value.
  */
 import { ErrorCode } from '../../protocol/errors';
@@ -15,7 +19,8 @@ import { ZERO_UUID } from '../../protocol/primitives/uuid';
 import type { Input } from '../../protocol/primitives/input';
 import type { MetadataRequest, MetadataResponse, MetadataResponseTopic } from '../../protocol/generated/metadata';
 import { ApiKey } from '../../protocol/generated';
-import { isInternalTopic, validateTopicName } from '../../metadata/topic-name';
+import { CLUSTER_METADATA_TOPIC, isInternalTopic, validateTopicName } from '../../metadata/topic-name';
+import { createInternalTopics, isInternalTopicName } from '../../coordinator/internal-topic';
 import type { Broker } from '../broker';
 import { defineHandler } from './define-handler';
 import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_ALL_OPERATIONS, TOPIC_ALL_OPERATIONS } from './acl-operations';
@@ -35,14 +40,26 @@ export const metadataHandler = defineHandler<MetadataRequest, MetadataResponse>(
       for (const t of md.topics()) topics.push(describeTopic(broker, t.name, req.includeTopicAuthorizedOperations));
     } else {
       const autoCreate = (v < 4 || req.allowAutoTopicCreation) && broker.config.getBoolean('auto.create.topics.enable');
-      const missing: string[] = [];
+      const missing = new Set<string>();
       for (const t of req.topics!) {
         if (t.name === null) continue;
-        if (!md.topic(t.name)) missing.push(t.name);
+        if (!md.topic(t.name)) missing.add(t.name);
       }
-      let created = new Map<string, number>();
-      if (autoCreate && missing.length > 0) created = await broker.autoCreateTopics(missing);
+      const created = new Map<string, number>();
+      if (autoCreate && missing.size > 0) {
+        const internal = [...missing].filter(isInternalTopicName);
+        const ordinary = [...missing].filter((n) => !isInternalTopicName(n) && n !== CLUSTER_METADATA_TOPIC);
+        const [a, b] = await Promise.all([
+          createInternalTopics(broker.controller, broker.config, md, internal),
+          ordinary.length > 0 ? broker.autoCreateTopics(ordinary) : new Map<string, number>(),
+        ]);
+        for (const [k, code] of [...a, ...b]) created.set(k, code);
+      }
+      const answered = new Set<string>();
       for (const t of req.topics!) {
+        const once = t.name === null ? `id:${t.topicId}` : `name:${t.name}`;
+        if (answered.has(once)) continue;
+        answered.add(once);
         if (t.name === null) {
           const byId = md.topicById(t.topicId);
           if (!byId) {
@@ -63,7 +80,7 @@ export const metadataHandler = defineHandler<MetadataRequest, MetadataResponse>(
           errorCode = ErrorCode.INVALID_TOPIC_EXCEPTION;
         }
         if (errorCode === ErrorCode.NONE) errorCode = ErrorCode.LEADER_NOT_AVAILABLE;
-        topics.push({ errorCode, name: t.name, topicId: ZERO_UUID, isInternal: false, partitions: [] });
+        topics.push({ errorCode, name: t.name, topicId: ZERO_UUID, isInternal: isInternalTopic(t.name), partitions: [] });
       }
     }
 

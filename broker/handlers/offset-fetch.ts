@@ -2,8 +2,10 @@
  * OffsetFetch (9), v0-9.
  * Committed offsets of a group: exactly the partitions asked, in request order, with -1 (offset and
  * leader epoch) and "" metadata for a partition without a committed offset (also for unknown
- * topics and unknown groups); every committed offset when topics is null (v2+). require_stable
- * (v7+): a partition with an open transactional commit gets UNSTABLE_OFFSET_COMMIT.
+ * topics, for partitions that do not exist, such as a negative index, which Kafka does not check
+ * either, and for unknown groups); every listing is answered; every committed offset when topics
+ * is null (v2+). require_stable (v7+): a partition with an open transactional commit gets
+ * UNSTABLE_OFFSET_COMMIT.
  * Group-level errors (INVALID_GROUP_ID, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
  * COORDINATOR_LOAD_IN_PROGRESS): v0-1 put them on every partition asked; v2-7 in the top-level
  * error with no topics; v8+ per group.

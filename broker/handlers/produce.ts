@@ -17,6 +17,14 @@
  * not add gets INVALID_TXN_STATE (TRANSACTION_ABORTABLE from v11), a fenced producer
  * INVALID_PRODUCER_EPOCH, an unreachable or busy coordinator NOT_ENOUGH_REPLICAS (retriable). A
  * non-transactional write by a producer with an open transaction is INVALID_TXN_STATE.
+ * Order of checks (KafkaApis.handleProduceRequest): a partition the metadata does not have
+ * (a negative index, one past the partition count) is UNKNOWN_TOPIC_OR_PARTITION before its
+ * records are looked at. A partition listed twice is one partition, as in Kafka's map: its last
+ * valid record set is appended once, an invalid listing's error wins in the answer, and the
+ * response has one entry per partition, grouped by topic in order of first appearance.
+ * Quotas: the request's size is recorded against the client's producer_byte_rate; over it, the
+ * response carries throttle_time_ms and the connection is muted that long (also for acks=0, which
+ * has no response), as Kafka does.
  */
 import { ErrorCode, errorName } from '../../protocol/errors';
 import type { Input } from '../../protocol/primitives/input';
@@ -25,7 +33,7 @@ import { CompressionType, CURRENT_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, ATTRIBUTES_
 import { ApiKey } from '../../protocol/generated';
 import type { ProducePartitionRequest, ProducePartitionResult } from '../../replication/replica-manager';
 import { CloseConnection, defineHandler } from './define-handler';
-import { topicPartitionKey } from '../../common/topic-partition';
+import { PartitionMap, groupByTopic } from './request-partitions';
 
 /** Kafka's ProduceRequest.validateRecords: an error code, or NONE. */
 function checkRecordSet(records: Buffer | null, version: number): { code: number; message: string | null } {
@@ -53,41 +61,49 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
   maxVersion: 11,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
-    const entries: ProducePartitionRequest[] = [];
-    const rejected = new Map<string, ProducePartitionResult>();
+    // Every partition asked, once, in order of first listing; the valid record sets to append
+    // (the last valid one of a partition) and the errors of rejected listings (the last one wins).
+    const asked = new PartitionMap<true>();
+    const toAppend = new PartitionMap<ProducePartitionRequest>();
+    const rejected = new PartitionMap<ProducePartitionResult>();
+    const reject = (topic: string, partition: number, code: number, message: string | null) =>
+      rejected.set(topic, partition, { topic, partition, errorCode: code, errorMessage: message, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] });
     for (const t of req.topicData) {
       for (const p of t.partitionData) {
-        const check = checkRecordSet(p.records, v);
-        if (check.code !== ErrorCode.NONE) {
-          rejected.set(topicPartitionKey(t.name, p.index), {
-            topic: t.name,
-            partition: p.index,
-            errorCode: check.code,
-            errorMessage: check.message,
-            baseOffset: -1n,
-            logAppendTimeMs: -1n,
-            logStartOffset: -1n,
-            recordErrors: [],
-          });
+        asked.set(t.name, p.index, true);
+        if (!broker.metadata.partition(t.name, p.index)) {
+          reject(t.name, p.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null);
           continue;
         }
-        entries.push({ topic: t.name, partition: p.index, records: p.records! });
+        const check = checkRecordSet(p.records, v);
+        if (check.code !== ErrorCode.NONE) {
+          reject(t.name, p.index, check.code, check.message);
+          continue;
+        }
+        toAppend.set(t.name, p.index, { topic: t.name, partition: p.index, records: p.records! });
       }
     }
-    const results = await broker.replicaManager.appendRecords({
+    const appending = broker.replicaManager.appendRecords({
       timeoutMs: req.timeoutMs,
       requiredAcks: req.acks,
-      entries,
+      entries: toAppend.values().map((e) => e.value),
       internalTopicsAllowed: false,
       requestVersion: v,
       transactionalId: req.transactionalId,
     });
-    const byKey = new Map(results.map((r) => [topicPartitionKey(r.topic, r.partition), r]));
-    for (const [k, r] of rejected) byKey.set(k, r);
+    // The append itself has run; with acks=-1 what is left is waiting for the replicas.
+    if (req.acks === -1) ctx.parked();
+    const results = await appending;
+    // producer_byte_rate counts the whole request; the request-time quota does not apply to acks=0
+    // (KafkaApis.handleProduceRequest). Either throttle mutes the connection after the answer.
+    ctx.throttle(broker.quotas.produce.recordAndGetThrottleTimeMs(ctx.principal, ctx.clientId ?? '', ctx.requestBytes, Date.now()));
+    const byKey = new PartitionMap<ProducePartitionResult>();
+    for (const r of results) byKey.set(r.topic, r.partition, r);
+    for (const { topic, partition, value } of rejected.values()) byKey.set(topic, partition, value);
     if (req.acks === 0) {
       // No response; but a failed acks=0 produce closes the connection, as Kafka does, so the
       // producer notices (it refreshes metadata and reconnects) instead of losing records silently.
-      const failed = [...byKey.values()].filter((r) => r.errorCode !== ErrorCode.NONE);
+      const failed = byKey.values().map((e) => e.value).filter((r) => r.errorCode !== ErrorCode.NONE);
       if (failed.length > 0) {
         throw new CloseConnection(
           `acks=0 produce failed for ${failed.map((r) => `${r.topic}-${r.partition}: ${errorName(r.errorCode)}`).join(', ')}`,
@@ -95,12 +111,12 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
       }
       return null;
     }
-    const responses: Input<ProduceResponseTopicProduceResponse>[] = req.topicData.map((t) => ({
-      name: t.name,
-      partitionResponses: t.partitionData.map((p) => {
-        const r = byKey.get(topicPartitionKey(t.name, p.index))!;
+    const responses: Input<ProduceResponseTopicProduceResponse>[] = groupByTopic(asked.values(), (e) => e.topic).map(([name, partitions]) => ({
+      name,
+      partitionResponses: partitions.map((p) => {
+        const r = byKey.get(name, p.partition)!;
         return {
-          index: p.index,
+          index: p.partition,
           errorCode: r.errorCode,
           baseOffset: r.baseOffset,
           logAppendTimeMs: r.logAppendTimeMs,

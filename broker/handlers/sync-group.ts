@@ -23,7 +23,7 @@ export const syncGroupHandler = defineHandler<SyncGroupRequest, SyncGroupRespons
   maxVersion: 5,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
-    const r = await broker.groupCoordinator.syncGroup({
+    const pending = broker.groupCoordinator.syncGroup({
       groupId: req.groupId,
       generationId: req.generationId,
       memberId: req.memberId,
@@ -32,6 +32,9 @@ export const syncGroupHandler = defineHandler<SyncGroupRequest, SyncGroupRespons
       protocolName: v >= 5 ? req.protocolName : null,
       assignments: req.assignments.map((a) => ({ memberId: a.memberId, assignment: a.assignment })),
     });
+    // The member now waits for the rebalance: it gives back its queued.max.requests slot.
+    ctx.parked();
+    const r = await pending;
     return {
       errorCode: r.errorCode,
       protocolType: v >= 5 ? r.protocolType : undefined,

@@ -11,6 +11,9 @@
  * REQUEST_TIMED_OUT, KAFKA_STORAGE_ERROR (all retried by the coordinator), INVALID_PRODUCER_EPOCH
  * (a newer producer epoch already wrote there), TRANSACTION_COORDINATOR_FENCED (a newer coordinator
  * epoch already did).
+ * A partition this broker does not host (negative index, past the count, another broker's) is
+ * UNKNOWN_TOPIC_OR_PARTITION before anything is written (Kafka asks the local log for its magic). A
+ * partition listed twice in one marker gets one marker and one answer (Kafka keys both by partition).
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../../protocol/generated/write-txn-markers';
@@ -19,12 +22,15 @@ import { ApiKey } from '../../protocol/generated';
 import { OFFSETS_TOPIC } from '../../config/kafka-config';
 import { defineHandler } from './define-handler';
 import { topicPartitionKey } from '../../common/topic-partition';
+import { PartitionMap, groupByTopic } from './request-partitions';
 
 export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkersRequest, WriteTxnMarkersResponse>({
   apiKey: ApiKey.WriteTxnMarkers,
   name: 'WriteTxnMarkers',
   minVersion: 0,
   maxVersion: 1,
+  // A cluster action (a coordinator writing markers): not counted against request quotas, as in Kafka.
+  requestQuotaExempt: () => true,
   async handle(broker, _ctx, req) {
     const timeoutMs = broker.config.getInt('request.timeout.ms');
     const markers = await Promise.all(
@@ -39,18 +45,23 @@ export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkersRequest, Writ
         const errors = new Map<string, number>();
         const others: { topic: string; partition: number; records: Buffer }[] = [];
         const offsets: Promise<void>[] = [];
-        for (const t of m.topics) {
-          for (const p of t.partitionIndexes) {
-            // Each append patches offsets into its own copy of the batch.
-            if (t.name === OFFSETS_TOPIC) {
-              offsets.push(
-                broker.groupCoordinator
-                  .completeTransaction(p, Buffer.from(batch), m.producerId, m.transactionResult, timeoutMs)
-                  .then((code) => void errors.set(topicPartitionKey(t.name, p), code)),
-              );
-            } else {
-              others.push({ topic: t.name, partition: p, records: Buffer.from(batch) });
-            }
+        const asked = new PartitionMap<true>();
+        for (const t of m.topics) for (const p of t.partitionIndexes) asked.set(t.name, p, true);
+        for (const { topic, partition: p } of asked.values()) {
+          const hosted = broker.replicaManager.getPartition(topic, p);
+          if (!hosted || hosted.log.isOffline) {
+            errors.set(topicPartitionKey(topic, p), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+            continue;
+          }
+          // Each append patches offsets into its own copy of the batch.
+          if (topic === OFFSETS_TOPIC) {
+            offsets.push(
+              broker.groupCoordinator
+                .completeTransaction(p, Buffer.from(batch), m.producerId, m.transactionResult, timeoutMs)
+                .then((code) => void errors.set(topicPartitionKey(topic, p), code)),
+            );
+          } else {
+            others.push({ topic, partition: p, records: Buffer.from(batch) });
           }
         }
         if (others.length > 0) {
@@ -60,9 +71,9 @@ export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkersRequest, Writ
         await Promise.all(offsets);
         return {
           producerId: m.producerId,
-          topics: m.topics.map((t) => ({
-            name: t.name,
-            partitions: t.partitionIndexes.map((p) => ({ partitionIndex: p, errorCode: errors.get(topicPartitionKey(t.name, p)) ?? ErrorCode.UNKNOWN_SERVER_ERROR })),
+          topics: groupByTopic(asked.values(), (e) => e.topic).map(([name, partitions]) => ({
+            name,
+            partitions: partitions.map(({ partition: p }) => ({ partitionIndex: p, errorCode: errors.get(topicPartitionKey(name, p)) ?? ErrorCode.UNKNOWN_SERVER_ERROR })),
           })),
         };
       }),

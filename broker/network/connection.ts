@@ -1,17 +1,26 @@
 /**
- * One client TCP connection. Owns the byte stream's framing (int32 size + payload) and the
- * "one request in flight" rule Kafka applies per connection: the next frame is processed only once
- * the previous request has been answered (or, for acks=0 produce, completed without an answer),
- * so responses always leave in request order and a slow request (a long-poll fetch) holds back the
- * rest of its connection only, exactly as Kafka's channel muting does. Reading pauses while the
- * socket's write buffer is full, which bounds the memory one client can pin.
+ * One client TCP connection. Owns the byte stream's framing (int32 size + payload) and Kafka's
+ * channel muting: a connection reads one request, stops reading while that request is processed
+ * (or, for acks=0 produce, completed without an answer), and reads the next only after the answer
+ * is handed to the socket. Responses therefore leave in request order, a slow request (a long-poll
+ * fetch) holds back its own connection only, and a client that keeps writing while a request is in
+ * flight is held back by TCP, not buffered by the broker.
  *
- * Invariants: a frame whose size is negative or above socket.request.max.bytes, or a request the
- * processor cannot decode, closes this connection only, with a logged reason; nothing else in the
- * broker is affected.
+ * Reading also stops while: the socket's write buffer is full; the broker-wide request-bytes budget
+ * (MemoryPool, `queued.max.request.bytes`) cannot take the next frame; every request slot
+ * (`queued.max.requests`) is taken; the client is throttled by a quota (KIP-219: the response goes
+ * out at once and the connection is muted for the throttle time).
+ *
+ * Invariants: the memory one connection pins is at most one frame being received (<=
+ * socket.request.max.bytes), the request being processed, and what one socket read returned beyond
+ * it. A frame whose size is negative or above socket.request.max.bytes, or a request the processor
+ * cannot decode, closes this connection only, with a logged reason; every byte and slot reserved is
+ * given back exactly once, whichever way the connection ends.
  */
 import type { Socket } from 'node:net';
 import type { Logger } from '../../common/logger';
+import type { MemoryPool } from './memory-pool';
+import type { RequestSlots } from './request-slots';
 
 export interface ConnectionInfo {
   readonly id: number;
@@ -19,23 +28,37 @@ export interface ConnectionInfo {
   readonly remotePort: number;
   readonly localPort: number;
   readonly listenerName: string;
-  /** Per-connection state a handler may keep across requests (no handler keeps any today). */
+  /** Per-connection state that handlers may keep. */
   readonly attributes: Map<string, unknown>;
 }
 
 export type ProcessResult =
-  /** `onSent` runs once the chunks are flushed to the socket (or will never be). */
-  | { kind: 'respond'; chunks: Buffer[]; onSent?: () => void }
-  | { kind: 'noResponse' }
+  /**
+   * `onSent` runs once the chunks are flushed to the socket (or will never be). `throttleMs` mutes
+   * the connection after the response is sent (KIP-219; Kafka sends every response at once and
+   * mutes, whatever the version: a client that does not throttle itself is held back by the mute).
+   */
+  | { kind: 'respond'; chunks: Buffer[]; onSent?: () => void; throttleMs?: number }
+  | { kind: 'noResponse'; throttleMs?: number }
   | { kind: 'close'; reason: string };
 
+/** What a request in progress can tell its connection. */
+export interface InFlightRequest {
+  /** The request now waits for an event on purpose; it gives back its `queued.max.requests` slot. */
+  parked(): void;
+}
+
 export interface FrameProcessor {
-  process(frame: Buffer, conn: ConnectionInfo): Promise<ProcessResult>;
+  process(frame: Buffer, conn: ConnectionInfo, request: InFlightRequest): Promise<ProcessResult>;
 }
 
 export interface ConnectionOptions {
   maxRequestBytes: number;
   idleTimeoutMs: number;
+  /** Broker-wide request-bytes budget (`queued.max.request.bytes`). */
+  pool: MemoryPool;
+  /** Broker-wide request slots (`queued.max.requests`). */
+  slots: RequestSlots;
 }
 
 export class Connection implements ConnectionInfo {
@@ -43,12 +66,25 @@ export class Connection implements ConnectionInfo {
   readonly remoteAddress: string;
   readonly remotePort: number;
   readonly localPort: number;
+  /** When bytes last moved in either direction (for choosing a connection to close). */
+  lastActiveMs = Date.now();
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  private frames: Buffer[] = [];
+  /** Size of the frame being received, reserved in the pool; -1 between frames. */
+  private frameSize = -1;
+  /** Pool bytes held by this connection: the frame being received or processed. */
+  private reservedBytes = 0;
   private busy = false;
+  private holdsSlot = false;
+  private mutedUntil = 0;
+  private muteTimer: NodeJS.Timeout | null = null;
+  private waiting: 'memory' | 'slot' | null = null;
   private closed = false;
   private closedHandlers: (() => void)[] = [];
+  private readonly wake = (): void => {
+    this.waiting = null;
+    this.advance();
+  };
 
   constructor(
     readonly id: number,
@@ -58,7 +94,7 @@ export class Connection implements ConnectionInfo {
     private readonly opts: ConnectionOptions,
     private readonly log: Logger,
   ) {
-    this.remoteAddress = socket.remoteAddress ?? '?';
+    this.remoteAddress = normalizeAddress(socket.remoteAddress ?? '?');
     this.remotePort = socket.remotePort ?? 0;
     this.localPort = socket.localPort ?? 0;
     socket.setNoDelay(true);
@@ -68,11 +104,21 @@ export class Connection implements ConnectionInfo {
     socket.on('data', (chunk) => this.onData(chunk));
     socket.on('error', (err) => this.log.debug('socket error', { conn: this.describe(), err: err.message }));
     socket.on('close', () => this.onClosed());
-    socket.on('drain', () => this.pump());
+    socket.on('drain', () => this.advance());
+    socket.resume();
   }
 
   describe(): string {
     return `${this.id}:${this.remoteAddress}:${this.remotePort}`;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** True while a request of this connection is being processed. */
+  get hasRequestInFlight(): boolean {
+    return this.busy;
   }
 
   onClose(fn: () => void): void {
@@ -81,26 +127,125 @@ export class Connection implements ConnectionInfo {
 
   private onData(chunk: Buffer): void {
     if (this.closed) return;
+    this.lastActiveMs = Date.now();
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
-    this.extractFrames();
-    this.pump();
+    this.advance();
   }
 
-  private extractFrames(): void {
-    while (this.pendingBytes >= 4) {
-      const size = this.peekInt32();
-      if (size < 0 || size > this.opts.maxRequestBytes) {
-        this.close(
-          size < 0
-            ? `invalid frame size ${size}`
-            : `frame of ${size} bytes is larger than socket.request.max.bytes (${this.opts.maxRequestBytes})`,
-        );
-        return;
+  /**
+   * Moves the connection forward as far as it can: reads the next frame's size, reserves its bytes,
+   * starts it once complete; then decides whether the socket should be read.
+   */
+  private advance(): void {
+    if (this.closed) return;
+    if (!this.busy && this.waiting === null && !this.isMuted() && !this.socket.writableNeedDrain) {
+      if (this.frameSize < 0 && this.pendingBytes >= 4) {
+        const size = this.peekInt32();
+        if (size < 0 || size > this.opts.maxRequestBytes) {
+          this.close(
+            size < 0
+              ? `invalid frame size ${size}`
+              : `frame of ${size} bytes is larger than socket.request.max.bytes (${this.opts.maxRequestBytes})`,
+          );
+          return;
+        }
+        if (!this.opts.pool.tryReserve(size)) {
+          this.waitFor('memory');
+        } else {
+          this.reservedBytes = size;
+          this.frameSize = size;
+          this.take(4);
+        }
       }
-      if (this.pendingBytes < 4 + size) return;
-      this.frames.push(this.take(4 + size).subarray(4));
+      if (this.frameSize >= 0 && this.pendingBytes >= this.frameSize && this.waiting === null) {
+        if (!this.opts.slots.tryAcquire()) {
+          this.waitFor('slot');
+        } else {
+          this.holdsSlot = true;
+          const frame = this.take(this.frameSize);
+          this.frameSize = -1;
+          this.start(frame);
+        }
+      }
     }
+    this.updateReading();
+  }
+
+  private waitFor(what: 'memory' | 'slot'): void {
+    this.waiting = what;
+    if (what === 'memory') this.opts.pool.whenAvailable(this.wake);
+    else this.opts.slots.whenAvailable(this.wake);
+  }
+
+  /** Reads only when the next bytes could be used now. */
+  private updateReading(): void {
+    if (this.closed) return;
+    const read = !this.busy && this.waiting === null && !this.isMuted() && !this.socket.writableNeedDrain;
+    if (read) {
+      if (this.socket.isPaused()) this.socket.resume();
+    } else if (!this.socket.isPaused()) {
+      this.socket.pause();
+    }
+  }
+
+  private isMuted(): boolean {
+    return this.mutedUntil > 0 && Date.now() < this.mutedUntil;
+  }
+
+  private start(frame: Buffer): void {
+    this.busy = true;
+    const request: InFlightRequest = { parked: () => this.releaseSlot() };
+    this.processor.process(frame, this, request).then(
+      (res) => this.finish(res),
+      (err: unknown) => {
+        this.log.error('request processing failed; closing the connection', { conn: this.describe(), err });
+        this.finish({ kind: 'close', reason: 'internal error' });
+      },
+    );
+  }
+
+  private finish(res: ProcessResult): void {
+    this.releaseSlot();
+    this.releaseBytes();
+    this.busy = false;
+    if (this.closed) {
+      if (res.kind === 'respond') res.onSent?.();
+      return;
+    }
+    if (res.kind === 'close') {
+      this.close(res.reason);
+      return;
+    }
+    const throttleMs = res.throttleMs ?? 0;
+    if (res.kind === 'respond') this.write(res.chunks, res.onSent);
+    if (throttleMs > 0) this.mute(throttleMs);
+    this.advance();
+  }
+
+  /** Stops reading for `ms`, then carries on. */
+  private mute(ms: number): void {
+    this.mutedUntil = Date.now() + ms;
+    if (this.muteTimer) clearTimeout(this.muteTimer);
+    this.updateReading();
+    this.muteTimer = setTimeout(() => {
+      this.muteTimer = null;
+      this.mutedUntil = 0;
+      this.advance();
+    }, ms);
+  }
+
+  private releaseSlot(): void {
+    if (!this.holdsSlot) return;
+    this.holdsSlot = false;
+    this.opts.slots.release();
+  }
+
+  private releaseBytes(): void {
+    if (this.reservedBytes === 0) return;
+    const n = this.reservedBytes;
+    this.reservedBytes = 0;
+    this.opts.pool.release(n);
   }
 
   private peekInt32(): number {
@@ -112,6 +257,7 @@ export class Connection implements ConnectionInfo {
 
   /** Removes n bytes from the front of the pending chunks; copies only if the bytes span chunks. */
   private take(n: number): Buffer {
+    if (n === 0) return Buffer.alloc(0);
     const first = this.pending[0];
     let out: Buffer;
     if (first.length >= n) {
@@ -134,43 +280,9 @@ export class Connection implements ConnectionInfo {
     return out;
   }
 
-  /** Processes queued frames one at a time while the socket can take more output. */
-  private pump(): void {
-    if (this.busy || this.closed) return;
-    if (this.frames.length === 0) {
-      if (this.socket.isPaused()) this.socket.resume();
-      return;
-    }
-    if (this.socket.writableNeedDrain) {
-      this.socket.pause();
-      return;
-    }
-    const frame = this.frames.shift()!;
-    this.busy = true;
-    this.processor.process(frame, this).then(
-      (res) => {
-        this.busy = false;
-        if (this.closed) {
-          if (res.kind === 'respond') res.onSent?.();
-          return;
-        }
-        if (res.kind === 'close') {
-          this.close(res.reason);
-          return;
-        }
-        if (res.kind === 'respond') this.write(res.chunks, res.onSent);
-        this.pump();
-      },
-      (err: unknown) => {
-        this.busy = false;
-        this.log.error('request processing failed; closing the connection', { conn: this.describe(), err });
-        this.close('internal error');
-      },
-    );
-  }
-
   /** Writes the chunks; `onSent` runs when the last one is flushed or the write fails (socket gone). */
   private write(chunks: Buffer[], onSent?: () => void): void {
+    this.lastActiveMs = Date.now();
     const done = onSent ? () => onSent() : undefined;
     if (chunks.length === 1) {
       this.socket.write(chunks[0], done);
@@ -185,14 +297,30 @@ export class Connection implements ConnectionInfo {
     if (this.closed) return;
     this.closed = true;
     this.log.info('closing connection', { conn: this.describe(), reason });
-    this.frames = [];
+    this.cleanUp();
+    this.socket.destroy();
+  }
+
+  /** Gives back everything this connection holds in broker-wide budgets; idempotent. */
+  private cleanUp(): void {
     this.pending = [];
     this.pendingBytes = 0;
-    this.socket.destroy();
+    this.frameSize = -1;
+    if (this.muteTimer) clearTimeout(this.muteTimer);
+    this.muteTimer = null;
+    if (this.waiting === 'memory') this.opts.pool.forget(this.wake);
+    if (this.waiting === 'slot') this.opts.slots.forget(this.wake);
+    this.waiting = null;
+    // A request still being processed gives its slot and bytes back when it finishes.
+    if (!this.busy) {
+      this.releaseBytes();
+      this.releaseSlot();
+    }
   }
 
   private onClosed(): void {
     this.closed = true;
+    this.cleanUp();
     for (const fn of this.closedHandlers.splice(0)) {
       try {
         fn();
@@ -201,4 +329,9 @@ export class Connection implements ConnectionInfo {
       }
     }
   }
+}
+
+/** IPv4-mapped IPv6 addresses ("::ffff:10.0.0.1") as the IPv4 address, as Kafka's InetAddress shows them. */
+export function normalizeAddress(a: string): string {
+  return a.startsWith('::ffff:') && a.includes('.') ? a.slice(7) : a;
 }

@@ -1,5 +1,5 @@
 /**
- * Handler tests' way into a running broker: a request encoded with the generated codec at a given
+ * Handler tests' way into a running broker or controller node: a request encoded with the generated codec at a given
  * version goes through the broker's real dispatcher (no socket), and the response is checked to
  * carry the request's correlation id, decoded at that version, and checked to leave no bytes over.
  * A handler that sets a field its version lacks closes the connection, which fails the call here.
@@ -8,26 +8,25 @@ import { Reader } from '../../protocol/primitives/reader';
 import { Writer } from '../../protocol/primitives/writer';
 import { apiByKey, responseHeaderVersion } from '../../protocol/generated';
 import { readResponseHeader, writeRequestHeader } from '../../protocol/header';
-import type { ConnectionInfo } from '../network/connection';
-import type { KafkaServer } from '../server';
+import type { ConnectionInfo, FrameProcessor } from '../network/connection';
 import { HANDLERS } from '../handlers';
 
-const CONNECTION: ConnectionInfo = {
-  id: 1,
-  remoteAddress: '127.0.0.1',
-  remotePort: 1,
-  localPort: 1,
-  listenerName: 'PLAINTEXT',
-  attributes: new Map(),
-};
+/** A broker (KafkaServer) or a controller node (ControllerServer): anything with a dispatcher. */
+export interface Dispatching {
+  readonly dispatcher: FrameProcessor;
+}
 
 export class DispatchClient {
   private correlation = 0;
+  private readonly connection: ConnectionInfo;
 
   constructor(
-    private readonly server: () => KafkaServer,
+    private readonly server: () => Dispatching,
     private readonly clientId = 'handler-test',
-  ) {}
+    listenerName = 'PLAINTEXT',
+  ) {
+    this.connection = { id: 1, remoteAddress: '127.0.0.1', remotePort: 1, localPort: 1, listenerName, attributes: new Map() };
+  }
 
   /** The decoded response, or null for a request answered with no response (acks=0). */
   async call(apiKey: number, version: number, body: object): Promise<any> {
@@ -37,7 +36,7 @@ export class DispatchClient {
     const corr = ++this.correlation;
     writeRequestHeader(w, apiKey, version, corr, this.clientId);
     api.writeRequest(w, version, body as never);
-    const res = await this.server().dispatcher.process(w.toBuffer(), CONNECTION);
+    const res = await this.server().dispatcher.process(w.toBuffer(), this.connection, { parked: () => {} });
     if (res.kind === 'noResponse') return null;
     if (res.kind === 'close') throw new Error(`connection closed: ${res.reason}`);
     const r = new Reader(Buffer.concat(res.chunks), 4);

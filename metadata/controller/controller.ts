@@ -1,6 +1,7 @@
 /**
  * The controller: the single writer of the cluster metadata log. Every change to topics,
- * partitions, configs, broker registrations and producer id blocks is validated here, written to
+ * partitions, configs, client quotas (client-quota-control-manager.ts), broker registrations and
+ * producer id blocks is validated here, written to
  * the metadata log as one atomic batch of KRaft-shaped records, applied to the controller's own
  * image, and then published to the brokers, which apply the same records in the same order.
  * Operations run one at a time through a queue so that validation and the append see the same
@@ -32,8 +33,10 @@ import {
 import type { PartitionState } from '../metadata-cache';
 import { buildPartitionChange, type Election } from './partition-change-builder';
 import { SerialQueue } from '../../common/serial-queue';
+import { topicPartitionKey } from '../../common/topic-partition';
 import type { MetadataLog } from '../metadata-log';
-import { isInternalTopic, unifyCollisionChars, validateTopicName } from '../topic-name';
+import { CLUSTER_METADATA_TOPIC, isInternalTopic, unifyCollisionChars, validateTopicName } from '../topic-name';
+import { ClientQuotaControlManager, type ClientQuotaAlteration, type ClientQuotaAlterationResult } from './client-quota-control-manager';
 
 export interface ControllerOptions {
   nodeId: number;
@@ -111,6 +114,19 @@ export interface ElectLeadersResult {
 /** ElectLeaders election_type: 0 preferred, 1 unclean. */
 export const ElectionType = { PREFERRED: 0, UNCLEAN: 1 } as const;
 
+/**
+ * Kafka's ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: the most partitions one CreateTopics
+ * or CreatePartitions request may create (KAFKA-17870, KAFKA-19673), so that a request is one
+ * bounded metadata batch and a hostile count is refused before anything is allocated.
+ */
+export const MAX_PARTITIONS_PER_BATCH = 10_000;
+
+/** The POLICY_VIOLATION message of a request over MAX_PARTITIONS_PER_BATCH (Kafka's, word for word). */
+export const EXCESSIVE_PARTITIONS_MESSAGE = 'Excessively large number of partitions per request.';
+
+/** Kafka's answer (INVALID_REQUEST) to a topic named twice in CreateTopics / CreatePartitions / DeleteTopics. */
+export const DUPLICATE_TOPIC_NAME = 'Duplicate topic name.';
+
 /** The controller's view of one broker's session (in memory only, as in Kafka's BrokerHeartbeatManager). */
 interface BrokerSession {
   lastSeenMs: number;
@@ -185,6 +201,8 @@ export interface ControllerApi {
   allocateProducerIds(brokerId: number, brokerEpoch: bigint, blockSize: number): Promise<{ first: bigint; size: number }>;
   electLeaders(electionType: number, topicPartitions: { topic: string; partitions: number[] }[] | null): Promise<ElectLeadersResult[]>;
   isInternal(topic: string): boolean;
+  /** AlterClientQuotas (KIP-546): one result per distinct entity; validate_only writes nothing. */
+  alterClientQuotas(alterations: ClientQuotaAlteration[], validateOnly: boolean): Promise<ClientQuotaAlterationResult[]>;
 }
 
 export class Controller implements ControllerApi {
@@ -197,6 +215,8 @@ export class Controller implements ControllerApi {
   private readonly now: () => number;
   private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
+  /** Validation and records of client quota changes; reads the current quotas from this controller's image. */
+  private readonly clientQuotaControl = new ClientQuotaControlManager({ current: (entity) => this.image.clientQuota(entity) });
 
   constructor(private readonly opts: ControllerOptions) {
     this.image = new MetadataCache(opts.clusterId);
@@ -593,6 +613,9 @@ export class Controller implements ControllerApi {
    * UNCLEAN elects a leader for a partition that has none, from outside the ISR if need be
    * (ELECTION_NOT_NEEDED if it has one, ELIGIBLE_LEADERS_NOT_AVAILABLE if no replica is active).
    * A null topic list means every partition, reporting only those where an election was needed.
+   * Unknown topics and partitions (any index the topic does not have) are UNKNOWN_TOPIC_OR_PARTITION
+   * with Kafka's messages; a partition listed twice is answered at each listing, as Kafka's
+   * controller does, but gets one PartitionChangeRecord.
    */
   electLeaders(electionType: number, topicPartitions: { topic: string; partitions: number[] }[] | null): Promise<ElectLeadersResult[]> {
     return this.queue.run(() => {
@@ -601,7 +624,18 @@ export class Controller implements ControllerApi {
       }
       const records: MetadataRecord[] = [];
       const results: ElectLeadersResult[] = [];
+      // A partition listed twice is answered twice (as Kafka does) but changed once.
+      const elected = new Map<string, { errorCode: number; errorMessage: string | null }>();
       const electOne = (topic: string, partitionId: number): { errorCode: number; errorMessage: string | null } => {
+        const key = topicPartitionKey(topic, partitionId);
+        const before = elected.get(key);
+        if (before) return before;
+        const result = electOnce(topic, partitionId);
+        elected.set(key, result);
+        return result;
+      };
+      const electOnce = (topic: string, partitionId: number): { errorCode: number; errorMessage: string | null } => {
+        if (!this.image.topic(topic)) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `No such topic as ${topic}` };
         const p = this.image.partition(topic, partitionId);
         if (!p) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `No such partition as ${topic}-${partitionId}` };
         if ((electionType === ElectionType.PREFERRED && p.leader === p.replicas[0]) || (electionType === ElectionType.UNCLEAN && p.leader !== -1)) {
@@ -655,7 +689,23 @@ export class Controller implements ControllerApi {
     });
   }
 
+  /**
+   * CreateTopics. A request whose topics together would create more than MAX_PARTITIONS_PER_BATCH
+   * partitions (Kafka's KAFKA-17870: -1 counts as num.partitions, a manual assignment as its
+   * length, other non-positive counts as nothing) is refused as a whole before anything is
+   * planned or allocated, validate_only or not: every topic gets POLICY_VIOLATION. Then per topic,
+   * in Kafka's order: name, existence, configs, manual assignment or counts, placement. A name
+   * listed twice gets INVALID_REQUEST (the request handlers answer duplicates before this).
+   */
   createTopics(specs: CreateTopicSpec[], validateOnly: boolean): Promise<CreateTopicResult[]> {
+    const refused = this.refuseExcessivePartitions(
+      specs.map((s) => (s.assignments.length > 0 ? s.assignments.length : s.numPartitions === -1 ? this.opts.defaultNumPartitions() : s.numPartitions)),
+    );
+    if (refused) {
+      return Promise.resolve(
+        specs.map((s) => ({ name: s.name, topicId: '', errorCode: refused.code, errorMessage: refused.message, numPartitions: -1, replicationFactor: -1 })),
+      );
+    }
     return this.queue.run(() => {
       const records: MetadataRecord[] = [];
       const results: CreateTopicResult[] = [];
@@ -674,7 +724,7 @@ export class Controller implements ControllerApi {
         results.push(result);
         try {
           if (seen.get(spec.name)! > 1) {
-            throw new KafkaError(ErrorCode.INVALID_REQUEST, `Found multiple entries for topic ${spec.name}.`);
+            throw new KafkaError(ErrorCode.INVALID_REQUEST, DUPLICATE_TOPIC_NAME);
           }
           const created = this.planTopic(spec, claimed);
           result.topicId = created.topicId;
@@ -697,6 +747,9 @@ export class Controller implements ControllerApi {
     claimed: Set<string>,
   ): { topicId: string; numPartitions: number; replicationFactor: number; records: MetadataRecord[] } {
     validateTopicName(spec.name);
+    if (spec.name === CLUSTER_METADATA_TOPIC) {
+      throw new KafkaError(ErrorCode.INVALID_REQUEST, `Creation of internal topic ${CLUSTER_METADATA_TOPIC} is prohibited.`);
+    }
     if (this.image.topic(spec.name)) {
       throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${spec.name}' already exists.`);
     }
@@ -712,34 +765,32 @@ export class Controller implements ControllerApi {
     if (claimed.has(unified)) {
       throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${spec.name}' collides with another topic in this request`);
     }
+    const nullConfigs = spec.configs.filter((c) => c.value === null).map((c) => c.name);
+    if (nullConfigs.length > 0) {
+      throw new KafkaError(ErrorCode.INVALID_CONFIG, `Null value not supported for topic configs: ${nullConfigs.join(',')}`);
+    }
     for (const c of spec.configs) this.opts.validateTopicConfig(c.name, c.value);
 
-    const alive = this.activeBrokerIds();
     let assignment: number[][];
     if (spec.assignments.length > 0) {
-      if (spec.numPartitions !== -1 || spec.replicationFactor !== -1) {
-        throw new KafkaError(
-          ErrorCode.INVALID_REQUEST,
-          'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.',
-        );
+      // ReplicationControlManager.createTopic: the replication factor is checked before the count.
+      if (spec.replicationFactor !== -1) {
+        throw new KafkaError(ErrorCode.INVALID_REQUEST, 'A manual partition assignment was specified, but replication factor was not set to -1.');
       }
-      assignment = this.checkManualAssignment(spec.assignments, alive);
+      if (spec.numPartitions !== -1) {
+        throw new KafkaError(ErrorCode.INVALID_REQUEST, 'A manual partition assignment was specified, but numPartitions was not set to -1.');
+      }
+      assignment = this.checkManualAssignment(spec.assignments);
     } else {
+      if (spec.replicationFactor < -1 || spec.replicationFactor === 0) {
+        throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0, or -1 to use the default value.');
+      }
+      if (spec.numPartitions < -1 || spec.numPartitions === 0) {
+        throw new KafkaError(ErrorCode.INVALID_PARTITIONS, 'Number of partitions was set to an invalid non-positive value.');
+      }
       const numPartitions = spec.numPartitions === -1 ? this.opts.defaultNumPartitions() : spec.numPartitions;
       const rf = spec.replicationFactor === -1 ? this.opts.defaultReplicationFactor() : spec.replicationFactor;
-      if (numPartitions <= 0) {
-        throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Number of partitions was set to an invalid non-positive value.`);
-      }
-      if (rf <= 0) {
-        throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, `Replication factor must be larger than 0, or -1 to use the default value.`);
-      }
-      if (rf > alive.length) {
-        throw new KafkaError(
-          ErrorCode.INVALID_REPLICATION_FACTOR,
-          `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} cannot be reached because only ${alive.length} broker(s) are registered.`,
-        );
-      }
-      assignment = assignReplicas(alive, numPartitions, rf, 0);
+      assignment = assignReplicas(this.placeableBrokers(rf), numPartitions, rf, 0);
     }
     claimed.add(unified);
     const topicId = randomUuid();
@@ -755,33 +806,91 @@ export class Controller implements ControllerApi {
     return { topicId, numPartitions: assignment.length, replicationFactor: assignment[0]?.length ?? 0, records };
   }
 
-  private checkManualAssignment(assignments: CreateTopicSpec['assignments'], alive: number[]): number[][] {
+  /**
+   * The active brokers new replicas go to, or INVALID_REPLICATION_FACTOR with the replica
+   * placer's reasons (Kafka's StripedReplicaPlacer, wrapped as ReplicationControlManager does):
+   * a non-positive factor (a bad default), no active broker, fewer active brokers than replicas.
+   */
+  private placeableBrokers(rf: number): number[] {
+    const alive = this.activeBrokerIds();
+    const fail = (why: string): never => {
+      throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, `Unable to replicate the partition ${rf} time(s): ${why}`);
+    };
+    if (rf <= 0) fail(`Invalid replication factor ${rf}: the replication factor must be positive.`);
+    if (alive.length === 0) fail('All brokers are currently fenced.');
+    if (rf > alive.length) fail(`The target replication factor of ${rf} cannot be reached because only ${alive.length} broker(s) are registered.`);
+    return alive;
+  }
+
+  /**
+   * A manual assignment, checked as ReplicationControlManager does, in request order: a partition
+   * index given twice, then each replica list (validateManualPartitionAssignment: empty, a broker
+   * that is not registered, a broker twice, a length unlike the previous lists), a list with no
+   * active broker, and last the indexes must be 0..n-1. `expectedReplicas` is the topic's
+   * replication factor when partitions are added to an existing topic.
+   */
+  private checkManualAssignment(assignments: { partitionIndex: number; brokerIds: number[] }[], expectedReplicas?: number, firstPartition = 0): number[][] {
+    const byIndex = new Map<number, number[]>();
+    let rf = expectedReplicas;
+    const registered = new Set(this.image.allBrokers().map((b) => b.id));
+    for (const a of assignments) {
+      if (byIndex.has(a.partitionIndex)) {
+        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Found multiple manual partition assignments for partition ${a.partitionIndex}`);
+      }
+      this.validateManualPartitionAssignment(a.brokerIds, registered, rf);
+      rf = a.brokerIds.length;
+      if (!a.brokerIds.some(this.isActive)) {
+        throw new KafkaError(
+          ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+          `All brokers specified in the manual partition assignment for partition ${firstPartition + a.partitionIndex} are fenced or in controlled shutdown.`,
+        );
+      }
+      byIndex.set(a.partitionIndex, [...a.brokerIds]);
+    }
     const out: number[][] = [];
-    const sorted = [...assignments].sort((a, b) => a.partitionIndex - b.partitionIndex);
-    sorted.forEach((a, i) => {
-      if (a.partitionIndex !== i) {
-        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Partitions should be a consecutive 0-based integer sequence`);
-      }
-      if (a.brokerIds.length === 0) {
-        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes an empty replica list.`);
-      }
-      if (new Set(a.brokerIds).size !== a.brokerIds.length) {
-        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes duplicate replicas.`);
-      }
-      for (const id of a.brokerIds) {
-        if (!alive.includes(id)) {
-          throw new KafkaError(
-            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-            `The manual partition assignment includes broker ${id}, but no such broker is registered.`,
-          );
-        }
-      }
-      if (out.length > 0 && a.brokerIds.length !== out[0].length) {
-        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `All partitions must have the same number of replicas.`);
-      }
-      out.push([...a.brokerIds]);
-    });
+    for (let i = 0; i < byIndex.size; i++) {
+      const replicas = byIndex.get(i);
+      if (!replicas) throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'partitions should be a consecutive 0-based integer sequence');
+      out.push(replicas);
+    }
     return out;
+  }
+
+  private validateManualPartitionAssignment(brokerIds: number[], registered: Set<number>, rf: number | undefined): void {
+    if (brokerIds.length === 0) {
+      throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'The manual partition assignment includes an empty replica list.');
+    }
+    const sorted = [...brokerIds].sort((a, b) => a - b);
+    let prev: number | undefined;
+    for (const id of sorted) {
+      if (!registered.has(id)) {
+        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes broker ${id}, but no such broker is registered.`);
+      }
+      if (id === prev) {
+        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes the broker ${prev} more than once.`);
+      }
+      prev = id;
+    }
+    if (rf !== undefined && sorted.length !== rf) {
+      throw new KafkaError(
+        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+        `The manual partition assignment includes a partition with ${sorted.length} replica(s), but this is not consistent with previous partitions, which have ${rf} replica(s).`,
+      );
+    }
+  }
+
+  /**
+   * KAFKA-17870 / KAFKA-19673: null when the partitions a request would create fit in one
+   * metadata batch, else the POLICY_VIOLATION every topic of the request is answered with.
+   * Counts that are not positive add nothing (they fail on their own later).
+   */
+  private refuseExcessivePartitions(counts: number[]): { code: number; message: string } | null {
+    let total = 0;
+    for (const n of counts) {
+      if (n > 0) total += n;
+      if (total > MAX_PARTITIONS_PER_BATCH) return { code: ErrorCode.POLICY_VIOLATION, message: EXCESSIVE_PARTITIONS_MESSAGE };
+    }
+    return null;
   }
 
   /** Brokers that may host new replicas: registered, unfenced and not shutting down. */
@@ -835,52 +944,59 @@ export class Controller implements ControllerApi {
     });
   }
 
+  /**
+   * CreatePartitions. Like CreateTopics, a request that would add more than
+   * MAX_PARTITIONS_PER_BATCH partitions in all (counted from the current partition counts before
+   * anything is planned) is refused as a whole with POLICY_VIOLATION (KAFKA-19673). Per topic, in
+   * Kafka's order: unknown (UNKNOWN_TOPIC_OR_PARTITION, no message), not an increase
+   * (INVALID_PARTITIONS), assignments of the wrong number or shape (INVALID_REPLICA_ASSIGNMENT),
+   * placement (INVALID_REPLICATION_FACTOR).
+   */
   createPartitions(specs: CreatePartitionsSpec[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]> {
     return this.queue.run(() => {
+      const refused = this.refuseExcessivePartitions(
+        specs.map((s) => {
+          const t = this.image.topic(s.name);
+          return t ? s.count - t.partitions.size : 0;
+        }),
+      );
+      if (refused) return specs.map((s) => ({ name: s.name, errorCode: refused.code, errorMessage: refused.message }));
       const records: MetadataRecord[] = [];
       const results = specs.map((s) => {
         try {
           const topic = this.image.topic(s.name);
-          if (!topic) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${s.name}' does not exist.`);
+          if (!topic) return { name: s.name, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null };
           const current = topic.partitions.size;
+          if (s.count === current) {
+            throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Topic already has ${current} partition(s).`);
+          }
           if (s.count < current) {
             throw new KafkaError(
               ErrorCode.INVALID_PARTITIONS,
               `The topic ${s.name} currently has ${current} partition(s); ${s.count} would not be an increase.`,
             );
           }
-          if (s.count === current) {
-            throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Topic already has ${current} partition(s).`);
-          }
           const add = s.count - current;
-          const rf = topic.partitions.get(0)?.replicas.length ?? 1;
-          const alive = this.activeBrokerIds();
-          let assignment: number[][];
-          if (s.assignments) {
-            if (s.assignments.length !== add) {
-              throw new KafkaError(
-                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                `Attempted to add ${add} additional partition(s), but only ${s.assignments.length} assignment(s) were specified.`,
-              );
-            }
-            assignment = this.checkManualAssignment(
-              s.assignments.map((a, i) => ({ partitionIndex: i, brokerIds: a.brokerIds })),
-              alive,
+          if (s.assignments && s.assignments.length !== add) {
+            throw new KafkaError(
+              ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+              `Attempted to add ${add} additional partition(s), but only ${s.assignments.length} assignment(s) were specified.`,
             );
-          } else {
-            if (rf > alive.length) {
-              throw new KafkaError(
-                ErrorCode.INVALID_REPLICATION_FACTOR,
-                `Unable to replicate the partition ${rf} time(s): only ${alive.length} broker(s) are registered.`,
-              );
-            }
-            assignment = assignReplicas(alive, add, rf, current);
           }
+          const rf = topic.partitions.get(0)?.replicas.length ?? 1;
+          const assignment = s.assignments
+            ? this.checkManualAssignment(
+                s.assignments.map((a, i) => ({ partitionIndex: i, brokerIds: a.brokerIds })),
+                rf,
+                current,
+              )
+            : assignReplicas(this.placeableBrokers(rf), add, rf, current);
           if (!validateOnly) {
             assignment.forEach((replicas, i) => records.push(this.partitionRecord(topic.topicId, current + i, replicas)));
           }
           return { name: s.name, errorCode: ErrorCode.NONE, errorMessage: null };
         } catch (err) {
+          if (!(err instanceof KafkaError)) this.log.error('createPartitions failed', { topic: s.name, err });
           return { name: s.name, errorCode: toErrorCode(err), errorMessage: (err as Error).message };
         }
       });
@@ -949,6 +1065,21 @@ export class Controller implements ControllerApi {
         }
       });
       this.commit(records);
+      return results;
+    });
+  }
+
+  /**
+   * AlterClientQuotas: ClientQuotaControlManager validates and plans the ClientQuotaRecords (ip
+   * entities' host names are resolved first, outside the queue); they are committed as one batch
+   * unless validate_only.
+   */
+  async alterClientQuotas(alterations: ClientQuotaAlteration[], validateOnly: boolean): Promise<ClientQuotaAlterationResult[]> {
+    if (alterations.length === 0) return [];
+    const validIps = await this.clientQuotaControl.validIpEntities(alterations);
+    return this.queue.run(() => {
+      const { records, results } = this.clientQuotaControl.alterClientQuotas(alterations, validIps);
+      if (!validateOnly) this.commit(records);
       return results;
     });
   }

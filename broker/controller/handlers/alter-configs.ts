@@ -1,12 +1,12 @@
 /**
  * AlterConfigs (33), v0-2, on the controller listener: replaces a topic's config overrides
- * (INVALID_CONFIG, UNKNOWN_TOPIC_OR_PARTITION); other resource types get INVALID_REQUEST.
+ * (INVALID_CONFIG, UNKNOWN_TOPIC_OR_PARTITION); other resource types get INVALID_REQUEST, unknown
+ * ones UNSUPPORTED_VERSION, a resource listed twice one INVALID_REQUEST "Duplicate resource.".
  */
-import { ConfigResourceType } from '../../../metadata/metadata-records';
 import type { AlterConfigsRequest, AlterConfigsResponse } from '../../../protocol/generated/alter-configs';
 import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
-import { alterConfigsResponses } from '../../handlers/alter-configs';
+import { alterConfigsResponses, topicResourcesToAlter } from '../../handlers/alter-configs';
 
 /** Only topic configs live in the controller here. */
 const NOT_TOPIC_MESSAGE = 'the controller only alters topic configs';
@@ -17,7 +17,7 @@ export const controllerAlterConfigsHandler = defineControllerHandler<AlterConfig
   minVersion: 0,
   maxVersion: 2,
   async handle(node, _ctx, req) {
-    const topics = req.resources.filter((r) => r.resourceType === ConfigResourceType.TOPIC);
+    const topics = topicResourcesToAlter(req.resources);
     const results = await node.controller.alterTopicConfigs(
       topics.map((r) => ({ topic: r.resourceName, incremental: false, ops: r.configs.map((c) => ({ name: c.name, op: 0, value: c.value })) })),
       req.validateOnly,

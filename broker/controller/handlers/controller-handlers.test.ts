@@ -7,36 +7,17 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ControllerServer } from '../controller-server';
-import { Reader } from '../../../protocol/primitives/reader';
-import { Writer } from '../../../protocol/primitives/writer';
-import { apiByKey, responseHeaderVersion } from '../../../protocol/generated';
-import { readResponseHeader, writeRequestHeader } from '../../../protocol/header';
 import { ErrorCode } from '../../../protocol/errors';
 import { decodeMetadataBatches } from '../../../metadata/metadata-log-store';
-import type { ConnectionInfo } from '../../network/connection';
+import { DispatchClient } from '../../testing/dispatch-client';
 import { CONTROLLER_HANDLERS } from './';
 import { METADATA_TOPIC_ID } from '../../../protocol/primitives/uuid';
 
 let controller: ControllerServer;
 let dir: string;
-let correlation = 0;
 
-const conn: ConnectionInfo = { id: 1, remoteAddress: '127.0.0.1', remotePort: 1, localPort: 1, listenerName: 'CONTROLLER', attributes: new Map() };
-
-async function call(apiKey: number, version: number, body: object): Promise<any> {
-  const api = apiByKey(apiKey)!;
-  const w = new Writer();
-  const corr = ++correlation;
-  writeRequestHeader(w, apiKey, version, corr, 'controller-handlers-test');
-  api.writeRequest(w, version, body as never);
-  const res = await controller.dispatcher.process(w.toBuffer(), conn);
-  if (res.kind !== 'respond') throw new Error(`no response: ${res.kind === 'close' ? res.reason : res.kind}`);
-  const r = new Reader(Buffer.concat(res.chunks), 4);
-  expect(readResponseHeader(r, responseHeaderVersion(apiKey, version)).correlationId).toBe(corr);
-  const decoded = api.readResponse(r, version) as any;
-  expect(r.remaining).toBe(0);
-  return decoded;
-}
+const client = new DispatchClient(() => controller, 'controller-handlers-test', 'CONTROLLER');
+const call = (apiKey: number, version: number, body: object): Promise<any> => client.call(apiKey, version, body);
 
 function versions(apiKey: number): number[] {
   const h = CONTROLLER_HANDLERS.find((x) => x.apiKey === apiKey)!;

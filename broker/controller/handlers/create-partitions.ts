@@ -1,10 +1,13 @@
 /**
  * CreatePartitions (37), v0-3, on the controller listener: grows topics (INVALID_PARTITIONS when
- * not an increase, INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR), validate_only.
+ * not an increase, INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR, POLICY_VIOLATION on
+ * every topic of a request adding more than 10,000 partitions, INVALID_REQUEST once per topic
+ * named twice), validate_only; the rules are broker/handlers/create-partitions.ts's.
  */
 import type { CreatePartitionsRequest, CreatePartitionsResponse } from '../../../protocol/generated/create-partitions';
 import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
+import { createPartitionsAnswers } from '../../handlers/create-partitions';
 
 export const controllerCreatePartitionsHandler = defineControllerHandler<CreatePartitionsRequest, CreatePartitionsResponse>({
   apiKey: ApiKey.CreatePartitions,
@@ -12,10 +15,6 @@ export const controllerCreatePartitionsHandler = defineControllerHandler<CreateP
   minVersion: 0,
   maxVersion: 3,
   async handle(node, _ctx, req) {
-    const results = await node.controller.createPartitions(
-      req.topics.map((t) => ({ name: t.name, count: t.count, assignments: t.assignments ? t.assignments.map((a) => ({ brokerIds: a.brokerIds })) : null })),
-      req.validateOnly,
-    );
-    return { results: results.map((r) => ({ name: r.name, errorCode: r.errorCode, errorMessage: r.errorMessage })) };
+    return { results: await createPartitionsAnswers(node.controller, req) };
   },
 });

@@ -2,7 +2,9 @@
  * CreateTopics (19), v2-7, on the controller listener: brokers forward their clients' CreateTopics
  * here. Validation, placement and error codes are the Controller's (TOPIC_ALREADY_EXISTS,
  * INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR beyond the active
- * brokers, INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG, INVALID_REQUEST for duplicates). v5+
+ * brokers, INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG, POLICY_VIOLATION on every topic of a request
+ * over 10,000 partitions, INVALID_REQUEST "Duplicate topic name." once per name listed twice and
+ * for __cluster_metadata; see broker/handlers/create-topics.ts, whose rules these are). v5+
  * answers the partition count and replication factor; the effective configs (v5+) are the
  * forwarding broker's to fill in, so this answers an empty list.
  */
@@ -11,7 +13,7 @@ import { ZERO_UUID } from '../../../protocol/primitives/uuid';
 import type { CreateTopicsRequest, CreateTopicsResponse } from '../../../protocol/generated/create-topics';
 import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
-import { createTopicSpecs } from '../../handlers/create-topics';
+import { createTopicsAnswers } from '../../handlers/create-topics';
 
 export const controllerCreateTopicsHandler = defineControllerHandler<CreateTopicsRequest, CreateTopicsResponse>({
   apiKey: ApiKey.CreateTopics,
@@ -20,9 +22,9 @@ export const controllerCreateTopicsHandler = defineControllerHandler<CreateTopic
   maxVersion: 7,
   async handle(node, ctx, req) {
     const v = ctx.apiVersion;
-    const results = await node.controller.createTopics(createTopicSpecs(req), req.validateOnly);
+    const answers = await createTopicsAnswers(node.controller, req);
     return {
-      topics: results.map((r) => {
+      topics: answers.map(({ result: r }) => {
         const ok = r.errorCode === ErrorCode.NONE;
         return {
           name: r.name,

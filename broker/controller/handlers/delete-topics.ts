@@ -1,11 +1,14 @@
 /**
- * DeleteTopics (20), v1-6, on the controller listener: by name (v1-5) or by name / topic id (v6);
- * UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID. delete.topic.enable is checked by the broker.
+ * DeleteTopics (20), v1-6, on the controller listener: by name (v1-5) or by name / topic id (v6),
+ * with the rules of broker/handlers/delete-topics.ts (Kafka's ControllerApis.deleteTopics): this
+ * node's delete.topic.enable=false answers every listing TOPIC_DELETION_DISABLED (INVALID_REQUEST
+ * before v3); duplicates, name-and-id and neither get INVALID_REQUEST; UNKNOWN_TOPIC_OR_PARTITION /
+ * UNKNOWN_TOPIC_ID. Names and ids are resolved against the controller's own image.
  */
-import { ZERO_UUID } from '../../../protocol/primitives/uuid';
 import type { DeleteTopicsRequest, DeleteTopicsResponse } from '../../../protocol/generated/delete-topics';
 import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
+import { deleteTopicsAnswers } from '../../handlers/delete-topics';
 
 export const controllerDeleteTopicsHandler = defineControllerHandler<DeleteTopicsRequest, DeleteTopicsResponse>({
   apiKey: ApiKey.DeleteTopics,
@@ -14,14 +17,13 @@ export const controllerDeleteTopicsHandler = defineControllerHandler<DeleteTopic
   maxVersion: 6,
   async handle(node, ctx, req) {
     const v = ctx.apiVersion;
-    const targets = v >= 6 ? req.topics.map((t) => ({ name: t.name, topicId: t.topicId === ZERO_UUID ? null : t.topicId })) : req.topicNames.map((name) => ({ name, topicId: null as string | null }));
-    const results = await node.controller.deleteTopics(targets);
+    const answers = await deleteTopicsAnswers(node.controller, node.controller.image, node.config.getBoolean('delete.topic.enable'), v, req);
     return {
-      responses: results.map((r) => ({
-        name: r.name,
-        topicId: v >= 6 ? r.topicId || ZERO_UUID : undefined,
-        errorCode: r.errorCode,
-        errorMessage: v >= 5 ? r.errorMessage : undefined,
+      responses: answers.map((a) => ({
+        name: a.name,
+        topicId: v >= 6 ? a.topicId : undefined,
+        errorCode: a.errorCode,
+        errorMessage: v >= 5 ? a.errorMessage : undefined,
       })),
     };
   },

@@ -1,12 +1,12 @@
 /**
  * IncrementalAlterConfigs (44), v0-1, on the controller listener: SET / DELETE / APPEND / SUBTRACT
- * on topic config overrides; other resource types get INVALID_REQUEST.
+ * on topic config overrides; other resource types get INVALID_REQUEST, unknown ones
+ * UNSUPPORTED_VERSION, a resource listed twice one INVALID_REQUEST "Duplicate resource.".
  */
-import { ConfigResourceType } from '../../../metadata/metadata-records';
 import type { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../../../protocol/generated/incremental-alter-configs';
 import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
-import { alterConfigsResponses } from '../../handlers/alter-configs';
+import { alterConfigsResponses, topicResourcesToAlter } from '../../handlers/alter-configs';
 
 /** Only topic configs live in the controller here. */
 const NOT_TOPIC_MESSAGE = 'the controller only alters topic configs';
@@ -17,7 +17,7 @@ export const controllerIncrementalAlterConfigsHandler = defineControllerHandler<
   minVersion: 0,
   maxVersion: 1,
   async handle(node, _ctx, req) {
-    const topics = req.resources.filter((r) => r.resourceType === ConfigResourceType.TOPIC);
+    const topics = topicResourcesToAlter(req.resources);
     const results = await node.controller.alterTopicConfigs(
       topics.map((r) => ({ topic: r.resourceName, incremental: true, ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })) })),
       req.validateOnly,

@@ -11,6 +11,7 @@ import { brokerRegistrationHandler } from './broker-registration';
 import { controllerDescribeClusterHandler } from './describe-cluster';
 import { controllerFetchHandler } from './fetch';
 import { controllerAllocateProducerIdsHandler } from './allocate-producer-ids';
+import { controllerAlterClientQuotasHandler } from './alter-client-quotas';
 import { controllerAlterConfigsHandler } from './alter-configs';
 import { controllerCreatePartitionsHandler } from './create-partitions';
 import { controllerCreateTopicsHandler } from './create-topics';
@@ -32,4 +33,5 @@ export const CONTROLLER_HANDLERS: readonly HandlerSpec<any, any, ControllerNode>
   brokerRegistrationHandler,
   brokerHeartbeatHandler,
   controllerAllocateProducerIdsHandler,
+  controllerAlterClientQuotasHandler,
 ];
