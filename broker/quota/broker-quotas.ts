@@ -10,16 +10,15 @@
  */
 import type { KafkaConfig } from '../../config/kafka-config';
 import type { Time } from '../../common/time';
+import { clientQuotaEntityKey, type MetadataCache } from '../../metadata/metadata-cache';
 import { ClientQuotaManager, type ClientQuotaSource } from './client-quota-manager';
 import { ControllerMutationQuotaManager } from './controller-mutation-quota';
 
 /** Kafka's KafkaPrincipal.ANONYMOUS name. */
 export const ANONYMOUS_USER = 'ANONYMOUS';
 
-/** What the quotas need of the metadata image: the quota values of one entity. */
-export interface ClientQuotaImage {
-  clientQuota(entity: { user?: string | null; clientId?: string | null; ip?: string | null }): ReadonlyMap<string, number> | undefined;
-}
+/** What the quotas need of the metadata image: its quota changes, from the start. */
+export type ClientQuotaImage = Pick<MetadataCache, 'subscribeClientQuotas'>;
 
 export class BrokerQuotas {
   readonly produce: ClientQuotaManager;
@@ -27,12 +26,26 @@ export class BrokerQuotas {
   readonly request: ClientQuotaManager;
   readonly controllerMutation: ControllerMutationQuotaManager;
 
+  /** The quotas of every entity that has some, kept from the image's changes (the startup replay included). */
+  private readonly byEntity = new Map<string, ReadonlyMap<string, number>>();
+
   constructor(
-    private readonly image: ClientQuotaImage,
+    image: ClientQuotaImage,
     config: KafkaConfig,
     time: Time,
   ) {
-    const source: ClientQuotaSource = { quotaValue: (entity, key) => image.clientQuota(entity)?.get(key) };
+    image.subscribeClientQuotas((changes) => {
+      for (const c of changes) {
+        const key = clientQuotaEntityKey(c.entity);
+        if (c.quotas.size === 0) this.byEntity.delete(key);
+        else this.byEntity.set(key, new Map(c.quotas));
+      }
+    });
+    // With no quota anywhere (the usual case) a lookup costs one size check.
+    const source: ClientQuotaSource = {
+      quotaValue: (entity, key) => this.byEntity.get(clientQuotaEntityKey(entity))?.get(key),
+      isEmpty: () => this.byEntity.size === 0,
+    };
     const rate = { windowMs: config.getInt('quota.window.size.seconds') * 1000, samples: config.getInt('quota.window.num') };
     this.produce = new ClientQuotaManager('producer_byte_rate', source, rate, time);
     this.fetch = new ClientQuotaManager('consumer_byte_rate', source, rate, time);
@@ -48,6 +61,8 @@ export class BrokerQuotas {
 
   /** The `connection_creation_rate` of an address: its own entity, else the default IP entity. */
   ipConnectionRate(address: string): number | undefined {
-    return this.image.clientQuota({ ip: address })?.get('connection_creation_rate') ?? this.image.clientQuota({ ip: null })?.get('connection_creation_rate');
+    if (this.byEntity.size === 0) return undefined;
+    const of = (ip: string | null) => this.byEntity.get(clientQuotaEntityKey({ ip }))?.get('connection_creation_rate');
+    return of(address) ?? of(null);
   }
 }

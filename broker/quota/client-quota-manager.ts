@@ -26,6 +26,8 @@ export interface ClientQuotaSource {
    * in the entity, null = the default entity, a string = a named entity.
    */
   quotaValue(entity: { user?: string | null; clientId?: string | null }, key: string): number | undefined;
+  /** True when no entity has any quota: resolving can stop at once (the usual case). */
+  isEmpty?(): boolean;
 }
 
 export type ClientQuotaKey = 'producer_byte_rate' | 'consumer_byte_rate' | 'request_percentage' | 'controller_mutation_rate';
@@ -39,6 +41,7 @@ export interface ResolvedQuota {
 }
 
 export function resolveQuota(source: ClientQuotaSource, key: string, user: string, clientId: string): ResolvedQuota | undefined {
+  if (source.isEmpty?.()) return undefined;
   const levels: { user?: string | null; clientId?: string | null; share: 'both' | 'user' | 'client' }[] = [
     { user, clientId, share: 'both' },
     { user, clientId: null, share: 'both' },
