@@ -14,6 +14,7 @@ import type { LogManager } from '../storage/log-manager';
 import type { GroupCoordinator } from '../coordinator/group/group-coordinator';
 import type { TransactionCoordinator } from '../coordinator/transaction/transaction-coordinator';
 import type { BrokerQuotas } from './quota/broker-quotas';
+import type { Authorizer } from '../metadata/authorizer/authorizer';
 
 export interface AdvertisedEndpoint {
   listenerName: string;
@@ -37,6 +38,8 @@ export interface Broker {
   readonly groupCoordinator: GroupCoordinator;
   /** Transactional producers (__transaction_state) and producer ids for idempotent ones. */
   readonly transactionCoordinator: TransactionCoordinator;
+  /** Decides what each principal may do (ALLOW_ALL unless authorizer.class.name names one). */
+  readonly authorizer: Authorizer;
   /** Client quotas (produce / fetch byte rates, request time, controller mutations). */
   readonly quotas: BrokerQuotas;
   /** apiKey -> highest version to advertise (emulating an older Kafka); empty = no caps. */

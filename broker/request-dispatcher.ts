@@ -23,7 +23,6 @@ import type { RequestContext } from './network/request-context';
 import { CloseConnection, type HandlerSpec } from './handlers/define-handler';
 import type { Broker } from './broker';
 import type { Logger } from '../common/logger';
-import { ANONYMOUS_USER } from './quota/broker-quotas';
 import type { ClientQuotaManager } from './quota/client-quota-manager';
 
 /** 100% of one thread for one second, per nanosecond (Kafka's NanosToPercentagePerSecond). */
@@ -115,7 +114,7 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
     let bandwidthThrottleMs = 0;
     let requestThrottle: number | null = null;
     let exempt = false;
-    const principal = (conn.attributes.get('principal') as string | undefined) ?? ANONYMOUS_USER;
+    const principal = conn.principal;
     const ctx: RequestContext = {
       apiKey,
       apiVersion,
@@ -138,7 +137,7 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
         if (!this.requestQuota || exempt) return (requestThrottle = 0);
         // Time spent on the request, without the time it waited on purpose.
         const nanos = Number((parkedNs ?? process.hrtime.bigint()) - startNs);
-        requestThrottle = this.requestQuota.recordAndGetThrottleTimeMs(principal, clientId ?? '', nanos * NANOS_TO_PERCENTAGE_PER_SECOND, Date.now());
+        requestThrottle = this.requestQuota.recordAndGetThrottleTimeMs(principal.name, clientId ?? '', nanos * NANOS_TO_PERCENTAGE_PER_SECOND, Date.now());
         return requestThrottle;
       },
     };

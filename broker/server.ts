@@ -44,6 +44,7 @@ import { HANDLERS } from './handlers';
 import { SocketServer, type SocketServerOptions } from './network/socket-server';
 import { socketServerOptions } from './network/socket-server-config';
 import { BrokerQuotas } from './quota/broker-quotas';
+import { ALLOW_ALL, type Authorizer } from '../metadata/authorizer/authorizer';
 import { SystemTime } from '../common/time';
 import type { AdvertisedEndpoint, Broker } from './broker';
 import { MetadataCache, type MetadataDelta } from '../metadata/metadata-cache';
@@ -77,6 +78,7 @@ export class KafkaServer implements Broker {
   readonly logger: Logger;
   readonly metadata: MetadataCache;
   readonly quotas: BrokerQuotas;
+  readonly authorizer: Authorizer = ALLOW_ALL;
   /** The controller: in this process (combined node) or remote (cluster broker). */
   readonly controller: ControllerApi;
   /** The in-process controller of a combined node; null for a cluster broker. */
@@ -281,7 +283,7 @@ export class KafkaServer implements Broker {
 
     const listeners = this.config.dataPlaneListeners();
     const bound = await this.socketServer.listen(
-      listeners.map((l) => ({ name: l.listenerName, host: l.host ?? '', port: l.port })),
+      listeners.map((l) => ({ name: l.listenerName, host: l.host ?? '', port: l.port, securityProtocol: l.securityProtocol })),
     );
     const boundPort = (name: string): number | undefined => bound.find((b) => b.name === name)?.boundPort;
     const advertised: Endpoint[] = resolveAdvertisedEndpoints(this.config.advertisedListeners(), boundPort, os.hostname());

@@ -126,7 +126,7 @@ export class ControllerServer implements ControllerNode {
   private async startup(): Promise<void> {
     const listeners = controllerListeners(this.config);
     if (listeners.length === 0) throw new Error('the controller has no listener (listeners / controller.listener.names)');
-    const bound = await this.socketServer.listen(listeners.map((l) => ({ name: l.listenerName, host: l.host ?? '', port: l.port })));
+    const bound = await this.socketServer.listen(listeners.map((l) => ({ name: l.listenerName, host: l.host ?? '', port: l.port, securityProtocol: l.securityProtocol })));
     const first = bound[0];
     this.bound = { host: first.host || '127.0.0.1', port: first.boundPort };
     this.controller.start();

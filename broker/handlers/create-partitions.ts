@@ -80,7 +80,7 @@ export const createPartitionsHandler = defineHandler<CreatePartitionsRequest, Cr
   minVersion: 0,
   maxVersion: 3,
   async handle(broker, ctx, req) {
-    const mutation = broker.quotas.controllerMutation.newQuotaFor(ctx.principal, ctx.clientId ?? '', ctx.apiVersion >= 3);
+    const mutation = broker.quotas.controllerMutation.newQuotaFor(ctx.principal.name, ctx.clientId ?? '', ctx.apiVersion >= 3);
     const results = await createPartitionsAnswers(broker.controller, req, { mutation, currentCount: (topic) => broker.metadata.topic(topic)?.partitions.size });
     ctx.throttle(mutation.throttleTimeMs());
     return { results };

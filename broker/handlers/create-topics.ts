@@ -118,7 +118,7 @@ export const createTopicsHandler = defineHandler<CreateTopicsRequest, CreateTopi
   maxVersion: 7,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
-    const quota = broker.quotas.controllerMutation.newQuotaFor(ctx.principal, ctx.clientId ?? '', v >= 6);
+    const quota = broker.quotas.controllerMutation.newQuotaFor(ctx.principal.name, ctx.clientId ?? '', v >= 6);
     const answers = quota.bounded ? await createWithinQuota(broker.controller, req, quota) : await createTopicsAnswers(broker.controller, req);
     ctx.throttle(quota.throttleTimeMs());
     return {

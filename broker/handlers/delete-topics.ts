@@ -137,7 +137,7 @@ export const deleteTopicsHandler = defineHandler<DeleteTopicsRequest, DeleteTopi
   maxVersion: 6,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
-    const quota = broker.quotas.controllerMutation.newQuotaFor(ctx.principal, ctx.clientId ?? '', v >= 5);
+    const quota = broker.quotas.controllerMutation.newQuotaFor(ctx.principal.name, ctx.clientId ?? '', v >= 5);
     const answers = await deleteTopicsAnswers(broker.controller, broker.metadata, broker.config.getBoolean('delete.topic.enable'), v, req, quota);
     ctx.throttle(quota.throttleTimeMs());
     return {

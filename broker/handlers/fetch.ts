@@ -99,7 +99,7 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
     const toFetch = context.partitions;
     // A consumer never asks for more than its quota lets it take in one window (Kafka's
     // getMaxValueInQuotaWindow): more would be throttled for sure.
-    const principal = ctx.principal;
+    const principal = ctx.principal.name;
     const clientId = ctx.clientId ?? '';
     const quotaWindowBytes = isFollower ? Infinity : broker.quotas.fetch.maxValueInQuotaWindow(principal, clientId);
     const maxBytes = Math.max(0, Math.floor(Math.min(req.maxBytes, broker.config.getInt('fetch.max.bytes'), quotaWindowBytes)));

@@ -96,7 +96,7 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
     const results = await appending;
     // producer_byte_rate counts the whole request; the request-time quota does not apply to acks=0
     // (KafkaApis.handleProduceRequest). Either throttle mutes the connection after the answer.
-    ctx.throttle(broker.quotas.produce.recordAndGetThrottleTimeMs(ctx.principal, ctx.clientId ?? '', ctx.requestBytes, Date.now()));
+    ctx.throttle(broker.quotas.produce.recordAndGetThrottleTimeMs(ctx.principal.name, ctx.clientId ?? '', ctx.requestBytes, Date.now()));
     const byKey = new PartitionMap<ProducePartitionResult>();
     for (const r of results) byKey.set(r.topic, r.partition, r);
     for (const { topic, partition, value } of rejected.values()) byKey.set(topic, partition, value);

@@ -19,6 +19,7 @@
  */
 import type { Socket } from 'node:net';
 import type { Logger } from '../../common/logger';
+import { ANONYMOUS, type KafkaPrincipal } from '../../common/kafka-principal';
 import type { MemoryPool } from './memory-pool';
 import type { RequestSlots } from './request-slots';
 
@@ -28,7 +29,11 @@ export interface ConnectionInfo {
   readonly remotePort: number;
   readonly localPort: number;
   readonly listenerName: string;
-  /** Per-connection state that handlers may keep. */
+  /** The listener's security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. */
+  readonly securityProtocol: string;
+  /** Who the connection is: ANONYMOUS until TLS client authentication or SASL says otherwise. */
+  principal: KafkaPrincipal;
+  /** Per-connection state that handlers may keep (e.g. the SASL authenticator's progress). */
   readonly attributes: Map<string, unknown>;
 }
 
@@ -63,6 +68,7 @@ export interface ConnectionOptions {
 
 export class Connection implements ConnectionInfo {
   readonly attributes = new Map<string, unknown>();
+  principal: KafkaPrincipal = ANONYMOUS;
   readonly remoteAddress: string;
   readonly remotePort: number;
   readonly localPort: number;
@@ -90,6 +96,7 @@ export class Connection implements ConnectionInfo {
     readonly id: number,
     private readonly socket: Socket,
     readonly listenerName: string,
+    readonly securityProtocol: string,
     private readonly processor: FrameProcessor,
     private readonly opts: ConnectionOptions,
     private readonly log: Logger,

@@ -3,6 +3,7 @@
  * connection it came in on.
  */
 import type { ConnectionInfo } from './connection';
+import type { KafkaPrincipal } from '../../common/kafka-principal';
 
 export interface RequestContext {
   readonly apiKey: number;
@@ -25,8 +26,8 @@ export interface RequestContext {
    * `queued.max.requests`. Idempotent; harmless if the wait turns out to be short.
    */
   parked(): void;
-  /** The principal's name (Kafka's `ANONYMOUS` on a listener without authentication). */
-  readonly principal: string;
+  /** Who sent it (Kafka's `User:ANONYMOUS` on a listener without authentication). */
+  readonly principal: KafkaPrincipal;
   /**
    * A byte-rate quota (produce, fetch) wants the connection muted for `ms` after this response; the
    * response's throttle_time_ms is the largest of these and the request-time throttle.

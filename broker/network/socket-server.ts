@@ -22,6 +22,8 @@ export interface ListenerSpec {
   name: string;
   host: string;
   port: number;
+  /** PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. */
+  securityProtocol: string;
 }
 
 export interface BoundListener extends ListenerSpec {
@@ -48,6 +50,7 @@ interface WaitingSocket {
   /** Recorded in the creation rates (once); not before this time may it be taken. */
   notBeforeMs: number;
   recorded: boolean;
+  spec: ListenerSpec;
 }
 
 export class SocketServer {
@@ -78,7 +81,7 @@ export class SocketServer {
 
   async listen(listeners: ListenerSpec[]): Promise<BoundListener[]> {
     for (const l of listeners) {
-      const server = createServer({ pauseOnConnect: true }, (socket) => this.onSocket(socket, l.name));
+      const server = createServer({ pauseOnConnect: true }, (socket) => this.onSocket(socket, l));
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen({ host: l.host || undefined, port: l.port, exclusive: true, backlog: this.opts.listenBacklog }, () => {
@@ -96,7 +99,8 @@ export class SocketServer {
     return this.bound;
   }
 
-  private onSocket(socket: Socket, listener: string): void {
+  private onSocket(socket: Socket, spec: ListenerSpec): void {
+    const listener = spec.name;
     if (this.closed) {
       socket.destroy();
       return;
@@ -109,7 +113,7 @@ export class SocketServer {
       return;
     }
     socket.on('error', () => {});
-    queue.push({ socket, address, notBeforeMs: 0, recorded: false });
+    queue.push({ socket, address, notBeforeMs: 0, recorded: false, spec });
     this.drain(listener);
   }
 
@@ -175,6 +179,7 @@ export class SocketServer {
       this.nextId++,
       w.socket,
       listener,
+      w.spec.securityProtocol,
       this.processor,
       { maxRequestBytes: this.opts.maxRequestBytes, idleTimeoutMs: this.opts.idleTimeoutMs, pool: this.pool, slots: this.slots },
       this.log,

@@ -14,9 +14,6 @@ import { clientQuotaEntityKey, type MetadataCache } from '../../metadata/metadat
 import { ClientQuotaManager, type ClientQuotaSource } from './client-quota-manager';
 import { ControllerMutationQuotaManager } from './controller-mutation-quota';
 
-/** Kafka's KafkaPrincipal.ANONYMOUS name. */
-export const ANONYMOUS_USER = 'ANONYMOUS';
-
 /** What the quotas need of the metadata image: its quota changes, from the start. */
 export type ClientQuotaImage = Pick<MetadataCache, 'subscribeClientQuotas'>;
 
