@@ -3,9 +3,12 @@
  *
  *   krill [--config server.properties] [--override key=value ...] [--port N] [--host H]
  *         [--data-dir DIR] [--max-api-version API=V ...] [--log-level LEVEL]
+ *         [--add-scram 'SCRAM-SHA-256=[name=alice,password=alice-secret]' ...]
  *
  * Starts one broker (127.0.0.1:9092, data under ./data by default), prints one line naming the
  * bound address(es) on stdout once it serves requests, and shuts down cleanly on SIGTERM/SIGINT.
+ * `--add-scram` (repeatable, `-S`) is `kafka-storage format --add-scram`: SCRAM credentials written
+ * to the metadata log on the first start of a fresh node (broker/security/sasl/scram-parser.ts).
  *
  * Clusters (docs/replication.md):
  *   krill --brokers N [--port P]           N brokers (node ids 0..N-1, ports P..P+N-1) and a
@@ -22,14 +25,18 @@ import { startCluster } from './cluster';
 import { ControllerServer } from './controller/controller-server';
 import type { LogLevel } from '../common/logger';
 import { dumpLogMain } from '../storage/tools/dump-log';
+import { parseScramArgument } from './security/sasl/scram-parser';
 
 const USAGE = `usage: krill [--config FILE] [--override key=value ...] [--port N] [--host H] [--data-dir DIR]
              [--max-api-version API=VERSION ...] [--log-level error|warn|info|debug|trace]
+             [--add-scram 'SCRAM-SHA-512=[name=NAME,password=PASSWORD]' ...]
              [--brokers N | --process-roles controller | --node-id N --controller HOST:PORT]
 Starts a krill broker (Kafka wire protocol). Config keys are Kafka's (server.properties).
 --brokers N runs an N-broker cluster (and its controller) in this process on ports P..P+N;
 --process-roles controller runs a cluster's controller; --node-id N --controller HOST:PORT runs
-one broker of that cluster (separate processes, or machines).
+one broker of that cluster (separate processes, or machines). --add-scram (repeatable; also
+MECH=[name=N,iterations=I,salt=B64,saltedpassword=B64]) adds a SCRAM credential to the metadata
+log when the node starts with an empty one, as kafka-storage format --add-scram does.
        krill dump-log [--deep-iteration] [--print-data-log] [--index-sanity-check] FILE|DIR...
 Prints and checks log segments and indexes (like kafka-dump-log.sh; --help for its options).`;
 
@@ -45,6 +52,7 @@ export function parseArgs(argv: string[]): CliOptions {
   const opts: CliOptions = {};
   const overrides: string[] = [];
   const caps: Record<string, number> = {};
+  const scram: string[] = [];
   const need = (i: number, flag: string): string => {
     const v = argv[i + 1];
     if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value`);
@@ -85,6 +93,17 @@ export function parseArgs(argv: string[]): CliOptions {
         caps[m[1]] = Number(m[2]);
         break;
       }
+      case '--add-scram':
+      case '-S': {
+        const v = value();
+        try {
+          parseScramArgument(v);
+        } catch (err) {
+          throw new Error(`--add-scram: ${(err as Error).message}`);
+        }
+        scram.push(v);
+        break;
+      }
       case '--log-level':
         opts.logLevel = value() as LogLevel;
         break;
@@ -121,6 +140,7 @@ export function parseArgs(argv: string[]): CliOptions {
   }
   if (overrides.length) opts.overrides = overrides;
   if (Object.keys(caps).length) opts.maxApiVersions = caps;
+  if (scram.length) opts.scramCredentials = scram;
   return opts;
 }
 
@@ -186,6 +206,7 @@ async function runClusterNode(opts: CliOptions): Promise<void> {
         ...(opts.dataDir !== undefined ? { 'log.dirs': opts.dataDir } : {}),
       },
       logLevel: opts.logLevel,
+      scramCredentials: opts.scramCredentials,
     });
     close = () => controller.shutdown();
     line = `krill controller ready: CONTROLLER://${controller.endpoint.host}:${controller.endpoint.port} node ${controller.nodeId} cluster ${controller.clusterId} data ${controller.config.metadataLogDir()}\n`;
@@ -201,6 +222,7 @@ async function runClusterNode(opts: CliOptions): Promise<void> {
       keepDataDir: true,
       maxApiVersions: opts.maxApiVersions,
       logLevel: opts.logLevel,
+      scramCredentials: opts.scramCredentials,
     });
     close = () => cluster.close();
     line = `krill ready: ${cluster.bootstrapServers.map((b) => `PLAINTEXT://${b}`).join(', ')} nodes ${[...cluster.brokers.keys()].join(',')} controller ${cluster.controllerAddress} data ${cluster.dataDir}\n`;

@@ -17,7 +17,9 @@
  * code. The controller is separate from every broker so that any broker can be stopped or killed.
  *
  * Ports: 0 (free ports) unless `port` is given, then brokers use port, port+1, ... and the
- * controller port+N. Data: one temp directory (controller/ and broker-<id>/ inside), removed by
+ * controller port+N. Brokers listen on PLAINTEXT://host:port unless `config` (or `brokerConfig`)
+ * sets `listeners` (e.g. SSL with `inter.broker.listener.name`): then those are used, and a port 0
+ * in them is the port the broker got on its first start when it restarts. Data: one temp directory (controller/ and broker-<id>/ inside), removed by
  * close() unless keepDataDir, or `dataDir` if given.
  */
 import * as fs from 'node:fs';
@@ -47,6 +49,8 @@ export interface StartClusterOptions {
   maxApiVersions?: Readonly<Record<string, number>>;
   logLevel?: LogLevel;
   logger?: Logger;
+  /** SCRAM credentials for the controller to write to a fresh metadata log (`--add-scram`). */
+  scramCredentials?: readonly string[];
 }
 
 export interface RunningCluster {
@@ -112,21 +116,25 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
         versionCaps: parseVersionCaps(opts.maxApiVersions),
         logLevel: opts.logLevel,
         logger: opts.logger?.child(`controller-${controllerNodeId}`),
+        scramCredentials: opts.scramCredentials,
       });
     controller = await startController(controllerPort);
     const controllerAddress = `${controller.endpoint.host}:${controller.endpoint.port}`;
 
+    const boundPorts = new Map<number, Map<string, number>>();
     const start = async (id: number): Promise<RunningBroker> => {
+      const own = opts.brokerConfig?.(id) ?? {};
+      const listeners = own.listeners ?? common.listeners;
       const b = await startBroker({
         configFile: opts.configFile,
         overrides: opts.overrides,
-        host,
-        port: ports.get(id)!,
+        ...(listeners === undefined || listeners === null ? { host, port: ports.get(id)! } : {}),
         dataDir: brokerDir(id),
         keepDataDir: true,
         config: {
           ...common,
-          ...(opts.brokerConfig?.(id) ?? {}),
+          ...own,
+          ...(listeners === undefined || listeners === null ? {} : { listeners: pinPorts(String(listeners), boundPorts.get(id)) }),
           'process.roles': 'broker',
           'node.id': String(id),
           'controller.quorum.bootstrap.servers': controllerAddress,
@@ -136,6 +144,7 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
         logger: opts.logger?.child(`broker-${id}`),
       });
       ports.set(id, b.port);
+      boundPorts.set(id, new Map(b.server.advertisedEndpoints.map((e) => [e.listenerName, e.port])));
       brokers.set(id, b);
       return b;
     };
@@ -190,4 +199,17 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
     await cleanup();
     throw err;
   }
+}
+
+/** `listeners` with each port 0 replaced by the port that listener got before (so a restart keeps it). */
+function pinPorts(listeners: string, bound: ReadonlyMap<string, number> | undefined): string {
+  if (!bound) return listeners;
+  return listeners
+    .split(',')
+    .map((entry) => {
+      const m = /^\s*([^:]+):\/\/(.*):0\s*$/.exec(entry);
+      const port = m ? bound.get(m[1].toUpperCase()) : undefined;
+      return m && port !== undefined ? `${m[1]}://${m[2]}:${port}` : entry;
+    })
+    .join(',');
 }

@@ -8,6 +8,7 @@ import { KafkaServer } from './server';
 import type { LogLevel, Logger } from '../common/logger';
 import type { StorageFs } from '../storage/fs';
 import { ALL_APIS } from '../protocol/generated';
+import type { Authorizer } from '../metadata/authorizer/authorizer';
 
 export interface LaunchOptions {
   /** server.properties file. */
@@ -27,6 +28,14 @@ export interface LaunchOptions {
   logger?: Logger;
   /** The file system the partition logs use (fault injection: storage/testing/faulty-fs.ts). */
   storageFs?: StorageFs;
+  /** The authorizer to use instead of the one `authorizer.class.name` names (tests). */
+  authorizer?: Authorizer;
+  /**
+   * `--add-scram` arguments ('SCRAM-SHA-512=[name=alice,password=alice-secret]', Kafka's
+   * `kafka-storage format --add-scram` syntax): written to the metadata log on the first start of a
+   * fresh combined node, ignored afterwards (docs/security.md).
+   */
+  scramCredentials?: readonly string[];
 }
 
 export function parseVersionCaps(caps: Readonly<Record<string, number>> | undefined): Map<number, number> {
@@ -56,6 +65,8 @@ export async function launch(opts: LaunchOptions): Promise<KafkaServer> {
     logLevel: opts.logLevel,
     logger: opts.logger,
     storageFs: opts.storageFs,
+    authorizer: opts.authorizer,
+    scramCredentials: opts.scramCredentials,
   });
 }
 

@@ -11,6 +11,12 @@
  * logged. An exception from a handler is logged with the request's context and also closes the
  * connection: the broker's state is never left half-updated by it, because handlers only throw
  * before they change anything or after per-partition work has already been accounted for.
+ *
+ * SASL (broker/security/sasl/authenticator.ts) on SASL_PLAINTEXT / SASL_SSL listeners: the
+ * connection's authenticator sees every frame first. Before authentication completes it admits only
+ * ApiVersions, SaslHandshake and SaslAuthenticate (exempt from request quotas), takes raw tokens
+ * after a SaslHandshake v0, and turns anything else into a close; an authentication failure closes
+ * after connection.failed.authentication.delay.ms, once its answer (if Kafka sends one) is written.
  */
 import { Reader, DecodeError } from '../protocol/primitives/reader';
 import { Writer } from '../protocol/primitives/writer';
@@ -24,6 +30,7 @@ import { CloseConnection, type HandlerSpec } from './handlers/define-handler';
 import type { Broker } from './broker';
 import type { Logger } from '../common/logger';
 import type { ClientQuotaManager } from './quota/client-quota-manager';
+import type { SaslGate, SaslRefusal, SaslServerAuthenticator } from './security/sasl/authenticator';
 
 /** 100% of one thread for one second, per nanosecond (Kafka's NanosToPercentagePerSecond). */
 const NANOS_TO_PERCENTAGE_PER_SECOND = 100 / 1e9;
@@ -53,6 +60,8 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
     private readonly log: Logger,
     /** The request-time quota (`request_percentage`); absent on the controller listener, which brokers use. */
     private readonly requestQuota?: ClientQuotaManager,
+    /** The SASL listeners' authenticators; absent when no listener uses SASL. */
+    private readonly sasl?: SaslGate,
   ) {
     for (const h of handlers) {
       if (this.handlers.has(h.apiKey)) throw new Error(`two handlers for API key ${h.apiKey}`);
@@ -81,6 +90,26 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
     return h;
   }
 
+  /** SASL: frames of a connection still authenticating are bounded by sasl.server.max.receive.size. */
+  frameLimit(conn: ConnectionInfo): { maxBytes: number; exceeded(size: number): Promise<ProcessResult> } | undefined {
+    const sasl = this.sasl?.authenticatorFor(conn);
+    const maxBytes = sasl?.receiveLimit();
+    if (!sasl || maxBytes === undefined) return undefined;
+    return { maxBytes, exceeded: (size) => this.saslOutcome(sasl.invalidReceive(size), sasl, conn) };
+  }
+
+  /** SASL: a refusal closes now; an authentication failure closes after the failure delay, after `answer` if any. */
+  private async saslOutcome(a: SaslRefusal, sasl: SaslServerAuthenticator, conn: ConnectionInfo, inFlight?: InFlightRequest, answer?: Buffer[]): Promise<ProcessResult> {
+    if (a.kind === 'close') return { kind: 'close', reason: a.reason };
+    sasl.takeFailure();
+    this.log.info(`Failed authentication with /${conn.remoteAddress} (${a.reason})`, { conn: conn.id, listener: conn.listenerName });
+    inFlight?.parked();
+    const delayMs = sasl.failedAuthenticationDelayMs;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    const reason = `SASL authentication failed: ${a.reason}`;
+    return answer ? { kind: 'respond', chunks: answer, closeAfterSend: reason } : { kind: 'close', reason };
+  }
+
   async process(frame: Buffer, conn: ConnectionInfo, inFlight?: InFlightRequest): Promise<ProcessResult> {
     const onSent: (() => void)[] = [];
     const res = await this.processRequest(frame, conn, onSent, inFlight);
@@ -101,14 +130,32 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
 
   private async processRequest(frame: Buffer, conn: ConnectionInfo, onSent: (() => void)[], inFlight?: InFlightRequest): Promise<ProcessResult> {
     const receivedAtMs = Date.now();
+    const sasl = this.sasl?.authenticatorFor(conn);
+    if (sasl?.expectsRawToken) {
+      // After SaslHandshake v0 the frames are raw SASL tokens, answered with raw size-prefixed tokens.
+      const res = await sasl.rawToken(frame);
+      if (res.kind !== 'respond') return this.saslOutcome(res, sasl, conn, inFlight);
+      const out = Buffer.allocUnsafe(4 + res.token.length);
+      out.writeInt32BE(res.token.length, 0);
+      res.token.copy(out, 4);
+      return { kind: 'respond', chunks: [out] };
+    }
     const r = new Reader(frame);
     let header;
     try {
       header = readRequestHeader(r);
     } catch (err) {
+      if (sasl) return this.saslOutcome(sasl.undecodableHeader((err as Error).message), sasl, conn, inFlight);
       return { kind: 'close', reason: `cannot decode request header: ${(err as Error).message}` };
     }
     const { apiKey, apiVersion, correlationId, clientId } = header;
+    // SASL: before authentication completes only the exchange's own requests get through.
+    let saslAuthenticating = false;
+    if (sasl) {
+      const a = sasl.admit(apiKey);
+      if (a.kind !== 'serve') return this.saslOutcome(a, sasl, conn, inFlight);
+      saslAuthenticating = a.authenticating;
+    }
     const startNs = process.hrtime.bigint();
     let parkedNs: bigint | null = null;
     let bandwidthThrottleMs = 0;
@@ -160,7 +207,7 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
       const why = err instanceof DecodeError ? err.message : String(err);
       return { kind: 'close', reason: `cannot decode ${handler.name} v${apiVersion} request: ${why}` };
     }
-    exempt = handler.requestQuotaExempt?.(request) ?? false;
+    exempt = saslAuthenticating || (handler.requestQuotaExempt?.(request) ?? false);
 
     let response: unknown;
     try {
@@ -191,6 +238,11 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
       return { kind: 'close', reason: `internal error encoding ${handler.name}` };
     }
     w.patchInt32(size, w.length - 4);
+    if (sasl) {
+      if (apiKey === ApiKey.ApiVersions) sasl.apiVersionsAnswered((response as { errorCode?: number }).errorCode ?? ErrorCode.NONE);
+      const failure = sasl.takeFailure();
+      if (failure !== null) return this.saslOutcome({ kind: 'fail', reason: failure }, sasl, conn, inFlight, w.finish());
+    }
     return { kind: 'respond', chunks: w.finish(), throttleMs };
   }
 

@@ -43,8 +43,11 @@ import { RequestDispatcher } from './request-dispatcher';
 import { HANDLERS } from './handlers';
 import { SocketServer, type SocketServerOptions } from './network/socket-server';
 import { socketServerOptions } from './network/socket-server-config';
+import { controllerClientTls, interBrokerClientTls } from './security/ssl/ssl-settings';
+import type { ClientSecurity } from '../client/network-client';
 import { BrokerQuotas } from './quota/broker-quotas';
 import { ALLOW_ALL, type Authorizer } from '../metadata/authorizer/authorizer';
+import { authorizerFromConfig, type StandardAuthorizer } from '../metadata/authorizer/standard-authorizer';
 import { SystemTime } from '../common/time';
 import type { AdvertisedEndpoint, Broker } from './broker';
 import { MetadataCache, type MetadataDelta } from '../metadata/metadata-cache';
@@ -60,6 +63,20 @@ import { readMetaProperties } from '../storage/meta-properties';
 import { nodeFs } from '../storage/fs';
 import type { StorageFs } from '../storage/fs';
 import { topicPartitionKey } from '../common/topic-partition';
+import { parseScramArgument, scramCredentialRecords } from './security/sasl/scram-parser';
+import { SaslGate } from './security/sasl/authenticator';
+import { controllerClientSasl, interBrokerClientSasl, type SaslMechanismDeps } from './security/sasl/registry';
+import { scramMechanismDeps } from './security/sasl/scram';
+import type { ScramCredentialStore } from './security/sasl/scram-server';
+
+/**
+ * What the SASL mechanisms need (registry.ts): SCRAM reads its credentials from the broker's metadata
+ * image. Without `credentials` only the client side (krill's own connections) may be used.
+ */
+function brokerSaslDeps(logger: Logger, credentials?: ScramCredentialStore): SaslMechanismDeps {
+  const scram = scramMechanismDeps(credentials ?? { scramCredential: () => undefined });
+  return { ...scram, logger: logger.child('sasl') };
+}
 
 const SECURITY_PROTOCOL_IDS: Record<string, number> = { PLAINTEXT: 0, SSL: 1, SASL_PLAINTEXT: 2, SASL_SSL: 3 };
 
@@ -70,6 +87,13 @@ export interface KafkaServerOptions extends KafkaConfigInit {
   logger?: Logger;
   /** The file system the partition logs use (fault injection: storage/testing/faulty-fs.ts). */
   storageFs?: StorageFs;
+  /** Decides what each principal may do; overrides `authorizer.class.name` (tests inject scripted ones). */
+  authorizer?: Authorizer;
+  /**
+   * SCRAM credentials in `kafka-storage format --add-scram` syntax ('SCRAM-SHA-256=[name=alice,password=s]'),
+   * written to the metadata log when a combined node starts with an empty one (scram-parser.ts).
+   */
+  scramCredentials?: readonly string[];
 }
 
 export class KafkaServer implements Broker {
@@ -78,7 +102,9 @@ export class KafkaServer implements Broker {
   readonly logger: Logger;
   readonly metadata: MetadataCache;
   readonly quotas: BrokerQuotas;
-  readonly authorizer: Authorizer = ALLOW_ALL;
+  readonly authorizer: Authorizer;
+  /** The configured StandardAuthorizer (null without authorizer.class.name, or when one was injected). */
+  private readonly standardAuthorizer: StandardAuthorizer | null;
   /** The controller: in this process (combined node) or remote (cluster broker). */
   readonly controller: ControllerApi;
   /** The in-process controller of a combined node; null for a cluster broker. */
@@ -107,12 +133,18 @@ export class KafkaServer implements Broker {
     clusterId: string,
     metadataLog: MetadataLogStore | null,
     socketOptions: SocketServerOptions,
+    /** How this broker's own connections are secured: to other brokers (inter-broker listener) and to the controller. */
+    private readonly clientSecurity: { interBroker: ClientSecurity; controller: ClientSecurity },
   ) {
     this.nodeId = config.nodeId;
     this.clusterId = clusterId;
     this.logger = opts.logger ?? new Logger(`krill[${this.nodeId}]`, opts.logLevel);
     this.versionCaps = opts.versionCaps ?? new Map();
     this.metadata = new MetadataCache(clusterId);
+    // authorizer.class.name: the StandardAuthorizer follows this broker's metadata image from the start.
+    this.standardAuthorizer = opts.authorizer ? null : authorizerFromConfig(config, this.logger);
+    this.standardAuthorizer?.follow(this.metadata);
+    this.authorizer = opts.authorizer ?? this.standardAuthorizer ?? ALLOW_ALL;
     this.quotas = new BrokerQuotas(this.metadata, config, SystemTime);
     this.defaultTopicConfig = logConfigFrom(config);
     const controllerAddress = controllerAddressOf(config);
@@ -126,13 +158,20 @@ export class KafkaServer implements Broker {
           lastAppliedOffset: () => this.metadata.lastAppliedOffset,
           applyMetadata: (batches) => this.applyMetadataBatches(batches),
           listeners: () => this.registrationListeners(),
+          security: clientSecurity.controller,
         })
       : null;
+    const scram = opts.scramCredentials ?? [];
+    if (metadataLog !== null && scram.length > 0 && metadataLog.logEndOffset > 0n) {
+      this.logger.info(`the metadata log already has records: ${scram.length} --add-scram credential(s) not added (they are written on the first start only)`);
+    }
     this.localController = metadataLog === null ? null : new Controller({
       nodeId: this.nodeId,
       clusterId,
       log: metadataLog,
       logger: this.logger.child('controller'),
+      // Salted (PBKDF2) only for a fresh log, where they are written.
+      bootstrapRecords: scram.length > 0 && metadataLog.logEndOffset === 0n ? scramCredentialRecords(scram) : undefined,
       defaultNumPartitions: () => config.getInt('num.partitions'),
       defaultReplicationFactor: () => config.getInt('default.replication.factor'),
       validateTopicConfig: (name, value) => {
@@ -169,6 +208,7 @@ export class KafkaServer implements Broker {
       requestTimeoutMs: txnConfig.requestTimeoutMs,
       transactionLogNumPartitions: txnConfig.transactionLogNumPartitions,
       logger: this.logger.child('txn-verification'),
+      security: clientSecurity.interBroker,
     });
     this.replicaManager = new ReplicaManager({
       brokerId: this.nodeId,
@@ -203,10 +243,13 @@ export class KafkaServer implements Broker {
         metadata: this.metadata,
         listenerName: config.interBrokerListenerName(),
         requestTimeoutMs: txnConfig.requestTimeoutMs,
+        security: clientSecurity.interBroker,
       }),
       createTransactionTopic: internalTopicCreator(this.controller, config, this.metadata, TRANSACTION_STATE_TOPIC),
     });
-    this.dispatcher = new RequestDispatcher<Broker>(this, HANDLERS, this.logger.child('request'), this.quotas.request);
+    // SASL listeners (broker/security/sasl/): validated here, so one krill cannot serve stops startup.
+    const sasl = SaslGate.forListeners(config, config.dataPlaneListeners(), brokerSaslDeps(this.logger, this.metadata));
+    this.dispatcher = new RequestDispatcher<Broker>(this, HANDLERS, this.logger.child('request'), this.quotas.request, sasl);
     this.socketServer = new SocketServer(
       this.dispatcher,
       { ...socketOptions, quotas: { ...socketOptions.quotas, ipConnectionRate: (address) => this.quotas.ipConnectionRate(address) } },
@@ -216,6 +259,7 @@ export class KafkaServer implements Broker {
 
   static async start(opts: KafkaServerOptions = {}): Promise<KafkaServer> {
     const config = KafkaConfig.load(opts);
+    for (const a of opts.scramCredentials ?? []) parseScramArgument(a); // a bad argument fails before anything is touched
     const logDirs = config.logDirs();
     for (const d of logDirs) {
       try {
@@ -235,10 +279,26 @@ export class KafkaServer implements Broker {
       }
     }
     const logger = opts.logger ?? new Logger(`krill[${config.nodeId}]`, opts.logLevel);
+    // TLS of this broker's own connections, from the ssl.* settings of the listeners they reach
+    // (stores loaded now: a bad one stops startup before anything connects).
+    // SASL credentials of the same connections, from the JAAS entries of the listeners they reach
+    // (sasl.mechanism.inter.broker.protocol / sasl.mechanism.controller.protocol).
+    const saslDeps = brokerSaslDeps(logger);
+    const clientSecurity = {
+      interBroker: { tls: interBrokerClientTls(config), sasl: interBrokerClientSasl(config, saslDeps) },
+      controller: { tls: controllerClientTls(config), sasl: controllerClientSasl(config, saslDeps) },
+    };
     const controllerAddress = controllerAddressOf(config);
     if (controllerAddress) {
       // A cluster broker belongs to its controller's cluster; a directory of another one is refused.
-      const theirs = await discoverClusterId(controllerAddress, config.nodeId, config, config.getInt('initial.broker.registration.timeout.ms'), logger);
+      const theirs = await discoverClusterId(
+        controllerAddress,
+        config.nodeId,
+        config,
+        config.getInt('initial.broker.registration.timeout.ms'),
+        logger,
+        clientSecurity.controller,
+      );
       if (clusterId !== undefined && clusterId !== theirs) {
         throw new Error(`INCONSISTENT_CLUSTER_ID: the log directories belong to cluster ${clusterId}, the controller to ${theirs}`);
       }
@@ -247,12 +307,15 @@ export class KafkaServer implements Broker {
     clusterId ??= randomUuid();
     for (const k of config.unknownKeys()) logger.warn(`unknown configuration '${k}' was supplied; it is kept but not used`);
     const metadataLog = controllerAddress ? null : new MetadataLogStore(metadataDir, logger.child('metadata-log'));
+    if (controllerAddress && (opts.scramCredentials?.length ?? 0) > 0) {
+      logger.warn('--add-scram credentials are ignored on a broker of a cluster: they are bootstrapped on its controller');
+    }
     const socketOptions = await socketServerOptions(
       config,
       config.dataPlaneListeners().map((l) => l.listenerName),
       config.interBrokerListenerName(),
     );
-    const server = new KafkaServer(config, { ...opts, logger }, clusterId, metadataLog, socketOptions);
+    const server = new KafkaServer(config, { ...opts, logger }, clusterId, metadataLog, socketOptions, clientSecurity);
     try {
       await server.startup();
     } catch (err) {
@@ -275,6 +338,9 @@ export class KafkaServer implements Broker {
     } else {
       await this.clusterLink!.startMetadata();
     }
+    // The ACLs of the whole replayed log are in: every principal can be authorized now (Kafka's
+    // AclPublisher completes the initial load once the metadata has caught up).
+    this.standardAuthorizer?.completeInitialLoad();
     await this.logManager.startup();
     this.replayingMetadata = false;
     this.groupCoordinator.startup();
@@ -331,6 +397,7 @@ export class KafkaServer implements Broker {
         partitionMaxBytes: c.getInt('replica.fetch.max.bytes'),
         backoffMs: c.getInt('replica.fetch.backoff.ms'),
         socketTimeoutMs: c.getInt('replica.socket.timeout.ms'),
+        security: this.clientSecurity.interBroker,
       },
       alterPartition: remoteAlterPartition(link.controlChannel),
       endpointOf: (brokerId) => interBrokerEndpoint(this.metadata, brokerId, interBroker),

@@ -1,8 +1,9 @@
 /**
- * krill's own Kafka protocol client: one TCP connection to one broker (node:net), speaking the
- * generated codecs. Every inter-broker request goes through it (via NodeChannel): follower
- * fetches, a broker's link to its controller, WriteTxnMarkers and verify-only AddPartitionsToTxn.
- * The compatibility tests use it directly.
+ * krill's own Kafka protocol client: one TCP connection to one broker (node:net, or node:tls when
+ * the listener is SSL / SASL_SSL: `tls` in the options), speaking the generated codecs. Every
+ * inter-broker request goes through it (via NodeChannel): follower fetches, a broker's link to its
+ * controller, WriteTxnMarkers and verify-only AddPartitionsToTxn. The compatibility tests use it
+ * directly.
  *
  *   const conn = await connect('127.0.0.1', 9092, { clientId: 'me' });   // ApiVersions negotiated
  *   const md = await conn.send('Metadata', undefined, { topics: null });  // version picked for us
@@ -25,6 +26,12 @@
  * - A response whose body does not decode, or decodes with bytes left over, fails that request with
  *   ProtocolError; the framing is intact, so the connection stays usable.
  *
+ * SASL (the `sasl` option, for SASL_PLAINTEXT / SASL_SSL listeners): after ApiVersions, connect()
+ * runs SaslHandshake v1 and SaslAuthenticate with the mechanism's client (broker/security/sasl/
+ * builds them; this layer only carries tokens). A session lifetime from the broker (KIP-368) makes
+ * the connection re-authenticate before its next request once 85-95% of it is spent; requests sent
+ * meanwhile wait behind the exchange, in order.
+ *
  * Version negotiation: connect() sends ApiVersions at our newest version; a broker that does not
  * support it answers UNSUPPORTED_VERSION with a v0 body listing its ranges (KIP-511), and we retry
  * at the newest version it offers. send() with version `undefined` then uses, per API,
@@ -34,8 +41,10 @@
  * error codes into KafkaError exceptions and keep callers away from the request shapes.
  */
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import { APIS, ApiKey, apiByKey, responseHeaderVersion, type ApiInfo, type ApiMessages, type ApiName } from '../protocol/generated';
 import type { ApiVersionsResponse } from '../protocol/generated/api-versions';
+import type { SaslAuthenticateResponse } from '../protocol/generated/sasl-authenticate';
 import type { FetchResponsePartitionData } from '../protocol/generated/fetch';
 import type { MetadataResponse } from '../protocol/generated/metadata';
 import type { ProduceResponsePartitionProduceResponse } from '../protocol/generated/produce';
@@ -91,7 +100,51 @@ export interface ConnectOptions {
   maxVersions?: Partial<Record<ApiName, number>>;
   /** Largest response frame accepted; default 1 GiB. */
   maxResponseBytes?: number;
+  /** Connect with TLS (a listener whose security protocol is SSL or SASL_SSL); plain TCP when absent. */
+  tls?: ClientTlsOptions;
+  /**
+   * Authenticate with SASL after ApiVersions (a SASL_PLAINTEXT or SASL_SSL listener): SaslHandshake
+   * v1, then SaslAuthenticate until the mechanism is done; re-authenticated before a request once
+   * the session lifetime the broker gave is 85-95% spent (KIP-368). Needs `negotiate`.
+   */
+  sasl?: ClientSaslOptions;
 }
+
+/**
+ * A SASL mechanism's client side, as broker/security/sasl/ builds it (its SaslClient): the first
+ * token, then the answer to each server token (null when there is nothing more to send).
+ */
+export interface ClientSaslExchange {
+  initialResponse(): Buffer;
+  evaluateChallenge(challenge: Buffer): Buffer | null;
+  readonly complete: boolean;
+}
+
+export interface ClientSaslOptions {
+  /** The mechanism named in SaslHandshake ('PLAIN', 'SCRAM-SHA-512', ...). */
+  readonly mechanism: string;
+  /** A fresh exchange (one per authentication and re-authentication). */
+  newClient(): ClientSaslExchange;
+}
+
+/**
+ * How krill's client speaks TLS to a broker: the secure context built from the ssl.* settings (the
+ * trust store the server certificate must chain to, the key store of a client certificate, the
+ * protocol versions and cipher suites; broker/security/ssl builds it), and whether the server
+ * certificate must name the host connected to (`ssl.endpoint.identification.algorithm=https`). The
+ * chain is always verified.
+ */
+export interface ClientTlsOptions {
+  secureContext: tls.SecureContext;
+  verifyHostname: boolean;
+}
+
+/**
+ * How krill's own connections to one listener are secured, as the broker wiring hands it to the
+ * components that open them (replica fetchers, the marker transport, transaction verification, the
+ * controller link), which spread it into their ConnectOptions.
+ */
+export type ClientSecurity = Pick<ConnectOptions, 'tls' | 'sasl'>;
 
 export interface SendOptions {
   /** Overrides the request's default timeout. */
@@ -137,26 +190,46 @@ export async function connect(host: string, port: number, opts: ConnectOptions =
   const timeoutMs = opts.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const deadline = Date.now() + timeoutMs;
   const socket = await new Promise<net.Socket>((resolve, reject) => {
-    const s = net.connect({ host, port });
+    const t = opts.tls;
+    const s = t
+      ? tls.connect({
+          host,
+          port,
+          secureContext: t.secureContext,
+          // SNI takes a host name only (RFC 6066); the identity check below still sees the address.
+          servername: net.isIP(host) ? undefined : host,
+          rejectUnauthorized: true,
+          checkServerIdentity: t.verifyHostname ? tls.checkServerIdentity : () => undefined,
+        })
+      : net.connect({ host, port });
     const timer = setTimeout(() => {
       s.destroy();
       reject(new ConnectionError(`connect to ${host}:${port} timed out after ${timeoutMs} ms`));
     }, timeoutMs);
-    s.once('connect', () => {
+    // A TLS peer may close without an error (a refused handshake): that too ends the attempt.
+    const closedEarly = () => {
+      clearTimeout(timer);
+      reject(new ConnectionError(`connection to ${host}:${port} closed before it was established`));
+    };
+    s.once('close', closedEarly);
+    s.once(t ? 'secureConnect' : 'connect', () => {
       clearTimeout(timer);
       s.removeAllListeners('error');
+      s.off('close', closedEarly);
       resolve(s);
     });
     s.once('error', (err) => {
       clearTimeout(timer);
       s.destroy();
-      reject(new ConnectionError(`connect to ${host}:${port} failed: ${err.message}`));
+      reject(new ConnectionError(`${t ? 'TLS connection' : 'connect'} to ${host}:${port} failed: ${err.message}`));
     });
   });
   const conn = new BrokerConnection(socket, host, port, opts);
   if (opts.negotiate === false) return conn;
   try {
     await conn.negotiate(Math.max(1, deadline - Date.now()));
+    // SASL after ApiVersions, as Kafka's SaslClientAuthenticator does.
+    if (opts.sasl) await conn.authenticate(Math.max(1, deadline - Date.now()));
   } catch (err) {
     await conn.close();
     throw err;
@@ -176,6 +249,11 @@ export class BrokerConnection {
   private closeReason: string | null = null;
   private readonly closedPromise: Promise<void>;
   private brokerVersions: Map<number, VersionRange> | null = null;
+  private readonly sasl: ClientSaslOptions | undefined;
+  /** KIP-368: when the SASL session is due for re-authentication (null: never). */
+  private reauthAtMs: number | null = null;
+  /** A re-authentication in progress: requests sent meanwhile wait for it, in order. */
+  private reauthenticating: Promise<void> | null = null;
 
   /** Use connect(); the constructor takes an already connected socket. */
   constructor(
@@ -188,6 +266,7 @@ export class BrokerConnection {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.maxVersions = opts.maxVersions ?? {};
+    this.sasl = opts.sasl;
     socket.setNoDelay(true);
     this.closedPromise = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -261,6 +340,59 @@ export class BrokerConnection {
     return map;
   }
 
+  /**
+   * The SASL exchange (connect() runs it when `sasl` is set): SaslHandshake v1, then SaslAuthenticate
+   * tokens until the mechanism is complete. Failures: KafkaError with the broker's code and message
+   * (UNSUPPORTED_SASL_MECHANISM, SASL_AUTHENTICATION_FAILED, ...); the broker then closes the connection.
+   */
+  async authenticate(timeoutMs = this.requestTimeoutMs): Promise<void> {
+    const sasl = this.sasl;
+    if (!sasl) throw new TypeError('authenticate() needs the sasl connect option');
+    const mechanism = sasl.mechanism;
+    const hs = await this.sendNow('SaslHandshake', 1, { mechanism }, { timeoutMs });
+    if (hs.errorCode !== ErrorCode.NONE) {
+      const enabled = `[${hs.mechanisms.join(', ')}]`;
+      const message =
+        hs.errorCode === ErrorCode.UNSUPPORTED_SASL_MECHANISM
+          ? `Client SASL mechanism '${mechanism}' not enabled in the server, enabled mechanisms are ${enabled}`
+          : hs.errorCode === ErrorCode.ILLEGAL_SASL_STATE
+            ? `Unexpected handshake request with client mechanism ${mechanism}, enabled mechanisms are ${enabled}`
+            : `SaslHandshake failed: ${errorName(hs.errorCode)}`;
+      throw new KafkaError(hs.errorCode, message);
+    }
+    const version = this.versionFor('SaslAuthenticate');
+    const client = sasl.newClient();
+    let token: Buffer | null = client.initialResponse();
+    let lifetimeMs = 0n;
+    while (token !== null) {
+      const res: SaslAuthenticateResponse = await this.sendNow('SaslAuthenticate', version, { authBytes: token }, { timeoutMs });
+      if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, res.errorMessage || `SASL authentication failed: ${errorName(res.errorCode)}`);
+      lifetimeMs = res.sessionLifetimeMs;
+      token = client.complete ? null : client.evaluateChallenge(res.authBytes);
+    }
+    if (!client.complete) throw new ProtocolError(`SASL ${mechanism} exchange with ${this.address} ended before the client completed it`);
+    // Kafka's client re-authenticates after a random 85-95% of the session lifetime.
+    this.reauthAtMs = lifetimeMs > 0n ? Date.now() + Math.floor(Number(lifetimeMs) * (0.85 + 0.1 * Math.random())) : null;
+  }
+
+  /** Runs `fn` once the SASL session is fresh: a due re-authentication goes first, and requests queue behind it. */
+  private afterReauthentication<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.reauthenticating === null && this.reauthAtMs !== null && Date.now() >= this.reauthAtMs && this.closeReason === null) {
+      this.reauthAtMs = null;
+      this.reauthenticating = this.authenticate().then(
+        () => {
+          this.reauthenticating = null;
+        },
+        (err: Error) => {
+          this.reauthenticating = null;
+          this.fail(new ConnectionError(`re-authentication with ${this.address} failed: ${err.message}`));
+          this.socket.destroy();
+        },
+      );
+    }
+    return this.reauthenticating === null ? fn() : this.reauthenticating.then(fn);
+  }
+
   private sendApiVersions(version: number, timeoutMs: number): Promise<ApiVersionsResponse> {
     return this.send(
       'ApiVersions',
@@ -278,6 +410,13 @@ export class BrokerConnection {
   send<K extends ApiName>(api: K, version: number | undefined, body: Input<RequestOf<K>>, opts?: SendOptions): Promise<ResponseOf<K>>;
   send(api: number, version: number | undefined, body: unknown, opts?: SendOptions): Promise<unknown>;
   send(api: ApiName | number, version: number | undefined, body: unknown, opts: SendOptions = {}): Promise<unknown> {
+    if (this.reauthAtMs === null && this.reauthenticating === null) return this.sendNow(api, version, body, opts);
+    return this.afterReauthentication(() => this.sendNow(api, version, body, opts));
+  }
+
+  private sendNow<K extends ApiName>(api: K, version: number | undefined, body: Input<RequestOf<K>>, opts?: SendOptions): Promise<ResponseOf<K>>;
+  private sendNow(api: ApiName | number, version: number | undefined, body: unknown, opts?: SendOptions): Promise<unknown>;
+  private sendNow(api: ApiName | number, version: number | undefined, body: unknown, opts: SendOptions = {}): Promise<unknown> {
     let info: ApiInfo;
     let v: number;
     try {
@@ -307,6 +446,11 @@ export class BrokerConnection {
    * written to the socket. The next request on this connection is still answered in order.
    */
   sendNoResponse<K extends ApiName>(api: K, version: number | undefined, body: Input<RequestOf<K>>): Promise<void> {
+    if (this.reauthAtMs !== null || this.reauthenticating !== null) return this.afterReauthentication(() => this.sendNoResponseNow(api, version, body));
+    return this.sendNoResponseNow(api, version, body);
+  }
+
+  private sendNoResponseNow<K extends ApiName>(api: K, version: number | undefined, body: Input<RequestOf<K>>): Promise<void> {
     let info: ApiInfo;
     let v: number;
     let frame: Buffer[];

@@ -101,6 +101,11 @@ export interface InternalTopicSpec {
 export const OFFSETS_TOPIC = '__consumer_offsets';
 export const TRANSACTION_STATE_TOPIC = '__transaction_state';
 
+/** The one `authorizer.class.name` krill provides (metadata/authorizer/standard-authorizer.ts). */
+export const STANDARD_AUTHORIZER_CLASS_NAME = 'org.apache.kafka.metadata.authorizer.StandardAuthorizer';
+/** Settings the StandardAuthorizer reads from the original config (not broker configs in Kafka either). */
+const AUTHORIZER_CONFIG_KEYS: ReadonlySet<string> = new Set(['super.users', 'allow.everyone.if.no.acl.found']);
+
 function inputToString(v: ConfigInput): string | undefined {
   if (v === null || v === undefined) return undefined;
   if (Array.isArray(v)) return v.join(',');
@@ -242,7 +247,14 @@ export class KafkaConfig {
 
   /** Keys the user set that krill's broker table does not know. Kafka logs these as a warning. */
   unknownKeys(): string[] {
-    return [...this.#originals.keys()].filter((k) => brokerConfigDef(k) === undefined && brokerConfigDef(k.replace(/^listener\.name\.[^.]+\./, '')) === undefined);
+    return [...this.#originals.keys()].filter(
+      (k) =>
+        !AUTHORIZER_CONFIG_KEYS.has(k) &&
+        brokerConfigDef(k) === undefined &&
+        brokerConfigDef(k.replace(/^listener\.name\.[^.]+\./, '')) === undefined &&
+        // Kafka's valuesWithPrefixOverride also takes a second prefix: listener.name.<l>.<mechanism>.<key>.
+        !(k.startsWith('listener.name.') && brokerConfigDef(k.replace(/^listener\.name\.[^.]+\.[^.]+\./, '')) !== undefined),
+    );
   }
 
   /** The typed value of a known broker config (null when its default is null and it is unset). */
@@ -486,7 +498,10 @@ export class KafkaConfig {
     }
 
     const ibp = this.#interBroker.securityProtocol;
-    if ((ibp === 'SASL_PLAINTEXT' || ibp === 'SASL_SSL') && !(this.getList('sasl.enabled.mechanisms') ?? []).includes(this.getString('sasl.mechanism.inter.broker.protocol')!)) {
+    // The inter-broker listener's own sasl.enabled.mechanisms, when it has one (KafkaConfig.saslEnabledMechanisms(listenerName)).
+    const ibEnabled = this.listenerOverride(this.#interBroker.listenerName, 'sasl.enabled.mechanisms');
+    const ibMechanisms = ibEnabled !== null ? parseCsvList(ibEnabled.trim()) : (this.getList('sasl.enabled.mechanisms') ?? []);
+    if ((ibp === 'SASL_PLAINTEXT' || ibp === 'SASL_SSL') && !ibMechanisms.includes(this.getString('sasl.mechanism.inter.broker.protocol')!)) {
       fail('sasl.mechanism.inter.broker.protocol', 'sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms when SASL is used for inter-broker communication');
     }
     const queuedBytes = this.getLong('queued.max.request.bytes');
@@ -503,6 +518,19 @@ export class KafkaConfig {
       for (const key of ['max.connections', 'max.connection.creation.rate']) {
         const v = this.listenerOverride(l.listenerName, key);
         if (v !== null && !/^\s*\d+\s*$/.test(v)) fail(listenerPrefix(l.listenerName) + key, `Invalid value ${v} for configuration ${listenerPrefix(l.listenerName) + key}: Not a number of type INT`);
+      }
+    }
+    // The authorizer (Kafka instantiates the class at startup: an unknown one is a
+    // ClassNotFoundException there; StandardAuthorizer.configure rejects a malformed super user).
+    const authorizerClass = (this.getString('authorizer.class.name') ?? '').trim();
+    if (authorizerClass !== '') {
+      if (authorizerClass !== STANDARD_AUTHORIZER_CLASS_NAME) {
+        const hint = authorizerClass === 'kafka.security.authorizer.AclAuthorizer' ? ' (AclAuthorizer was removed with ZooKeeper in Kafka 4.0)' : '';
+        fail('authorizer.class.name', `Invalid value ${authorizerClass} for configuration authorizer.class.name: class not found${hint}; the authorizer krill provides is ${STANDARD_AUTHORIZER_CLASS_NAME}`);
+      }
+      for (const part of (this.#originals.get('super.users') ?? '').split(';')) {
+        const v = part.trim();
+        if (v !== '' && !v.includes(':')) fail('super.users', `expected a string in format principalType:principalName but got ${v}`);
       }
     }
     const idle = this.getLong('connections.max.idle.ms');

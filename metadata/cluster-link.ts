@@ -8,12 +8,15 @@
  * - admin writes forwarded to the controller (RemoteController) and AlterPartition, on a second
  *   channel, whose requests the controller answers promptly.
  *
- * KafkaServer owns one of these in cluster mode (and none as a combined single node).
+ * KafkaServer owns one of these in cluster mode (and none as a combined single node). Its
+ * connections are secured as the broker's controller listener says (`security`: TLS when that
+ * listener is SSL / SASL_SSL), which the broker wiring builds.
  */
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors';
 import type { Logger } from '../common/logger';
 import type { KafkaConfig } from '../config/kafka-config';
 import { NodeChannel } from '../client/node-channel';
+import type { ClientSecurity } from '../client/network-client';
 import { MetadataFetcher } from './metadata-fetcher';
 import { BrokerLifecycleManager } from './broker-lifecycle-manager';
 import { RemoteController } from './remote-controller';
@@ -35,17 +38,25 @@ export function controllerAddressOf(config: KafkaConfig): ControllerAddress | nu
   return { host: m[1], port: Number(m[2]) };
 }
 
-function channel(addr: ControllerAddress, nodeId: number, config: KafkaConfig, purpose: string): NodeChannel {
+function channel(addr: ControllerAddress, nodeId: number, config: KafkaConfig, purpose: string, security: ClientSecurity | undefined): NodeChannel {
   return new NodeChannel(addr.host, addr.port, {
     clientId: `krill-broker-${nodeId}-${purpose}`,
     timeoutMs: Math.min(10_000, config.getInt('controller.socket.timeout.ms')),
     requestTimeoutMs: config.getInt('controller.socket.timeout.ms'),
+    ...security,
   });
 }
 
 /** Asks the controller for the cluster id, retrying until `timeoutMs`. */
-export async function discoverClusterId(addr: ControllerAddress, nodeId: number, config: KafkaConfig, timeoutMs: number, logger: Logger): Promise<string> {
-  const ch = channel(addr, nodeId, config, 'bootstrap');
+export async function discoverClusterId(
+  addr: ControllerAddress,
+  nodeId: number,
+  config: KafkaConfig,
+  timeoutMs: number,
+  logger: Logger,
+  security?: ClientSecurity,
+): Promise<string> {
+  const ch = channel(addr, nodeId, config, 'bootstrap', security);
   const deadline = Date.now() + timeoutMs;
   let backoff = 50;
   try {
@@ -77,6 +88,8 @@ export interface ClusterLinkOptions {
   lastAppliedOffset: () => bigint;
   applyMetadata: (batches: MetadataBatch[]) => void;
   listeners: () => { name: string; host: string; port: number; securityProtocol: number }[];
+  /** TLS (and SASL) towards the controller listener, when it is secured. */
+  security?: ClientSecurity;
 }
 
 export class ClusterLink {
@@ -88,9 +101,9 @@ export class ClusterLink {
 
   constructor(readonly opts: ClusterLinkOptions) {
     const { address, nodeId, config, logger } = opts;
-    this.controlChannel = channel(address, nodeId, config, 'control');
+    this.controlChannel = channel(address, nodeId, config, 'control', opts.security);
     this.fetcher = new MetadataFetcher({
-      channel: channel(address, nodeId, config, 'metadata'),
+      channel: channel(address, nodeId, config, 'metadata', opts.security),
       syncChannel: this.controlChannel,
       nodeId,
       logger: logger.child('metadata-fetcher'),

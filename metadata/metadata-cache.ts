@@ -17,6 +17,19 @@
  * `clientQuota(entity)` (one entity), and for enforcement the changes, both in each batch's
  * `MetadataDelta.changedClientQuotas` and through `subscribeClientQuotas`, which is called after
  * every applied batch that changed a quota (the startup replay included), so nothing needs to poll.
+ *
+ * SCRAM credentials (UserScramCredentialRecord / RemoveUserScramCredentialRecord, Kafka's
+ * ScramImage) are kept per mechanism type and user: { salt, storedKey, serverKey, iterations }, never
+ * a password. A record replaces the user's credential for that mechanism; a removal drops it (a
+ * removal of a credential that is not there changes nothing). The SCRAM server mechanism reads
+ * `scramCredential(user, mechanism)` at each authentication; DescribeUserScramCredentials reads
+ * `scramCredentialInfos()` (mechanisms and iterations only); `subscribeScramCredentials` is told
+ * after every batch that changed one.
+ *
+ * ACLs (AccessControlEntryRecord / RemoveAccessControlEntryRecord, Kafka's AclsImage) are kept by
+ * id in an AclsImage (authorizer/acls-image.ts): `acls()` / `acl(id)` read them, each batch's
+ * changes are in `MetadataDelta.changedAcls`, and `subscribeAcls` (the StandardAuthorizer, the
+ * controller's AclControlManager) is called after every batch that changed one, in log order.
  */
 import type {
   ClientQuotaRecordData,
@@ -25,8 +38,11 @@ import type {
   PartitionChangeRecordData,
   PartitionRecordData,
   RegisterBrokerRecordData,
+  UserScramCredentialRecordData,
 } from './metadata-records';
 import { ConfigResourceType, ControlledShutdownChange, FencingChange } from './metadata-records';
+import type { AclBinding } from './authorizer/authorizer';
+import { AclsImage, type AclChange, type AclListener } from './authorizer/acls-image';
 
 export interface PartitionState {
   topicId: string;
@@ -132,6 +148,21 @@ export interface ClientQuotaChange {
 /** Called with the quota changes of one applied batch and that batch's last offset (-1 if unknown). */
 export type ClientQuotaListener = (changes: readonly ClientQuotaChange[], lastAppliedOffset: bigint) => void;
 
+/** A user's SCRAM credential for one mechanism (what the server side of SCRAM verifies a client with). */
+export interface ScramCredential {
+  readonly salt: Buffer;
+  readonly storedKey: Buffer;
+  readonly serverKey: Buffer;
+  readonly iterations: number;
+}
+
+/** One credential a batch set (credential) or removed (null). */
+export interface ScramCredentialChange {
+  user: string;
+  mechanism: number;
+  credential: ScramCredential | null;
+}
+
 /** What one batch of applied records changed, for the replica manager and coordinators. */
 export interface MetadataDelta {
   changedPartitions: PartitionState[];
@@ -144,6 +175,8 @@ export interface MetadataDelta {
    * deltas built by hand, such as the startup partition delta, need not name it).
    */
   changedClientQuotas?: ClientQuotaChange[];
+  /** ACLs added (acl) or removed (null) by this batch, in order (set by `apply`). */
+  changedAcls?: AclChange[];
 }
 
 export class MetadataCache {
@@ -155,6 +188,11 @@ export class MetadataCache {
   /** clientQuotaEntityKey -> the entity and its quotas (never empty). */
   private quotas = new Map<string, { entity: ClientQuotaEntity; quotas: Map<string, number> }>();
   private readonly quotaListeners: { listener: ClientQuotaListener; onError: (err: unknown) => void }[] = [];
+  /** SCRAM mechanism type -> user -> credential (a mechanism with no users is dropped). */
+  private scram = new Map<number, Map<string, ScramCredential>>();
+  private readonly scramListeners: ((changes: readonly ScramCredentialChange[]) => void)[] = [];
+  /** ACL id -> ACL. */
+  private readonly aclsImage = new AclsImage();
   /** Offset of the last metadata record applied. */
   lastAppliedOffset = -1n;
   nextProducerId = 0n;
@@ -171,6 +209,8 @@ export class MetadataCache {
     };
     const changed = new Map<string, PartitionState>();
     const quotaChanges = new Map<string, { entity: ClientQuotaEntity; changes: Map<string, number | null> }>();
+    const scramChanges: ScramCredentialChange[] = [];
+    const aclsDelta = this.aclsImage.delta();
     for (const rec of records) {
       switch (rec.type) {
         case 'TopicRecord': {
@@ -232,6 +272,22 @@ export class MetadataCache {
         case 'ClientQuotaRecord':
           this.applyClientQuota(rec.data, quotaChanges);
           break;
+        case 'UserScramCredentialRecord':
+          scramChanges.push(this.applyScramCredential(rec.data));
+          break;
+        case 'AccessControlEntryRecord':
+          aclsDelta.replay(rec.data);
+          break;
+        case 'RemoveAccessControlEntryRecord':
+          aclsDelta.replayRemove(rec.data.id);
+          break;
+        case 'RemoveUserScramCredentialRecord': {
+          const users = this.scram.get(rec.data.mechanism);
+          if (!users?.delete(rec.data.name)) break;
+          if (users.size === 0) this.scram.delete(rec.data.mechanism);
+          scramChanges.push({ user: rec.data.name, mechanism: rec.data.mechanism, credential: null });
+          break;
+        }
       }
     }
     delta.changedPartitions = [...changed.values()];
@@ -245,7 +301,31 @@ export class MetadataCache {
       delta.changedClientQuotas = out;
       this.notifyQuotaListeners(this.quotaListeners, out);
     }
+    delta.changedAcls = aclsDelta.finish();
+    if (scramChanges.length > 0) {
+      for (const l of [...this.scramListeners]) {
+        try {
+          l(scramChanges);
+        } catch (err) {
+          process.emitWarning(`SCRAM credential listener failed: ${(err as Error)?.stack ?? String(err)}`);
+        }
+      }
+    }
     return delta;
+  }
+
+  /** Copies the byte fields: a decoded record's buffers are views of a whole fetched chunk. */
+  private applyScramCredential(d: UserScramCredentialRecordData): ScramCredentialChange {
+    const credential: ScramCredential = {
+      salt: Buffer.from(d.salt),
+      storedKey: Buffer.from(d.storedKey),
+      serverKey: Buffer.from(d.serverKey),
+      iterations: d.iterations,
+    };
+    let users = this.scram.get(d.mechanism);
+    if (!users) this.scram.set(d.mechanism, (users = new Map()));
+    users.set(d.name, credential);
+    return { user: d.name, mechanism: d.mechanism, credential };
   }
 
   /** Kafka's ClientQuotaDelta: set or remove one key; an entity whose last key goes is dropped. */
@@ -393,6 +473,58 @@ export class MetadataCache {
   /** One entity's quotas (a copy; empty if it has none). Only this exact entity: no default fallback. */
   clientQuota(entity: ClientQuotaEntity): Map<string, number> {
     return new Map(this.quotas.get(clientQuotaEntityKey(entity))?.quotas ?? []);
+  }
+
+  /** `user`'s SCRAM credential for a mechanism type (ScramMechanismType), if it has one. */
+  scramCredential(user: string, mechanism: number): ScramCredential | undefined {
+    return this.scram.get(mechanism)?.get(user);
+  }
+
+  /**
+   * Every user with a SCRAM credential and, per user, its mechanisms (ascending type) and
+   * iteration counts: what DescribeUserScramCredentials may tell (no salt, no keys).
+   */
+  scramCredentialInfos(): Map<string, { mechanism: number; iterations: number }[]> {
+    const out = new Map<string, { mechanism: number; iterations: number }[]>();
+    for (const mechanism of [...this.scram.keys()].sort((a, b) => a - b)) {
+      for (const [user, c] of this.scram.get(mechanism)!) {
+        let infos = out.get(user);
+        if (!infos) out.set(user, (infos = []));
+        infos.push({ mechanism, iterations: c.iterations });
+      }
+    }
+    return out;
+  }
+
+  /** Every ACL by id, in the order they were created (copies). */
+  acls(): Map<string, AclBinding> {
+    return this.aclsImage.acls();
+  }
+
+  acl(id: string): AclBinding | undefined {
+    return this.aclsImage.acl(id);
+  }
+
+  get aclCount(): number {
+    return this.aclsImage.size;
+  }
+
+  /**
+   * Calls `listener` (synchronously) after every applied batch that added or removed ACLs, with
+   * that batch's changes in order; with `replay` (the default) first once with every current ACL as
+   * a snapshot. Returns the unsubscribe function.
+   */
+  subscribeAcls(listener: AclListener, opts: { replay?: boolean; onError?: (err: unknown) => void } = {}): () => void {
+    return this.aclsImage.subscribe(listener, opts);
+  }
+
+  /** Calls `listener` (synchronously) after every applied batch that set or removed SCRAM credentials. Returns the unsubscribe function. */
+  subscribeScramCredentials(listener: (changes: readonly ScramCredentialChange[]) => void): () => void {
+    this.scramListeners.push(listener);
+    return () => {
+      const i = this.scramListeners.indexOf(listener);
+      if (i >= 0) this.scramListeners.splice(i, 1);
+    };
   }
 
   /**

@@ -14,11 +14,15 @@ export const MetadataRecordType = {
   FenceBrokerRecord: 7,
   UnfenceBrokerRecord: 8,
   RemoveTopicRecord: 9,
+  UserScramCredentialRecord: 11,
   FeatureLevelRecord: 12,
   ClientQuotaRecord: 14,
   ProducerIdsRecord: 15,
   BrokerRegistrationChangeRecord: 17,
+  AccessControlEntryRecord: 18,
+  RemoveAccessControlEntryRecord: 19,
   NoOpRecord: 20,
+  RemoveUserScramCredentialRecord: 22,
 } as const;
 
 /** ConfigRecord.resourceType values (Kafka's ConfigResource.Type ids). */
@@ -86,6 +90,51 @@ export interface ClientQuotaRecordData {
   remove: boolean;
 }
 
+/**
+ * UserScramCredentialRecord / RemoveUserScramCredentialRecord `mechanism` values (Kafka's
+ * ScramMechanism type bytes, shared by the AlterUserScramCredentials API; they never change).
+ */
+export const ScramMechanismType = { UNKNOWN: 0, SCRAM_SHA_256: 1, SCRAM_SHA_512: 2 } as const;
+
+/**
+ * One user's SCRAM credential for one mechanism (RFC 5802): the salt and iteration count the client
+ * salts its password with, StoredKey = H(HMAC(SaltedPassword, "Client Key")) and ServerKey =
+ * HMAC(SaltedPassword, "Server Key"). Neither the password nor the salted password is stored.
+ */
+export interface UserScramCredentialRecordData {
+  name: string;
+  mechanism: number;
+  salt: Buffer;
+  storedKey: Buffer;
+  serverKey: Buffer;
+  iterations: number;
+}
+
+export interface RemoveUserScramCredentialRecordData {
+  name: string;
+  mechanism: number;
+}
+
+/**
+ * One ACL (Kafka's StandardAclWithId.toRecord), keyed by a controller-assigned Uuid; the codes are
+ * Kafka's ResourceType / PatternType / AclOperation / AclPermissionType codes.
+ */
+export interface AccessControlEntryRecordData {
+  id: string;
+  resourceType: number;
+  resourceName: string;
+  patternType: number;
+  principal: string;
+  host: string;
+  operation: number;
+  permissionType: number;
+}
+
+/** Removes the ACL with this id. */
+export interface RemoveAccessControlEntryRecordData {
+  id: string;
+}
+
 export interface RemoveTopicRecordData {
   topicId: string;
 }
@@ -146,4 +195,8 @@ export type MetadataRecord =
   | { type: 'BrokerRegistrationChangeRecord'; data: BrokerRegistrationChangeRecordData }
   | { type: 'FenceBrokerRecord'; data: FenceBrokerRecordData }
   | { type: 'UnfenceBrokerRecord'; data: FenceBrokerRecordData }
-  | { type: 'ProducerIdsRecord'; data: ProducerIdsRecordData };
+  | { type: 'ProducerIdsRecord'; data: ProducerIdsRecordData }
+  | { type: 'AccessControlEntryRecord'; data: AccessControlEntryRecordData }
+  | { type: 'RemoveAccessControlEntryRecord'; data: RemoveAccessControlEntryRecordData }
+  | { type: 'UserScramCredentialRecord'; data: UserScramCredentialRecordData }
+  | { type: 'RemoveUserScramCredentialRecord'; data: RemoveUserScramCredentialRecordData };

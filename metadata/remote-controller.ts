@@ -2,12 +2,12 @@
  * RemoteController: the ControllerApi of a broker whose controller runs elsewhere. Each call is
  * the matching Kafka request to the controller listener (CreateTopics, DeleteTopics,
  * CreatePartitions, IncrementalAlterConfigs / AlterConfigs, ElectLeaders, AllocateProducerIds,
- * AlterClientQuotas), as
+ * AlterClientQuotas, AlterUserScramCredentials, CreateAcls, DeleteAcls), as
  * Kafka's brokers forward admin requests. After a successful write it waits until this broker's
  * metadata includes it, so a client that created a topic through this broker sees it at once.
  *
  * A controller that cannot be reached (after the channel's own connect/request timeouts) fails
- * every item of an admin call (topics, partitions, configs, quota entities) with REQUEST_TIMED_OUT, which clients
+ * every item of an admin call (topics, partitions, configs, quota entities, SCRAM users, ACL bindings and filters) with REQUEST_TIMED_OUT, which clients
  * retry; AllocateProducerIds and ElectLeaders throw instead (their callers map the error).
  */
 import { ErrorCode, KafkaError } from '../protocol/errors';
@@ -25,6 +25,9 @@ import type {
 } from './controller/controller';
 import { isInternalTopic } from './topic-name';
 import type { ClientQuotaAlteration, ClientQuotaAlterationResult } from './controller/client-quota-control-manager';
+import type { ScramAlterationResult, ScramCredentialDeletion, ScramCredentialUpsertion } from './controller/scram-control-manager';
+import type { AclCreateResult, AclDeleteResult } from './controller/acl-control-manager';
+import type { AclBinding, AclBindingFilter } from './authorizer/authorizer';
 
 const TOPIC_RESOURCE = 2;
 
@@ -194,6 +197,94 @@ export class RemoteController implements ControllerApi {
     } catch (err) {
       const msg = this.unreachable(err);
       return alterations.map((a) => ({ entity: a.entity.map((e) => ({ ...e })), errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg }));
+    }
+  }
+
+  /**
+   * The controller's answer as it gave it. Unreachable: every distinct user, sorted, with
+   * REQUEST_TIMED_OUT (the shape of Kafka's AlterUserScramCredentialsRequest.getErrorResponse).
+   */
+  async alterUserScramCredentials(deletions: ScramCredentialDeletion[], upsertions: ScramCredentialUpsertion[]): Promise<ScramAlterationResult[]> {
+    try {
+      const res = await this.opts.channel.send('AlterUserScramCredentials', {
+        deletions: deletions.map((d) => ({ name: d.name, mechanism: d.mechanism })),
+        upsertions: upsertions.map((u) => ({ name: u.name, mechanism: u.mechanism, iterations: u.iterations, salt: u.salt, saltedPassword: u.saltedPassword })),
+      });
+      if (res.results.some((r) => r.errorCode === ErrorCode.NONE)) await this.settle();
+      return res.results.map((r) => ({ user: r.user, errorCode: r.errorCode, errorMessage: r.errorMessage }));
+    } catch (err) {
+      const msg = this.unreachable(err);
+      const users = [...new Set([...deletions.map((d) => d.name), ...upsertions.map((u) => u.name)])].sort();
+      return users.map((user) => ({ user, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg }));
+    }
+  }
+
+  /** CreateAcls as the controller answers it, one result per binding (Kafka's brokers forward it). */
+  async createAcls(bindings: AclBinding[]): Promise<AclCreateResult[]> {
+    if (bindings.length === 0) return [];
+    try {
+      const res = await this.opts.channel.send('CreateAcls', {
+        creations: bindings.map((b) => ({
+          resourceType: b.resourceType,
+          resourceName: b.resourceName,
+          resourcePatternType: b.patternType,
+          principal: b.principal,
+          host: b.host,
+          operation: b.operation,
+          permissionType: b.permissionType,
+        })),
+      });
+      if (res.results.some((r) => r.errorCode === ErrorCode.NONE)) await this.settle();
+      return bindings.map((_, i) => {
+        const r = res.results[i];
+        return { errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: r?.errorMessage ?? null };
+      });
+    } catch (err) {
+      const msg = this.unreachable(err);
+      return bindings.map(() => ({ errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg }));
+    }
+  }
+
+  /** DeleteAcls as the controller answers it, one result per filter with the ACLs it removed. */
+  async deleteAcls(filters: AclBindingFilter[]): Promise<AclDeleteResult[]> {
+    if (filters.length === 0) return [];
+    try {
+      const res = await this.opts.channel.send('DeleteAcls', {
+        filters: filters.map((f) => ({
+          resourceTypeFilter: f.resourceType,
+          resourceNameFilter: f.resourceName,
+          patternTypeFilter: f.patternType,
+          principalFilter: f.principal,
+          hostFilter: f.host,
+          operation: f.operation,
+          permissionType: f.permissionType,
+        })),
+      });
+      if (res.filterResults.some((r) => r.matchingAcls.length > 0)) await this.settle();
+      return filters.map((_, i) => {
+        const r = res.filterResults[i];
+        if (!r) return { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: null, matchingAcls: [] };
+        return {
+          errorCode: r.errorCode,
+          errorMessage: r.errorMessage,
+          matchingAcls: r.matchingAcls.map((m) => ({
+            acl: {
+              resourceType: m.resourceType,
+              resourceName: m.resourceName,
+              patternType: m.patternType,
+              principal: m.principal,
+              host: m.host,
+              operation: m.operation,
+              permissionType: m.permissionType,
+            },
+            errorCode: m.errorCode,
+            errorMessage: m.errorMessage,
+          })),
+        };
+      });
+    } catch (err) {
+      const msg = this.unreachable(err);
+      return filters.map(() => ({ errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg, matchingAcls: [] }));
     }
   }
 

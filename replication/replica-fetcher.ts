@@ -31,6 +31,7 @@ import type { Logger } from '../common/logger';
 import type { FetchResponsePartitionData } from '../protocol/generated/fetch';
 import { UnexpectedAppendOffsetError } from '../storage/errors';
 import { NodeChannel } from '../client/node-channel';
+import type { ClientSecurity } from '../client/network-client';
 import type { Partition } from './partition';
 import { topicPartitionKey } from '../common/topic-partition';
 
@@ -41,6 +42,8 @@ export interface FetcherConfig {
   partitionMaxBytes: number;
   backoffMs: number;
   socketTimeoutMs: number;
+  /** TLS (and SASL) of the inter-broker listener, when it is secured. */
+  security?: ClientSecurity;
 }
 
 export interface FetcherHost {
@@ -98,6 +101,7 @@ export class ReplicaFetcher {
       clientId: `krill-replica-fetcher-${host.nodeId}-${sourceBrokerId}`,
       timeoutMs: Math.min(10_000, config.socketTimeoutMs),
       requestTimeoutMs: config.socketTimeoutMs,
+      ...config.security,
     });
   }
 

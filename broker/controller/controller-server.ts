@@ -6,7 +6,8 @@
  * (BrokerHeartbeat), fetch the metadata log (Fetch on `__cluster_metadata`, long polling), send ISR
  * changes (AlterPartition) and forward admin requests (CreateTopics, DeleteTopics,
  * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AllocateProducerIds,
- * AlterClientQuotas).
+ * AlterClientQuotas, CreateAcls, DeleteAcls). With `authorizer.class.name` its StandardAuthorizer
+ * decides from the controller image's ACLs (DescribeAcls is served here too).
  *
  * There is one controller, not a Raft quorum: if it stops, brokers keep serving with the metadata
  * they have, and nothing changes (no elections, no new topics) until it is back
@@ -30,6 +31,11 @@ import { MetadataLogStore } from '../../metadata/metadata-log-store';
 import type { MetadataLog } from '../../metadata/metadata-log';
 import { ensureMetaProperties, readMetaProperties } from '../../storage/meta-properties';
 import { nodeFs } from '../../storage/fs';
+import { SaslGate } from '../security/sasl/authenticator';
+import { scramMechanismDeps } from '../security/sasl/scram';
+import { ALLOW_ALL, type Authorizer } from '../../metadata/authorizer/authorizer';
+import { authorizerFromConfig } from '../../metadata/authorizer/standard-authorizer';
+import { parseScramArgument, scramCredentialRecords } from '../security/sasl/scram-parser';
 
 export interface ControllerServerOptions extends KafkaConfigInit {
   versionCaps?: ReadonlyMap<number, number>;
@@ -37,6 +43,13 @@ export interface ControllerServerOptions extends KafkaConfigInit {
   logger?: Logger;
   /** Use this cluster id for a fresh metadata directory (default: a random one). */
   clusterId?: string;
+  /** Decides what each principal may do; overrides `authorizer.class.name` (tests inject scripted ones). */
+  authorizer?: Authorizer;
+  /**
+   * SCRAM credentials to write to a fresh metadata log (`--add-scram`, Kafka's `kafka-storage format
+   * --add-scram` syntax); ignored, with a log line, when the log already has records.
+   */
+  scramCredentials?: readonly string[];
 }
 
 /** What the controller listener's handlers may use. */
@@ -48,6 +61,8 @@ export interface ControllerNode {
   readonly controller: Controller;
   readonly metadataLog: MetadataLog;
   readonly versionCaps: ReadonlyMap<number, number>;
+  /** Decides what each principal may do on the controller listener (ALLOW_ALL unless one is configured). */
+  readonly authorizer: Authorizer;
   apiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];
   /** The controller's own listener, for DescribeCluster(endpoint type controller). */
   readonly endpoint: { host: string; port: number };
@@ -60,6 +75,7 @@ export class ControllerServer implements ControllerNode {
   readonly logger: Logger;
   readonly controller: Controller;
   readonly versionCaps: ReadonlyMap<number, number>;
+  readonly authorizer: Authorizer;
   readonly dispatcher: RequestDispatcher<ControllerNode>;
   private readonly socketServer: SocketServer;
   private waiters = new Set<{ end: bigint; wake: () => void }>();
@@ -78,11 +94,16 @@ export class ControllerServer implements ControllerNode {
     this.logger = logger;
     this.versionCaps = opts.versionCaps ?? new Map();
     const imbalanceMs = Number(config.getLong('leader.imbalance.check.interval.seconds')) * 1000;
+    const scram = opts.scramCredentials ?? [];
+    if (scram.length > 0 && metadataLog.logEndOffset > 0n) {
+      logger.info(`the metadata log already has records: ${scram.length} --add-scram credential(s) not added (they are written on the first start only)`);
+    }
     this.controller = new Controller({
       nodeId: this.nodeId,
       clusterId,
       log: metadataLog,
       logger: logger.child('controller'),
+      bootstrapRecords: scram.length > 0 && metadataLog.logEndOffset === 0n ? scramCredentialRecords(scram) : undefined,
       defaultNumPartitions: () => config.getInt('num.partitions'),
       defaultReplicationFactor: () => config.getInt('default.replication.factor'),
       validateTopicConfig: (name, value) => {
@@ -100,11 +121,20 @@ export class ControllerServer implements ControllerNode {
       autoLeaderRebalanceIntervalMs: config.getBoolean('auto.leader.rebalance.enable') ? imbalanceMs : null,
     });
     this.controller.subscribe(() => this.wakeWaiters(), false);
-    this.dispatcher = new RequestDispatcher<ControllerNode>(this, CONTROLLER_HANDLERS, logger.child('request'));
+    // authorizer.class.name: the StandardAuthorizer follows the controller's image, which has
+    // replayed the whole metadata log already, so its initial load is complete before the listener binds.
+    const standard = opts.authorizer ? null : authorizerFromConfig(config, logger);
+    standard?.follow(this.controller.image);
+    standard?.completeInitialLoad();
+    this.authorizer = opts.authorizer ?? standard ?? ALLOW_ALL;
+    // SASL on the controller listener (broker/security/sasl/): SCRAM reads the controller's image.
+    const sasl = SaslGate.forListeners(config, controllerListeners(config), { ...scramMechanismDeps(this.controller.image), logger: logger.child('sasl') });
+    this.dispatcher = new RequestDispatcher<ControllerNode>(this, CONTROLLER_HANDLERS, logger.child('request'), undefined, sasl);
     this.socketServer = new SocketServer(this.dispatcher, socketOptions, logger.child('network'));
   }
 
   static async start(opts: ControllerServerOptions = {}): Promise<ControllerServer> {
+    for (const a of opts.scramCredentials ?? []) parseScramArgument(a); // a bad argument fails before anything is touched
     const config = KafkaConfig.load(opts);
     const metadataDir = config.metadataLogDir();
     fs.mkdirSync(metadataDir, { recursive: true });

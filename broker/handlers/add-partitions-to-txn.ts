@@ -15,6 +15,14 @@
  * in one transaction is one partition with one answer (Kafka's result collections are keyed by
  * topic and partition); a partition the metadata does not have (negative index, past the count)
  * is UNKNOWN_TOPIC_OR_PARTITION and nothing of that transaction is added.
+ * Authorization (KafkaApis.handleAddPartitionsToTxnRequest): v4+ comes from brokers and needs
+ * CLUSTER_ACTION on the CLUSTER, else the top-level error_code is CLUSTER_AUTHORIZATION_FAILED with
+ * no results. v0-3 need WRITE on the TRANSACTIONAL_ID (else every partition
+ * TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and WRITE on each TOPIC: a partition of a topic without it
+ * is TOPIC_AUTHORIZATION_FAILED (before UNKNOWN_TOPIC_OR_PARTITION) and, as for unknown partitions,
+ * nothing of the transaction is added (the others OPERATION_NOT_ATTEMPTED). As in Kafka, a client
+ * may never add an internal topic's partitions this way (__consumer_offsets joins through
+ * AddOffsetsToTxn): they are TOPIC_AUTHORIZATION_FAILED, with or without an authorizer.
  */
 import { ErrorCode } from '../../protocol/errors';
 import type {
@@ -29,6 +37,9 @@ import type { Broker } from '../broker';
 import type { TopicPartition } from '../../coordinator/transaction/transaction-metadata';
 import { defineHandler } from './define-handler';
 import { PartitionMap } from './request-partitions';
+import { authHelper, type AuthHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
+import { isInternalTopic } from '../../metadata/topic-name';
 
 type TopicResult = Input<AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult>;
 
@@ -53,11 +64,23 @@ async function oneTransaction(
   broker: Broker,
   version: number,
   t: { transactionalId: string; producerId: bigint; producerEpoch: number; verifyOnly: boolean; topics: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[] },
+  /** v0-3 (clients): the requester's checks; v4+ (brokers, already CLUSTER_ACTION-authorized): null. */
+  auth: AuthHelper | null,
 ): Promise<TopicResult[]> {
   const partitions = partitionsOf(t.topics);
-  const unknown = new Set(partitions.filter((tp) => !broker.metadata.partition(tp.topic, tp.partition)));
-  if (unknown.size > 0) {
-    return resultsOf(partitions, (tp) => (unknown.has(tp) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED));
+  if (auth && !auth.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, t.transactionalId)) {
+    return resultsOf(partitions, () => ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+  }
+  const writable = auth
+    ? auth.filterByAuthorized(AclOperation.WRITE, ResourceType.TOPIC, partitions.filter((tp) => !isInternalTopic(tp.topic)), (tp) => tp.topic)
+    : null;
+  const failed = new Map<TopicPartition, number>();
+  for (const tp of partitions) {
+    if (writable && !writable.has(tp.topic)) failed.set(tp, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+    else if (!broker.metadata.partition(tp.topic, tp.partition)) failed.set(tp, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  }
+  if (failed.size > 0) {
+    return resultsOf(partitions, (tp) => failed.get(tp) ?? ErrorCode.OPERATION_NOT_ATTEMPTED);
   }
   const txn = broker.transactionCoordinator;
   if (t.verifyOnly) {
@@ -77,16 +100,24 @@ export const addPartitionsToTxnHandler = defineHandler<AddPartitionsToTxnRequest
   maxVersion: 5,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
+    const auth = authHelper(broker.authorizer, ctx);
     if (v < 4) {
-      const results = await oneTransaction(broker, v, {
-        transactionalId: req.v3AndBelowTransactionalId,
-        producerId: req.v3AndBelowProducerId,
-        producerEpoch: req.v3AndBelowProducerEpoch,
-        verifyOnly: false,
-        topics: req.v3AndBelowTopics,
-      });
+      const results = await oneTransaction(
+        broker,
+        v,
+        {
+          transactionalId: req.v3AndBelowTransactionalId,
+          producerId: req.v3AndBelowProducerId,
+          producerEpoch: req.v3AndBelowProducerEpoch,
+          verifyOnly: false,
+          topics: req.v3AndBelowTopics,
+        },
+        auth,
+      );
       return { throttleTimeMs: 0, resultsByTopicV3AndBelow: results };
     }
+    // Newer versions come from brokers (AddPartitionsToTxnRequest.getErrorResponse when refused).
+    if (!auth.authorizeCluster(AclOperation.CLUSTER_ACTION)) return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, resultsByTransaction: [] };
     const counts = new Map<string, number>();
     for (const t of req.transactions) counts.set(t.transactionalId, (counts.get(t.transactionalId) ?? 0) + 1);
     const resultsByTransaction = await Promise.all(
@@ -94,7 +125,7 @@ export const addPartitionsToTxnHandler = defineHandler<AddPartitionsToTxnRequest
         if (counts.get(t.transactionalId)! > 1) {
           return { transactionalId: t.transactionalId, topicResults: resultsOf(partitionsOf(t.topics), () => ErrorCode.INVALID_REQUEST) };
         }
-        return { transactionalId: t.transactionalId, topicResults: await oneTransaction(broker, v, t) };
+        return { transactionalId: t.transactionalId, topicResults: await oneTransaction(broker, v, t, null) };
       }),
     );
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTransaction };

@@ -8,14 +8,33 @@
  * (RemoteController) and relays its answer, as a KRaft broker forwards it. The answer has one
  * entry per distinct entity; validate_only checks everything and writes nothing.
  *
- * Authorization: Kafka requires ALTER_CONFIGS on the CLUSTER resource and otherwise answers every
- * entry with CLUSTER_AUTHORIZATION_FAILED (AlterClientQuotasRequest.getErrorResponse). krill has
- * no authorizer yet; the check belongs at the top of `handle`, before anything is forwarded.
+ * Authorization (ControllerApis.handleAlterClientQuotas, which KRaft brokers forward to):
+ * ALTER_CONFIGS on the CLUSTER, checked before anything is forwarded, else every entry is answered
+ * CLUSTER_AUTHORIZATION_FAILED "Cluster authorization failed." with its entity as sent
+ * (AlterClientQuotasRequest.getErrorResponse) and nothing is altered.
  */
 import type { AlterClientQuotasRequest, AlterClientQuotasResponse } from '../../protocol/generated/alter-client-quotas';
 import { ApiKey } from '../../protocol/generated';
 import type { ClientQuotaAlteration, ClientQuotaAlterationResult } from '../../metadata/controller/client-quota-control-manager';
 import { defineHandler } from './define-handler';
+import { AUTHORIZATION_ERROR_MESSAGE, authHelper } from '../security/authorize';
+import { AclOperation } from '../../metadata/authorizer/authorizer';
+import { ErrorCode } from '../../protocol/errors';
+import type { RequestContext } from '../network/request-context';
+import type { Authorizer } from '../../metadata/authorizer/authorizer';
+
+/** AlterClientQuotasRequest.getErrorResponse for a requester without ALTER_CONFIGS on the cluster; null if it has it. */
+export function alterClientQuotasDenied(authorizer: Authorizer, ctx: RequestContext, req: AlterClientQuotasRequest): { entries: AlterClientQuotasResponse['entries'] } | null {
+  if (authHelper(authorizer, ctx).authorizeCluster(AclOperation.ALTER_CONFIGS)) return null;
+  const errorCode = ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
+  return {
+    entries: req.entries.map((e) => ({
+      errorCode,
+      errorMessage: AUTHORIZATION_ERROR_MESSAGE[errorCode],
+      entity: e.entity.map((x) => ({ entityType: x.entityType, entityName: x.entityName })),
+    })),
+  };
+}
 
 /** The controller's view of the request (Kafka's AlterClientQuotasRequest.entries(): remove -> value null). */
 export function clientQuotaAlterations(req: AlterClientQuotasRequest): ClientQuotaAlteration[] {
@@ -41,7 +60,9 @@ export const alterClientQuotasHandler = defineHandler<AlterClientQuotasRequest, 
   name: 'AlterClientQuotas',
   minVersion: 0,
   maxVersion: 1,
-  async handle(broker, _ctx, req) {
+  async handle(broker, ctx, req) {
+    const denied = alterClientQuotasDenied(broker.authorizer, ctx, req);
+    if (denied) return denied;
     const results = await broker.controller.alterClientQuotas(clientQuotaAlterations(req), req.validateOnly);
     return alterClientQuotasResponse(results);
   },

@@ -7,12 +7,58 @@
  * and not changed; an unknown resource type gets UNSUPPORTED_VERSION "Unknown resource type N.".
  * Not implemented: dynamic broker configs; a BROKER or BROKER_LOGGER resource gets INVALID_REQUEST
  * saying so, rather than a pretend success.
+ * Authorization (ControllerApis.authorizeAlterResource, after the duplicate and type checks):
+ * ALTER_CONFIGS on the CLUSTER for BROKER and CLIENT_METRICS resources (else
+ * CLUSTER_AUTHORIZATION_FAILED), on the TOPIC for a topic (TOPIC_AUTHORIZATION_FAILED), on the
+ * GROUP for a group (GROUP_AUTHORIZATION_FAILED), each with the error's default message; a denied
+ * resource is not changed.
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { AlterConfigsRequest, AlterConfigsResponse } from '../../protocol/generated/alter-configs';
 import { ApiKey } from '../../protocol/generated';
 import { ConfigResourceType } from '../../metadata/metadata-records';
 import { defineHandler } from './define-handler';
+import { AUTHORIZATION_ERROR_MESSAGE, authHelper, type AuthHelper } from '../security/authorize';
+import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../../metadata/authorizer/authorizer';
+import { configResourceDenial } from './describe-configs';
+
+/** Resources refused by authorization: resource key -> the answer. */
+export type AlterConfigsDenials = ReadonlyMap<string, { errorCode: number; errorMessage: string | null }>;
+
+/**
+ * Which resources of an (Incremental)AlterConfigs request the requester may not alter: each
+ * resource listed once with a known type is checked (ControllerApis.authorizeAlterResource).
+ * BROKER_LOGGER resources exist only in IncrementalAlterConfigs: a broker checks ALTER_CONFIGS on
+ * the CLUSTER (ConfigAdminManager.preprocess; the error has no message), the controller listener
+ * CLUSTER_ACTION (ControllerApis.handleIncrementalAlterConfigs; the default message).
+ */
+export function alterConfigsDenials(
+  auth: AuthHelper,
+  resources: readonly { resourceType: number; resourceName: string }[],
+  brokerLogger: 'not-authorized' | 'alter-configs' | 'cluster-action',
+): AlterConfigsDenials {
+  const out = new Map<string, { errorCode: number; errorMessage: string | null }>();
+  if (!auth.enabled) return out;
+  const counts = resourceCounts(resources);
+  for (const r of resources) {
+    const key = resourceKey(r);
+    if (counts.get(key) !== 1) continue;
+    if (r.resourceType === ConfigResourceType.BROKER_LOGGER) {
+      if (brokerLogger === 'not-authorized') continue;
+      const allowed = auth.authorize(brokerLogger === 'alter-configs' ? AclOperation.ALTER_CONFIGS : AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME);
+      if (!allowed) {
+        const errorMessage = brokerLogger === 'alter-configs' ? null : AUTHORIZATION_ERROR_MESSAGE[ErrorCode.CLUSTER_AUTHORIZATION_FAILED];
+        out.set(key, { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage });
+      }
+      continue;
+    }
+    const code = configResourceDenial(auth, AclOperation.ALTER_CONFIGS, r.resourceType, r.resourceName);
+    if (code !== null && code !== undefined) out.set(key, { errorCode: code, errorMessage: AUTHORIZATION_ERROR_MESSAGE[code] });
+  }
+  return out;
+}
+
+const NO_DENIALS: AlterConfigsDenials = new Map();
 
 const KNOWN_RESOURCE_TYPES = new Set<number>(Object.values(ConfigResourceType).filter((t) => t !== ConfigResourceType.UNKNOWN));
 
@@ -20,9 +66,9 @@ const KNOWN_RESOURCE_TYPES = new Set<number>(Object.values(ConfigResourceType).f
  * The topic resources to hand to the controller: each listed once, known type, not duplicated
  * (shared with IncrementalAlterConfigs and the controller listener's twins of both).
  */
-export function topicResourcesToAlter<R extends { resourceType: number; resourceName: string }>(resources: readonly R[]): R[] {
+export function topicResourcesToAlter<R extends { resourceType: number; resourceName: string }>(resources: readonly R[], denials: AlterConfigsDenials = NO_DENIALS): R[] {
   const counts = resourceCounts(resources);
-  return resources.filter((r) => r.resourceType === ConfigResourceType.TOPIC && counts.get(resourceKey(r)) === 1);
+  return resources.filter((r) => r.resourceType === ConfigResourceType.TOPIC && counts.get(resourceKey(r)) === 1 && !denials.has(resourceKey(r)));
 }
 
 const resourceKey = (r: { resourceType: number; resourceName: string }): string => `${r.resourceType}\u0000${r.resourceName}`;
@@ -43,6 +89,7 @@ export function alterConfigsResponses(
   resources: readonly { resourceType: number; resourceName: string }[],
   topicResults: readonly { errorCode: number; errorMessage: string | null }[],
   nonTopicMessage = 'krill does not support altering broker configs dynamically yet',
+  denials: AlterConfigsDenials = NO_DENIALS,
 ): { errorCode: number; errorMessage: string | null; resourceType: number; resourceName: string }[] {
   const counts = resourceCounts(resources);
   const answered = new Set<string>();
@@ -57,7 +104,9 @@ export function alterConfigsResponses(
     const key = resourceKey(r);
     if (answered.has(key)) continue;
     answered.add(key);
+    const denied = denials.get(key);
     if (counts.get(key)! > 1) out.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate resource.' });
+    else if (denied) out.push({ ...base, ...denied });
     else if (r.resourceType !== ConfigResourceType.TOPIC) out.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: nonTopicMessage });
     else {
       const res = topicResults[next++];
@@ -72,8 +121,9 @@ export const alterConfigsHandler = defineHandler<AlterConfigsRequest, AlterConfi
   name: 'AlterConfigs',
   minVersion: 0,
   maxVersion: 2,
-  async handle(broker, _ctx, req) {
-    const topics = topicResourcesToAlter(req.resources);
+  async handle(broker, ctx, req) {
+    const denials = alterConfigsDenials(authHelper(broker.authorizer, ctx), req.resources, 'not-authorized');
+    const topics = topicResourcesToAlter(req.resources, denials);
     const results = await broker.controller.alterTopicConfigs(
       topics.map((r) => ({
         topic: r.resourceName,
@@ -82,6 +132,6 @@ export const alterConfigsHandler = defineHandler<AlterConfigsRequest, AlterConfi
       })),
       req.validateOnly,
     );
-    return { responses: alterConfigsResponses(req.resources, results) };
+    return { responses: alterConfigsResponses(req.resources, results, undefined, denials) };
   },
 });

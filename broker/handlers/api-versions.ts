@@ -5,6 +5,7 @@
  * ApiVersions version with a v0 body carrying UNSUPPORTED_VERSION, KIP-511).
  * v3+: the client software name/version must match Kafka's pattern, else INVALID_REQUEST.
  * Not implemented: feature flags (no supported/finalized features are reported).
+ * Authorization: none; every client may ask, authenticated or not (KafkaApis.handleApiVersionsRequest).
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { ApiVersionsRequest, ApiVersionsResponse } from '../../protocol/generated/api-versions';

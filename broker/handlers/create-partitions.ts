@@ -12,6 +12,9 @@
  * Controller mutation quotas (KIP-599, strict from v3): each growth takes its new partitions from
  * the client's controller_mutation_rate; one over it gets THROTTLING_QUOTA_EXCEEDED, and the
  * response carries the throttle time.
+ * Authorization (ControllerApis.createPartitions, which KRaft brokers forward to): ALTER on each
+ * TOPIC (after the duplicate check); a topic without it is TOPIC_AUTHORIZATION_FAILED, with no
+ * message, and is neither grown nor counted against the quota.
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { CreatePartitionsRequest, CreatePartitionsResponse } from '../../protocol/generated/create-partitions';
@@ -19,6 +22,13 @@ import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 import { THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ControllerMutationQuota } from '../quota/controller-mutation-quota';
 import { DUPLICATE_TOPIC_NAME, EXCESSIVE_PARTITIONS_MESSAGE, type ControllerApi } from '../../metadata/controller/controller';
+import { authHelper, type AuthHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
+
+/** The topics among `names` the requester may grow: ALTER on the topic (ControllerApis.handleCreatePartitions). */
+export function alterableTopics(auth: AuthHelper): (names: readonly string[]) => Set<string> {
+  return (names) => auth.filterByAuthorized(AclOperation.ALTER, ResourceType.TOPIC, names, (n) => n);
+}
 
 /**
  * What the broker's and the controller listener's CreatePartitions share: one answer per topic
@@ -30,10 +40,13 @@ export async function createPartitionsAnswers(
   req: CreatePartitionsRequest,
   /** The client's controller mutation quota and the topics' current counts (the broker listener only). */
   quota?: { mutation: ControllerMutationQuota; currentCount: (topic: string) => number | undefined },
+  /** The names the requester may grow (ALTER on the topic); all when absent. */
+  alterable: (names: readonly string[]) => Set<string> = (names) => new Set(names),
 ): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]> {
   const counts = new Map<string, number>();
   for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
-  let unique = req.topics.filter((t) => counts.get(t.name) === 1);
+  const authorized = alterable([...counts].filter(([, n]) => n === 1).map(([name]) => name));
+  let unique = req.topics.filter((t) => counts.get(t.name) === 1 && authorized.has(t.name));
   const throttled = new Set<string>();
   if (quota?.mutation.bounded && unique.length > 0) {
     // KIP-599: the controller validates first; each growth that would happen takes its new
@@ -69,6 +82,10 @@ export async function createPartitionsAnswers(
       out.push({ name: t.name, errorCode: ErrorCode.THROTTLING_QUOTA_EXCEEDED, errorMessage: THROTTLING_QUOTA_EXCEEDED_MESSAGE });
       continue;
     }
+    if (counts.get(t.name) === 1 && !authorized.has(t.name)) {
+      out.push({ name: t.name, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null });
+      continue;
+    }
     out.push(r ? { name: t.name, errorCode: r.errorCode, errorMessage: r.errorMessage } : { name: t.name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: DUPLICATE_TOPIC_NAME });
   }
   return out;
@@ -81,7 +98,12 @@ export const createPartitionsHandler = defineHandler<CreatePartitionsRequest, Cr
   maxVersion: 3,
   async handle(broker, ctx, req) {
     const mutation = broker.quotas.controllerMutation.newQuotaFor(ctx.principal.name, ctx.clientId ?? '', ctx.apiVersion >= 3);
-    const results = await createPartitionsAnswers(broker.controller, req, { mutation, currentCount: (topic) => broker.metadata.topic(topic)?.partitions.size });
+    const results = await createPartitionsAnswers(
+      broker.controller,
+      req,
+      { mutation, currentCount: (topic) => broker.metadata.topic(topic)?.partitions.size },
+      alterableTopics(authHelper(broker.authorizer, ctx)),
+    );
     ctx.throttle(mutation.throttleTimeMs());
     return { results };
   },

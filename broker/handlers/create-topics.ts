@@ -15,6 +15,13 @@
  * the new topic's id (v7), partition count, replication factor and its effective configs.
  * Controller mutation quotas (KIP-599): see createWithinQuota; the response carries the quota's
  * throttle time and the connection is muted for it.
+ * Authorization (ControllerApis.createTopics, which KRaft brokers forward to): CREATE on the
+ * CLUSTER allows every topic, otherwise CREATE on each TOPIC (a denied topic is answered
+ * TOPIC_AUTHORIZATION_FAILED "Authorization failed." and not created, nor counted against the
+ * quota); DESCRIBE_CONFIGS on the TOPIC (denials not logged) lets a created topic's answer (v5+)
+ * carry its configs, partition count and replication factor, else they are left out (-1, no
+ * configs) and topic_config_error_code is TOPIC_AUTHORIZATION_FAILED. Duplicates and
+ * __cluster_metadata are refused before authorization.
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { CreateTopicsRequest, CreateTopicsRequestCreatableTopic, CreateTopicsResponse } from '../../protocol/generated/create-topics';
@@ -29,6 +36,32 @@ import {
 } from '../../metadata/controller/controller';
 import { CLUSTER_METADATA_TOPIC } from '../../metadata/topic-name';
 import { THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ControllerMutationQuota } from '../quota/controller-mutation-quota';
+import { authHelper, type AuthHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
+
+/**
+ * What CreateTopics may do for the requester (ControllerApis.createTopics' inputs): create the
+ * topics named (CREATE on the cluster, or on each topic) and see their configs (DESCRIBE_CONFIGS).
+ */
+export interface CreateTopicsAuthorization {
+  creatable(names: readonly string[]): Set<string>;
+  configsVisible(names: readonly string[]): Set<string>;
+}
+
+/** The requester's CreateTopics permissions, as ControllerApis.handleCreateTopics asks them. */
+export function createTopicsAuthorization(auth: AuthHelper): CreateTopicsAuthorization {
+  let clusterCreate: boolean | undefined;
+  return {
+    creatable: (names) => {
+      clusterCreate ??= auth.authorizeCluster(AclOperation.CREATE, { logIfDenied: false });
+      return clusterCreate ? new Set(names) : auth.filterByAuthorized(AclOperation.CREATE, ResourceType.TOPIC, names, (n) => n);
+    },
+    configsVisible: (names) => auth.filterByAuthorized(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names, (n) => n, { logIfDenied: false }),
+  };
+}
+
+/** Everything allowed (no authorizer). */
+const UNRESTRICTED: CreateTopicsAuthorization = { creatable: (names) => new Set(names), configsVisible: (names) => new Set(names) };
 
 /** The controller's view of CreateTopics topics. */
 export function createTopicSpecs(topics: readonly CreateTopicsRequestCreatableTopic[]): CreateTopicSpec[] {
@@ -50,37 +83,51 @@ const failed = (name: string, errorCode: number, errorMessage: string | null): C
   replicationFactor: -1,
 });
 
+/** One answer: the request topic it answers, the controller's result, whether its configs may be shown. */
+export interface CreateTopicsAnswer {
+  topic: CreateTopicsRequestCreatableTopic;
+  result: CreateTopicResult;
+  configsVisible: boolean;
+}
+
 /**
  * What the broker's and the controller listener's CreateTopics share (Kafka's
  * ControllerApis.createTopics): the answers, each with the request topic it answers. One answer per
  * name in order of first listing (a name listed twice: INVALID_REQUEST, not sent to the
- * controller; __cluster_metadata: INVALID_REQUEST), except that a request the controller refused
- * as a whole (too many partitions) is answered on every listing, as Kafka's error response is.
+ * controller; __cluster_metadata: INVALID_REQUEST; a topic `authorization` does not let the
+ * requester create: TOPIC_AUTHORIZATION_FAILED), except that a request the controller refused as a
+ * whole (too many partitions) is answered on every listing, as Kafka's error response is.
  */
 export async function createTopicsAnswers(
   controller: ControllerApi,
   req: CreateTopicsRequest,
-): Promise<{ topic: CreateTopicsRequestCreatableTopic; result: CreateTopicResult }[]> {
+  authorization: CreateTopicsAuthorization = UNRESTRICTED,
+): Promise<CreateTopicsAnswer[]> {
   const counts = new Map<string, number>();
   for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
-  const toCreate = req.topics.filter((t) => counts.get(t.name) === 1 && t.name !== CLUSTER_METADATA_TOPIC);
+  const allowedNames = [...counts].filter(([name, n]) => n === 1 && name !== CLUSTER_METADATA_TOPIC).map(([name]) => name);
+  const creatable = authorization.creatable(allowedNames);
+  const visible = authorization.configsVisible(allowedNames);
+  const toCreate = req.topics.filter((t) => counts.get(t.name) === 1 && t.name !== CLUSTER_METADATA_TOPIC && creatable.has(t.name));
   const created = toCreate.length > 0 ? await controller.createTopics(createTopicSpecs(toCreate), req.validateOnly) : [];
   const refused = created.length > 0 && created.every((r) => r.errorCode === ErrorCode.POLICY_VIOLATION && r.errorMessage === EXCESSIVE_PARTITIONS_MESSAGE);
-  if (refused) return req.topics.map((topic) => ({ topic, result: failed(topic.name, ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE) }));
+  if (refused) {
+    return req.topics.map((topic) => ({ topic, result: failed(topic.name, ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE), configsVisible: true }));
+  }
   const byName = new Map(created.map((r, i) => [toCreate[i].name, r]));
   const answered = new Set<string>();
-  const out: { topic: CreateTopicsRequestCreatableTopic; result: CreateTopicResult }[] = [];
+  const out: CreateTopicsAnswer[] = [];
   for (const topic of req.topics) {
     if (answered.has(topic.name)) continue;
     answered.add(topic.name);
     let result = byName.get(topic.name);
     if (!result) {
-      result =
-        counts.get(topic.name)! > 1
-          ? failed(topic.name, ErrorCode.INVALID_REQUEST, DUPLICATE_TOPIC_NAME)
-          : failed(topic.name, ErrorCode.INVALID_REQUEST, `Creation of internal topic ${CLUSTER_METADATA_TOPIC} is prohibited.`);
+      if (counts.get(topic.name)! > 1) result = failed(topic.name, ErrorCode.INVALID_REQUEST, DUPLICATE_TOPIC_NAME);
+      else if (topic.name === CLUSTER_METADATA_TOPIC) {
+        result = failed(topic.name, ErrorCode.INVALID_REQUEST, `Creation of internal topic ${CLUSTER_METADATA_TOPIC} is prohibited.`);
+      } else result = failed(topic.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Authorization failed.');
     }
-    out.push({ topic, result });
+    out.push({ topic, result, configsVisible: visible.has(topic.name) });
   }
   return out;
 }
@@ -95,18 +142,19 @@ async function createWithinQuota(
   controller: ControllerApi,
   req: CreateTopicsRequest,
   quota: ControllerMutationQuota,
-): Promise<{ topic: CreateTopicsRequestCreatableTopic; result: CreateTopicResult }[]> {
-  const checked = await createTopicsAnswers(controller, { ...req, validateOnly: true });
+  authorization: CreateTopicsAuthorization,
+): Promise<CreateTopicsAnswer[]> {
+  const checked = await createTopicsAnswers(controller, { ...req, validateOnly: true }, authorization);
   const throttled = new Set<string>();
   for (const a of checked) {
     if (a.result.errorCode === ErrorCode.NONE && !quota.tryRecord(a.result.numPartitions)) throttled.add(a.topic.name);
   }
   const admitted = req.topics.filter((t) => !throttled.has(t.name));
-  const created = req.validateOnly || admitted.length === 0 ? checked : await createTopicsAnswers(controller, { ...req, topics: admitted });
+  const created = req.validateOnly || admitted.length === 0 ? checked : await createTopicsAnswers(controller, { ...req, topics: admitted }, authorization);
   const byName = new Map(created.map((a) => [a.topic.name, a]));
   return checked.map((a) =>
     throttled.has(a.topic.name)
-      ? { topic: a.topic, result: failed(a.topic.name, ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLING_QUOTA_EXCEEDED_MESSAGE) }
+      ? { topic: a.topic, result: failed(a.topic.name, ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLING_QUOTA_EXCEEDED_MESSAGE), configsVisible: a.configsVisible }
       : (byName.get(a.topic.name) ?? a),
   );
 }
@@ -119,11 +167,27 @@ export const createTopicsHandler = defineHandler<CreateTopicsRequest, CreateTopi
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
     const quota = broker.quotas.controllerMutation.newQuotaFor(ctx.principal.name, ctx.clientId ?? '', v >= 6);
-    const answers = quota.bounded ? await createWithinQuota(broker.controller, req, quota) : await createTopicsAnswers(broker.controller, req);
+    const authorization = createTopicsAuthorization(authHelper(broker.authorizer, ctx));
+    const answers = quota.bounded
+      ? await createWithinQuota(broker.controller, req, quota, authorization)
+      : await createTopicsAnswers(broker.controller, req, authorization);
     ctx.throttle(quota.throttleTimeMs());
     return {
-      topics: answers.map(({ topic, result: r }) => {
+      topics: answers.map(({ topic, result: r, configsVisible }) => {
         const ok = r.errorCode === ErrorCode.NONE;
+        if (ok && v >= 5 && !configsVisible) {
+          // ReplicationControlManager.createTopic: no configs, counts left at -1.
+          return {
+            name: r.name,
+            topicId: r.topicId || undefined,
+            errorCode: r.errorCode,
+            errorMessage: null,
+            numPartitions: -1,
+            replicationFactor: -1,
+            configs: [],
+            topicConfigErrorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+          };
+        }
         let configs = null;
         if (ok && v >= 5) {
           const overrides = new Map<string, string>();

@@ -18,6 +18,13 @@
  * response carries the throttle time.
  * Each partition's log directory is renamed with a -delete suffix and removed in the background,
  * as Kafka does.
+ * Authorization (ControllerApis.deleteTopics, which KRaft brokers forward to): DELETE on the
+ * CLUSTER (denial not logged) allows every topic; otherwise DESCRIBE and DELETE on each TOPIC. A
+ * topic named without DESCRIBE is TOPIC_AUTHORIZATION_FAILED whether it exists or not; with
+ * DESCRIBE but not DELETE, an unknown name is UNKNOWN_TOPIC_OR_PARTITION and a known one
+ * TOPIC_AUTHORIZATION_FAILED. An unknown id is UNKNOWN_TOPIC_ID (ids are not secret); a known id
+ * without DELETE is TOPIC_AUTHORIZATION_FAILED, with the topic's name only when it may be
+ * described. Authorization failures carry Kafka's "Topic authorization failed.".
  */
 import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
@@ -28,6 +35,30 @@ import { DUPLICATE_TOPIC_NAME } from '../../metadata/controller/controller';
 import type { MetadataCache } from '../../metadata/metadata-cache';
 import { defineHandler } from './define-handler';
 import { THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ControllerMutationQuota } from '../quota/controller-mutation-quota';
+import { AUTHORIZATION_ERROR_MESSAGE, authHelper, type AuthHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
+
+/** What DeleteTopics may do for the requester (ControllerApis.deleteTopics' inputs). */
+export interface DeleteTopicsAuthorization {
+  /** [describable, deletable] among the names. */
+  check(names: readonly string[]): [Set<string>, Set<string>];
+}
+
+/** The requester's DeleteTopics permissions, as ControllerApis.handleDeleteTopics asks them. */
+export function deleteTopicsAuthorization(auth: AuthHelper): DeleteTopicsAuthorization {
+  return {
+    check: (names) => {
+      if (auth.authorizeCluster(AclOperation.DELETE, { logIfDenied: false })) return [new Set(names), new Set(names)];
+      return [
+        auth.filterByAuthorized(AclOperation.DESCRIBE, ResourceType.TOPIC, names, (n) => n),
+        auth.filterByAuthorized(AclOperation.DELETE, ResourceType.TOPIC, names, (n) => n),
+      ];
+    },
+  };
+}
+
+const UNRESTRICTED: DeleteTopicsAuthorization = { check: (names) => [new Set(names), new Set(names)] };
+const TOPIC_AUTHORIZATION_FAILED_MESSAGE = AUTHORIZATION_ERROR_MESSAGE[ErrorCode.TOPIC_AUTHORIZATION_FAILED];
 
 export interface DeleteTopicAnswer {
   name: string | null;
@@ -50,6 +81,7 @@ export async function deleteTopicsAnswers(
   req: DeleteTopicsRequest,
   /** The client's controller mutation quota (the broker listener; the controller listener has none). */
   quota?: ControllerMutationQuota,
+  authorization: DeleteTopicsAuthorization = UNRESTRICTED,
 ): Promise<DeleteTopicAnswer[]> {
   const listings: { name: string | null; topicId: string }[] =
     version >= 6 ? req.topics.map((t) => ({ name: t.name, topicId: t.topicId })) : req.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
@@ -94,11 +126,24 @@ export async function deleteTopicsAnswers(
       byId.delete(id);
     }
   }
+  // The authorizer needs names: those given, and those the known ids resolve to.
+  const idNames = new Map<string, string>();
+  for (const id of byId.keys()) idNames.set(id, metadata.topicById(id)!.name);
+  const [describable, deletable] = authorization.check([...new Set([...byName.map((n) => n.name), ...idNames.values()])]);
+  for (const [id, name] of idNames) {
+    if (deletable.has(name)) continue;
+    slots[byId.get(id)!] = fail(describable.has(name) ? name : null, id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED_MESSAGE);
+    byId.delete(id);
+  }
   const names: { slot: number; name: string }[] = [];
   for (const n of byName) {
     const t = metadata.topic(n.name);
-    if (!t) {
+    if (!describable.has(n.name)) {
+      slots[n.slot] = fail(n.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED_MESSAGE);
+    } else if (!t) {
       slots[n.slot] = fail(n.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+    } else if (!deletable.has(n.name)) {
+      slots[n.slot] = fail(n.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED_MESSAGE);
     } else if (byId.has(t.topicId) || idCounts.has(t.topicId)) {
       byId.delete(t.topicId);
       slots[n.slot] = fail(n.name, t.topicId, ErrorCode.INVALID_REQUEST, 'The provided topic name maps to an ID that was already supplied.');
@@ -138,7 +183,15 @@ export const deleteTopicsHandler = defineHandler<DeleteTopicsRequest, DeleteTopi
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
     const quota = broker.quotas.controllerMutation.newQuotaFor(ctx.principal.name, ctx.clientId ?? '', v >= 5);
-    const answers = await deleteTopicsAnswers(broker.controller, broker.metadata, broker.config.getBoolean('delete.topic.enable'), v, req, quota);
+    const answers = await deleteTopicsAnswers(
+      broker.controller,
+      broker.metadata,
+      broker.config.getBoolean('delete.topic.enable'),
+      v,
+      req,
+      quota,
+      deleteTopicsAuthorization(authHelper(broker.authorizer, ctx)),
+    );
     ctx.throttle(quota.throttleTimeMs());
     return {
       responses: answers.map((a) => ({

@@ -14,9 +14,8 @@
  * Entries list the entity's parts as client-id, user, ip (Kafka's HashMap order for these) and
  * the entities in the order the image holds them (Kafka's is a hash order: unspecified).
  *
- * Authorization: Kafka requires DESCRIBE_CONFIGS on the CLUSTER resource and otherwise answers
- * CLUSTER_AUTHORIZATION_FAILED with entries null. krill has no authorizer yet; the check belongs at
- * the top of `handle`.
+ * Authorization (KafkaApis.handleDescribeClientQuotasRequest): DESCRIBE_CONFIGS on the CLUSTER,
+ * checked before the filter, else CLUSTER_AUTHORIZATION_FAILED with no message and entries null.
  */
 import type {
   DescribeClientQuotasRequest,
@@ -28,6 +27,8 @@ import { ErrorCode, KafkaError } from '../../protocol/errors';
 import type { Input } from '../../protocol/primitives/input';
 import { ClientQuotaEntityType, clientQuotaEntityToData, type ClientQuotaEntry } from '../../metadata/metadata-cache';
 import { defineHandler } from './define-handler';
+import { authHelper } from '../security/authorize';
+import { AclOperation } from '../../metadata/authorizer/authorizer';
 
 /** DescribeClientQuotasRequest match_type values (Kafka's MATCH_TYPE_*). */
 export const ClientQuotaMatchType = { EXACT: 0, DEFAULT: 1, SPECIFIED: 2 } as const;
@@ -89,7 +90,10 @@ export const describeClientQuotasHandler = defineHandler<DescribeClientQuotasReq
   name: 'DescribeClientQuotas',
   minVersion: 0,
   maxVersion: 1,
-  handle(broker, _ctx, req) {
+  handle(broker, ctx, req) {
+    if (!authHelper(broker.authorizer, ctx).authorizeCluster(AclOperation.DESCRIBE_CONFIGS)) {
+      return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, entries: null };
+    }
     try {
       return { errorCode: ErrorCode.NONE, errorMessage: null, entries: describeClientQuotas(broker.metadata.clientQuotas(), req) };
     } catch (err) {

@@ -3,12 +3,22 @@
  * The live brokers at their advertised address for the request's listener, the cluster id, and a
  * controller id that is one of those brokers (as KRaft brokers report). endpoint_type (v1) 1 =
  * brokers; asking for controllers (2) from a broker gives MISMATCHED_ENDPOINT_TYPE, as in Kafka.
+ * Authorization (AuthHelper.computeDescribeClusterResponse): nothing is required; when asked,
+ * cluster_authorized_operations is the bit field of the principal's operations on the CLUSTER if it
+ * may DESCRIBE it, else 0.
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { DescribeClusterRequest, DescribeClusterResponse } from '../../protocol/generated/describe-cluster';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
-import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_ALL_OPERATIONS } from './acl-operations';
+import { AUTHORIZED_OPERATIONS_OMITTED, authHelper, type AuthHelper } from '../security/authorize';
+import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../../metadata/authorizer/authorizer';
+
+/** cluster_authorized_operations: the CLUSTER's bit field with DESCRIBE on it, 0 without, "not requested" if not asked. */
+export function clusterAuthorizedOperations(auth: AuthHelper, requested: boolean): number {
+  if (!requested) return AUTHORIZED_OPERATIONS_OMITTED;
+  return auth.authorizeCluster(AclOperation.DESCRIBE) ? auth.authorizedOperations(ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME) : 0;
+}
 
 export const describeClusterHandler = defineHandler<DescribeClusterRequest, DescribeClusterResponse>({
   apiKey: ApiKey.DescribeCluster,
@@ -34,7 +44,7 @@ export const describeClusterHandler = defineHandler<DescribeClusterRequest, Desc
       clusterId: broker.clusterId,
       controllerId: brokers[0]?.brokerId ?? -1,
       brokers,
-      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_ALL_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
+      clusterAuthorizedOperations: clusterAuthorizedOperations(authHelper(broker.authorizer, ctx), req.includeClusterAuthorizedOperations),
     };
   },
 });

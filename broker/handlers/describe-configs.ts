@@ -7,6 +7,12 @@
  * its node id) or the cluster defaults (resource name ""); another broker's id gets INVALID_REQUEST.
  * Broker logger resources (8): krill's root logger level. configuration_keys null = all.
  * include_documentation (v3+) and config_type (v3+) are filled in.
+ * Authorization (ConfigHelper.handleDescribeConfigsRequest): DESCRIBE_CONFIGS on the CLUSTER for
+ * broker, broker logger and client metrics resources (else CLUSTER_AUTHORIZATION_FAILED), on the
+ * TOPIC for a topic (TOPIC_AUTHORIZATION_FAILED) and on the GROUP for a group
+ * (GROUP_AUTHORIZATION_FAILED); a denied resource is answered with the error's default message and
+ * no configs, after the authorized ones, as Kafka appends them. Unknown resource types are not
+ * authorized (INVALID_REQUEST, as before).
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import type { Input } from '../../protocol/primitives/input';
@@ -20,6 +26,32 @@ import { ConfigSource, ConfigType } from '../../config/config-types';
 import type { DescribeConfigEntry } from '../../config/kafka-config';
 import { ConfigResourceType } from '../../metadata/metadata-records';
 import { defineHandler } from './define-handler';
+import { AUTHORIZATION_ERROR_MESSAGE, authHelper, type AuthHelper } from '../security/authorize';
+import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../../metadata/authorizer/authorizer';
+
+/**
+ * The error a config resource's authorization failure is answered with, or null when `operation`
+ * (DESCRIBE_CONFIGS, ALTER_CONFIGS) is allowed on it; undefined for a type Kafka does not authorize.
+ */
+export function configResourceDenial(
+  auth: AuthHelper,
+  operation: typeof AclOperation.DESCRIBE_CONFIGS | typeof AclOperation.ALTER_CONFIGS,
+  resourceType: number,
+  resourceName: string,
+): number | null | undefined {
+  switch (resourceType) {
+    case ConfigResourceType.BROKER:
+    case ConfigResourceType.BROKER_LOGGER:
+    case ConfigResourceType.CLIENT_METRICS:
+      return auth.authorize(operation, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME) ? null : ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
+    case ConfigResourceType.TOPIC:
+      return auth.authorize(operation, ResourceType.TOPIC, resourceName) ? null : ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+    case ConfigResourceType.GROUP:
+      return auth.authorize(operation, ResourceType.GROUP, resourceName) ? null : ErrorCode.GROUP_AUTHORIZATION_FAILED;
+    default:
+      return undefined;
+  }
+}
 
 export const describeConfigsHandler = defineHandler<DescribeConfigsRequest, DescribeConfigsResponse>({
   apiKey: ApiKey.DescribeConfigs,
@@ -29,7 +61,15 @@ export const describeConfigsHandler = defineHandler<DescribeConfigsRequest, Desc
   handle(broker, ctx, req) {
     const includeSynonyms = ctx.apiVersion >= 1 && req.includeSynonyms;
     const includeDocumentation = ctx.apiVersion >= 3 && req.includeDocumentation;
-    const results = req.resources.map((res): Input<DescribeConfigsResponseDescribeConfigsResult> => {
+    const auth = authHelper(broker.authorizer, ctx);
+    const denied: Input<DescribeConfigsResponseDescribeConfigsResult>[] = [];
+    const authorized = req.resources.filter((res) => {
+      const code = configResourceDenial(auth, AclOperation.DESCRIBE_CONFIGS, res.resourceType, res.resourceName);
+      if (code === null || code === undefined) return true;
+      denied.push({ resourceType: res.resourceType, resourceName: res.resourceName, errorCode: code, errorMessage: AUTHORIZATION_ERROR_MESSAGE[code], configs: [] });
+      return false;
+    });
+    const results = authorized.map((res): Input<DescribeConfigsResponseDescribeConfigsResult> => {
       const base = { resourceType: res.resourceType, resourceName: res.resourceName };
       try {
         const opts = { names: res.configurationKeys, includeSynonyms, includeDocumentation };
@@ -94,6 +134,6 @@ export const describeConfigsHandler = defineHandler<DescribeConfigsRequest, Desc
         return { ...base, errorCode: toErrorCode(err), errorMessage: (err as Error).message, configs: [] };
       }
     });
-    return { results };
+    return { results: [...results, ...denied] };
   },
 });

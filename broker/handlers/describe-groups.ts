@@ -5,12 +5,18 @@
  * client host as "/address"); member metadata and assignment only while the group is Stable.
  * Group-level errors per group: COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
  * COORDINATOR_LOAD_IN_PROGRESS.
- * Version notes: v3+ authorized operations (every group operation when asked: no ACLs yet);
- * v4+ group_instance_id of static members.
+ * Version notes: v3+ authorized operations (when asked: the bit field of the principal's
+ * operations on each group answered without an error; else Kafka's "not requested" value); v4+
+ * group_instance_id of static members.
+ * Authorization (KafkaApis.handleDescribeGroupsRequest): DESCRIBE on each GROUP; a group without
+ * it is GROUP_AUTHORIZATION_FAILED with an empty state, protocol type and protocol, no members and
+ * no authorized operations, listed before the described groups, as Kafka answers.
  */
 import type { DescribeGroupsRequest, DescribeGroupsResponse } from '../../protocol/generated/describe-groups';
 import { ApiKey } from '../../protocol/generated';
-import { AUTHORIZED_OPERATIONS_OMITTED, GROUP_ALL_OPERATIONS } from './acl-operations';
+import { ErrorCode } from '../../protocol/errors';
+import { AUTHORIZED_OPERATIONS_OMITTED, authHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 import { defineHandler } from './define-handler';
 
 export const describeGroupsHandler = defineHandler<DescribeGroupsRequest, DescribeGroupsResponse>({
@@ -20,12 +26,28 @@ export const describeGroupsHandler = defineHandler<DescribeGroupsRequest, Descri
   maxVersion: 5,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
-    const described = await Promise.all(req.groups.map((g) => broker.groupCoordinator.describeGroup(g)));
+    const auth = authHelper(broker.authorizer, ctx);
+    const [describable, denied] = auth.partitionByAuthorized(AclOperation.DESCRIBE, ResourceType.GROUP, req.groups, (g) => g);
+    const described = await Promise.all(describable.map((g) => broker.groupCoordinator.describeGroup(g)));
+    const includeOps = v >= 3 && req.includeAuthorizedOperations;
     return {
-      groups: described.map((g) => ({
-        ...g,
-        authorizedOperations: v >= 3 ? (req.includeAuthorizedOperations ? GROUP_ALL_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED) : undefined,
-      })),
+      groups: [
+        // DescribeGroupsResponse.groupError.
+        ...denied.map((groupId) => ({
+          groupId,
+          errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED,
+          groupState: '',
+          protocolType: '',
+          protocolData: '',
+          members: [],
+          authorizedOperations: v >= 3 ? AUTHORIZED_OPERATIONS_OMITTED : undefined,
+        })),
+        ...described.map((g) => ({
+          ...g,
+          authorizedOperations:
+            v >= 3 ? (includeOps && g.errorCode === ErrorCode.NONE ? auth.authorizedOperations(ResourceType.GROUP, g.groupId) : AUTHORIZED_OPERATIONS_OMITTED) : undefined,
+        })),
+      ],
     };
   },
 });

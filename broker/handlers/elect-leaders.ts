@@ -10,10 +10,15 @@
  * controller does, and elected once. An unknown election type is INVALID_REQUEST (top level, v1+).
  * Not implemented: waiting up to timeout_ms for the new leaders to be live on every broker (the
  * answer comes once the controller committed the change and this broker has applied it).
+ * Authorization (ControllerApis.handleElectLeaders, which KRaft brokers forward to): ALTER on
+ * the CLUSTER, else CLUSTER_AUTHORIZATION_FAILED at the top level (v1+) and on every partition
+ * asked, with Kafka's "Request ... is not authorized." message (ElectLeadersRequest.getErrorResponse).
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import type { ElectLeadersRequest, ElectLeadersResponse } from '../../protocol/generated/elect-leaders';
 import { ApiKey } from '../../protocol/generated';
+import { authHelper, requestNotAuthorizedMessage } from '../security/authorize';
+import { AclOperation } from '../../metadata/authorizer/authorizer';
 import { ElectionType } from '../../metadata/controller/controller';
 import { defineHandler } from './define-handler';
 
@@ -25,6 +30,16 @@ export const electLeadersHandler = defineHandler<ElectLeadersRequest, ElectLeade
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
     const type = v >= 1 ? req.electionType : ElectionType.PREFERRED;
+    if (!authHelper(broker.authorizer, ctx).authorizeCluster(AclOperation.ALTER)) {
+      const errorMessage = requestNotAuthorizedMessage(ctx);
+      return {
+        errorCode: v >= 1 ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : undefined,
+        replicaElectionResults: (req.topicPartitions ?? []).map((t) => ({
+          topic: t.topic,
+          partitionResult: t.partitions.map((p) => ({ partitionId: p, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage })),
+        })),
+      };
+    }
     try {
       const results = await broker.controller.electLeaders(type, req.topicPartitions);
       return { errorCode: v >= 1 ? ErrorCode.NONE : undefined, replicaElectionResults: results };

@@ -26,6 +26,12 @@
  * Quotas: a consumer's max_bytes is capped at what its consumer_byte_rate allows in one quota
  * window; a fetch over its byte or request-time quota is answered with no partitions and the
  * throttle time, and its connection is muted (KIP-219). Follower fetches are exempt.
+ * Authorization (KafkaApis.handleFetchRequest): a follower fetch needs CLUSTER_ACTION on the
+ * CLUSTER, else every partition (unknown topic ids too) is TOPIC_AUTHORIZATION_FAILED and nothing is
+ * read (the follower's state is not touched); a consumer needs READ on each TOPIC, a partition of a
+ * topic without it TOPIC_AUTHORIZATION_FAILED (after UNKNOWN_TOPIC_ID, before
+ * UNKNOWN_TOPIC_OR_PARTITION). Denied partitions stay in the fetch session and are answered like
+ * any partition with an error.
  * Not implemented: preferred read replicas (KIP-392).
  */
 import { ErrorCode } from '../../protocol/errors';
@@ -37,6 +43,8 @@ import type { FetchPartitionRequest, FetchPartitionResult } from '../../replicat
 import { FetchSessionCache, type PartitionFetchSpec, type SessionPartition } from '../fetch-session';
 import { defineHandler } from './define-handler';
 import { PartitionMap } from './request-partitions';
+import { authHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -97,20 +105,26 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
     if (context.kind === 'error') return { errorCode: context.errorCode, sessionId: 0, responses: [] };
 
     const toFetch = context.partitions;
+    const auth = authHelper(broker.authorizer, ctx);
+    // Followers need CLUSTER_ACTION; consumers READ on each topic. Denied partitions are not read.
+    const followerDenied = isFollower && !auth.authorizeCluster(AclOperation.CLUSTER_ACTION);
+    const readable = isFollower ? null : auth.filterByAuthorized(AclOperation.READ, ResourceType.TOPIC, toFetch, (p) => p.topic);
+    const allowed = (topic: string): boolean => (isFollower ? !followerDenied : readable!.has(topic));
+    const fetchable = toFetch.every((p) => allowed(p.topic)) ? toFetch : toFetch.filter((p) => allowed(p.topic));
     // A consumer never asks for more than its quota lets it take in one window (Kafka's
     // getMaxValueInQuotaWindow): more would be throttled for sure.
     const principal = ctx.principal.name;
     const clientId = ctx.clientId ?? '';
     const quotaWindowBytes = isFollower ? Infinity : broker.quotas.fetch.maxValueInQuotaWindow(principal, clientId);
     const maxBytes = Math.max(0, Math.floor(Math.min(req.maxBytes, broker.config.getInt('fetch.max.bytes'), quotaWindowBytes)));
-    const fetching = broker.replicaManager.fetchMessages({
+    const fetching = fetchable.length === 0 && toFetch.length > 0 ? Promise.resolve([] as FetchPartitionResult[]) : broker.replicaManager.fetchMessages({
       replicaId,
       replicaEpoch: v >= 15 ? req.replicaState.replicaEpoch : -1n,
       maxWaitMs: req.maxWaitMs,
       minBytes: Math.min(req.minBytes, maxBytes),
       maxBytes,
       isolation: isFollower ? 'LOG_END' : readCommitted ? 'TXN_COMMITTED' : 'HIGH_WATERMARK',
-      partitions: toFetch.map(
+      partitions: fetchable.map(
         (p): FetchPartitionRequest => ({
           topic: p.topic,
           partition: p.partition,
@@ -123,8 +137,18 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
       ),
     });
     // A long poll waits on purpose: it does not hold a queued.max.requests slot meanwhile.
-    if (req.maxWaitMs > 0 && req.minBytes > 0) ctx.parked();
-    const results = await fetching;
+    if (req.maxWaitMs > 0 && req.minBytes > 0 && fetchable.length > 0) ctx.parked();
+    const fetched = await fetching;
+    // One result per partition of toFetch, in its order: the denied ones answered without a read.
+    let results = fetched;
+    if (fetchable !== toFetch) {
+      let next = 0;
+      results = toFetch.map((p) =>
+        allowed(p.topic)
+          ? fetched[next++]
+          : { topic: p.topic, partition: p.partition, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: [], recordsSize: 0 },
+      );
+    }
 
     // Pooled read buffers go back once the response carrying them is on the socket.
     for (const r of results) if (r.release) ctx.onResponseSent(r.release);
@@ -175,7 +199,7 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
       responses.push({
         topic: '',
         topicId: u.topicId,
-        partitions: [{ partitionIndex: u.partition, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: EMPTY }],
+        partitions: [{ partitionIndex: u.partition, errorCode: followerDenied ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.UNKNOWN_TOPIC_ID, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: EMPTY }],
       });
     }
     return { errorCode: ErrorCode.NONE, sessionId: context.session?.id ?? 0, responses };

@@ -6,10 +6,15 @@
  * FENCED_INSTANCE_ID, ILLEGAL_GENERATION, INVALID_GROUP_ID, COORDINATOR_NOT_AVAILABLE,
  * NOT_COORDINATOR; while the coordinator is loading the group the heartbeat is answered NONE.
  * Version notes: v3+ group_instance_id.
+ * Authorization (KafkaApis.handleHeartbeatRequest): READ on the GROUP, else
+ * GROUP_AUTHORIZATION_FAILED.
  */
 import type { HeartbeatRequest, HeartbeatResponse } from '../../protocol/generated/heartbeat';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
+import { ErrorCode } from '../../protocol/errors';
+import { authHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 
 export const heartbeatHandler = defineHandler<HeartbeatRequest, HeartbeatResponse>({
   apiKey: ApiKey.Heartbeat,
@@ -17,6 +22,9 @@ export const heartbeatHandler = defineHandler<HeartbeatRequest, HeartbeatRespons
   minVersion: 0,
   maxVersion: 4,
   async handle(broker, ctx, req) {
+    if (!authHelper(broker.authorizer, ctx).authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) {
+      return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
+    }
     const errorCode = await broker.groupCoordinator.heartbeat(
       req.groupId,
       req.memberId,

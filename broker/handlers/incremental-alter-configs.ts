@@ -6,6 +6,9 @@
  * INVALID_REQUEST "Duplicate resource."; an unknown resource type: UNSUPPORTED_VERSION (see
  * alter-configs.ts, whose rules these are).
  * Not implemented: dynamic broker configs; BROKER / BROKER_LOGGER resources get INVALID_REQUEST.
+ * Authorization: ALTER_CONFIGS as for AlterConfigs (see alter-configs.ts); a BROKER_LOGGER resource
+ * needs ALTER_CONFIGS on the CLUSTER (else CLUSTER_AUTHORIZATION_FAILED without a message, as
+ * ConfigAdminManager.preprocess answers it).
  */
 import type {
   IncrementalAlterConfigsRequest,
@@ -13,15 +16,17 @@ import type {
 } from '../../protocol/generated/incremental-alter-configs';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
-import { alterConfigsResponses, topicResourcesToAlter } from './alter-configs';
+import { alterConfigsDenials, alterConfigsResponses, topicResourcesToAlter } from './alter-configs';
+import { authHelper } from '../security/authorize';
 
 export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>({
   apiKey: ApiKey.IncrementalAlterConfigs,
   name: 'IncrementalAlterConfigs',
   minVersion: 0,
   maxVersion: 1,
-  async handle(broker, _ctx, req) {
-    const topics = topicResourcesToAlter(req.resources);
+  async handle(broker, ctx, req) {
+    const denials = alterConfigsDenials(authHelper(broker.authorizer, ctx), req.resources, 'alter-configs');
+    const topics = topicResourcesToAlter(req.resources, denials);
     const results = await broker.controller.alterTopicConfigs(
       topics.map((r) => ({
         topic: r.resourceName,
@@ -30,6 +35,6 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
       })),
       req.validateOnly,
     );
-    return { responses: alterConfigsResponses(req.resources, results) };
+    return { responses: alterConfigsResponses(req.resources, results, undefined, denials) };
   },
 });

@@ -7,12 +7,16 @@ import { addOffsetsToTxnHandler } from './add-offsets-to-txn';
 import { addPartitionsToTxnHandler } from './add-partitions-to-txn';
 import { alterClientQuotasHandler } from './alter-client-quotas';
 import { alterConfigsHandler } from './alter-configs';
+import { alterUserScramCredentialsHandler } from './alter-user-scram-credentials';
 import { apiVersionsHandler } from './api-versions';
+import { createAclsHandler } from './create-acls';
 import { createPartitionsHandler } from './create-partitions';
 import { createTopicsHandler } from './create-topics';
+import { deleteAclsHandler } from './delete-acls';
 import { deleteGroupsHandler } from './delete-groups';
 import { deleteRecordsHandler } from './delete-records';
 import { deleteTopicsHandler } from './delete-topics';
+import { describeAclsHandler } from './describe-acls';
 import { describeClientQuotasHandler } from './describe-client-quotas';
 import { describeClusterHandler } from './describe-cluster';
 import { electLeadersHandler } from './elect-leaders';
@@ -20,6 +24,7 @@ import { describeConfigsHandler } from './describe-configs';
 import { describeGroupsHandler } from './describe-groups';
 import { describeProducersHandler } from './describe-producers';
 import { describeTransactionsHandler } from './describe-transactions';
+import { describeUserScramCredentialsHandler } from './describe-user-scram-credentials';
 import { endTxnHandler } from './end-txn';
 import { fetchHandler } from './fetch';
 import { findCoordinatorHandler } from './find-coordinator';
@@ -37,6 +42,8 @@ import { offsetDeleteHandler } from './offset-delete';
 import { offsetFetchHandler } from './offset-fetch';
 import { offsetForLeaderEpochHandler } from './offset-for-leader-epoch';
 import { produceHandler } from './produce';
+import { saslAuthenticateHandler } from './sasl-authenticate';
+import { saslHandshakeHandler } from './sasl-handshake';
 import { syncGroupHandler } from './sync-group';
 import { txnOffsetCommitHandler } from './txn-offset-commit';
 import { writeTxnMarkersHandler } from './write-txn-markers';
@@ -56,17 +63,22 @@ export const HANDLERS: readonly HandlerSpec[] = [
   syncGroupHandler,
   describeGroupsHandler,
   listGroupsHandler,
+  saslHandshakeHandler,
   apiVersionsHandler,
   createTopicsHandler,
   deleteTopicsHandler,
   deleteRecordsHandler,
   deleteGroupsHandler,
+  describeAclsHandler,
+  createAclsHandler,
+  deleteAclsHandler,
   describeConfigsHandler,
   alterConfigsHandler,
   createPartitionsHandler,
   incrementalAlterConfigsHandler,
   electLeadersHandler,
   offsetDeleteHandler,
+  saslAuthenticateHandler,
   describeClusterHandler,
   initProducerIdHandler,
   addPartitionsToTxnHandler,
@@ -79,4 +91,6 @@ export const HANDLERS: readonly HandlerSpec[] = [
   listTransactionsHandler,
   describeClientQuotasHandler,
   alterClientQuotasHandler,
+  describeUserScramCredentialsHandler,
+  alterUserScramCredentialsHandler,
 ];

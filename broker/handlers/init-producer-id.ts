@@ -14,11 +14,18 @@
  * INVALID_REQUEST, as Kafka checks.
  * Version notes: v0-3 get INVALID_PRODUCER_EPOCH where Kafka would say PRODUCER_FENCED (added in
  * v4), as Kafka maps it.
+ * Authorization (KafkaApis.handleInitProducerIdRequest), checked first: with a transactional_id,
+ * WRITE on that TRANSACTIONAL_ID, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED; without one
+ * (idempotent producer), IDEMPOTENT_WRITE on the CLUSTER (a denial not logged) or WRITE on at least
+ * one TOPIC (authorizeByResourceType), else CLUSTER_AUTHORIZATION_FAILED. Both with producer id and
+ * epoch -1.
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { InitProducerIdRequest, InitProducerIdResponse } from '../../protocol/generated/init-producer-id';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
+import { authHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 
 export const initProducerIdHandler = defineHandler<InitProducerIdRequest, InitProducerIdResponse>({
   apiKey: ApiKey.InitProducerId,
@@ -27,6 +34,17 @@ export const initProducerIdHandler = defineHandler<InitProducerIdRequest, InitPr
   maxVersion: 5,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
+    const auth = authHelper(broker.authorizer, ctx);
+    if (req.transactionalId !== null) {
+      if (!auth.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactionalId)) {
+        return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
+      }
+    } else if (
+      !auth.authorizeCluster(AclOperation.IDEMPOTENT_WRITE, { logIfAllowed: true, logIfDenied: false }) &&
+      !auth.authorizeByResourceType(AclOperation.WRITE, ResourceType.TOPIC)
+    ) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
+    }
     const pidSet = v >= 3 && req.producerId !== -1n;
     const epochSet = v >= 3 && req.producerEpoch !== -1;
     if (pidSet !== epochSet) return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, producerId: -1n, producerEpoch: -1 };

@@ -16,11 +16,17 @@
  * v5+ group_instance_id (static membership: a known instance rejoining a Stable group takes over
  * its member id without a rebalance). v7+ protocol type in the response (null protocol name on
  * errors; "" before v7). v8+ reason (logged). v9+ skip_assignment for a rejoining static leader.
+ * Authorization (KafkaApis.handleJoinGroupRequest): READ on the GROUP, checked first, else
+ * GROUP_AUTHORIZATION_FAILED with generation -1, empty member and leader ids, no members, and a
+ * null protocol name (v7+; "" before).
  */
 import type { JoinGroupRequest, JoinGroupResponse } from '../../protocol/generated/join-group';
 import { ApiKey } from '../../protocol/generated';
 import { clientHost } from './client-host';
 import { defineHandler } from './define-handler';
+import { ErrorCode } from '../../protocol/errors';
+import { authHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 
 export const joinGroupHandler = defineHandler<JoinGroupRequest, JoinGroupResponse>({
   apiKey: ApiKey.JoinGroup,
@@ -29,6 +35,17 @@ export const joinGroupHandler = defineHandler<JoinGroupRequest, JoinGroupRespons
   maxVersion: 9,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
+    if (!authHelper(broker.authorizer, ctx).authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) {
+      // JoinGroupRequest.getErrorResponse.
+      return {
+        errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED,
+        generationId: -1,
+        protocolName: v >= 7 ? null : '',
+        leader: '',
+        memberId: '',
+        members: [],
+      };
+    }
     const pending = broker.groupCoordinator.joinGroup({
       groupId: req.groupId,
       memberId: req.memberId,

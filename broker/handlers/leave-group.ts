@@ -7,11 +7,15 @@
  * COORDINATOR_LOAD_IN_PROGRESS.
  * Version notes: v0-2 carry one member id and one error code (the group's error, else the
  * member's); v3+ batch members with per-member results; v5+ reason (logged).
+ * Authorization (KafkaApis.handleLeaveGroupRequest): READ on the GROUP, else
+ * GROUP_AUTHORIZATION_FAILED (top level, no members) and nobody leaves.
  */
 import type { LeaveGroupRequest, LeaveGroupResponse } from '../../protocol/generated/leave-group';
 import { ErrorCode } from '../../protocol/errors';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
+import { authHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 
 export const leaveGroupHandler = defineHandler<LeaveGroupRequest, LeaveGroupResponse>({
   apiKey: ApiKey.LeaveGroup,
@@ -20,6 +24,9 @@ export const leaveGroupHandler = defineHandler<LeaveGroupRequest, LeaveGroupResp
   maxVersion: 5,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
+    if (!authHelper(broker.authorizer, ctx).authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) {
+      return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
+    }
     const members =
       v >= 3
         ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, reason: v >= 5 ? m.reason : null }))

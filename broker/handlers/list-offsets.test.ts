@@ -7,6 +7,7 @@ import { removeTempDirs } from '../../storage/testing/temp-dir';
 import { partitionHarness as harness } from '../../replication/testing/partition-harness';
 import { listOffsetsHandler } from './list-offsets';
 import type { Broker } from '../broker';
+import { ALLOW_ALL } from '../../metadata/authorizer/authorizer';
 import type { RequestContext } from '../network/request-context';
 
 afterAll(removeTempDirs);
@@ -17,7 +18,7 @@ describe('ListOffsets', () => {
     h.append(5); // no follower has fetched: the HWM stays at 0
     h.p.makeLeader({ ...h.state, leaderEpoch: 1, partitionEpoch: 1 });
     expect(h.p.leaderEpochStartOffset).toBe(5n);
-    const broker = { replicaManager: { leaderPartitionOrThrow: () => h.p }, logger: { error: () => {} } } as unknown as Broker;
+    const broker = { replicaManager: { leaderPartitionOrThrow: () => h.p }, logger: { error: () => {} }, authorizer: ALLOW_ALL } as unknown as Broker;
     const ask = (version: number, timestamp: bigint, replicaId = -1) =>
       (
         listOffsetsHandler.handle(broker, { apiVersion: version } as RequestContext, {

@@ -13,6 +13,9 @@
  * election, while the new leader's high watermark is still below the start of its leader epoch,
  * a client asking for the latest offset (or a timestamp past the high watermark) gets
  * OFFSET_NOT_AVAILABLE (retriable), as in Kafka, rather than an offset that is about to grow.
+ * Authorization (KafkaApis.handleListOffsetRequest): DESCRIBE on each TOPIC, consumers and
+ * followers alike; every partition of a topic without it is TOPIC_AUTHORIZATION_FAILED (timestamp
+ * and offset -1), answered per listing after the authorized topics, as Kafka appends them.
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import type { ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/generated/list-offsets';
@@ -20,6 +23,8 @@ import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 import { topicPartitionKey } from '../../common/topic-partition';
 import { PartitionMap, groupByTopic } from './request-partitions';
+import { authHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 
 const LATEST = -1n;
 const EARLIEST = -2n;
@@ -33,19 +38,31 @@ export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsR
     const v = ctx.apiVersion;
     const readCommitted = v >= 2 && req.isolationLevel === 1;
     const isFollower = req.replicaId >= 0;
+    const [describable, denied] = authHelper(broker.authorizer, ctx).partitionByAuthorized(AclOperation.DESCRIBE, ResourceType.TOPIC, req.topics, (t) => t.name);
+    const unauthorized = denied.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((p) => ({
+        partitionIndex: p.partitionIndex,
+        errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        timestamp: -1n,
+        offset: -1n,
+        leaderEpoch: -1,
+        oldStyleOffsets: [] as bigint[],
+      })),
+    }));
     const seen = new Map<string, number>();
     for (const t of req.topics) for (const p of t.partitions) seen.set(topicPartitionKey(t.name, p.partitionIndex), (seen.get(topicPartitionKey(t.name, p.partitionIndex)) ?? 0) + 1);
     type Asked = (typeof req.topics)[number]['partitions'][number];
     // v1+: one answer per partition (a duplicate's is INVALID_REQUEST); v0: one per listing.
     let asked: [string, Asked[]][];
     if (v === 0) {
-      asked = req.topics.map((t) => [t.name, t.partitions]);
+      asked = describable.map((t) => [t.name, t.partitions]);
     } else {
       const once = new PartitionMap<Asked>();
-      for (const t of req.topics) for (const p of t.partitions) once.set(t.name, p.partitionIndex, p);
+      for (const t of describable) for (const p of t.partitions) once.set(t.name, p.partitionIndex, p);
       asked = groupByTopic(once.values(), (e) => e.topic).map(([name, ps]) => [name, ps.map((e) => e.value)]);
     }
-    return {
+    const answered = {
       topics: asked.map(([name, partitions]) => ({
         name,
         partitions: partitions.map((p) => {
@@ -96,5 +113,6 @@ export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsR
         }),
       })),
     };
+    return { topics: [...answered.topics, ...unauthorized] };
   },
 });

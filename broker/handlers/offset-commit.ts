@@ -14,11 +14,17 @@
  * Version notes: v0 has no generation/member (taken as -1/""); v1 per-partition commit timestamp;
  * v2-4 retention_time_ms (an explicit expiry, OffsetCommitValue v1); v6+ leader epoch; v7+
  * group_instance_id.
+ * Authorization (KafkaApis.handleOffsetCommitRequest): READ on the GROUP, else every partition
+ * asked is GROUP_AUTHORIZATION_FAILED and nothing is stored; then READ on each TOPIC, every
+ * partition of a topic without it TOPIC_AUTHORIZATION_FAILED (before the existence checks).
  */
 import type { OffsetCommitRequest, OffsetCommitResponse } from '../../protocol/generated/offset-commit';
 import { ApiKey } from '../../protocol/generated';
 import { commitToExistingPartitions } from './commit-to-existing-partitions';
 import { defineHandler } from './define-handler';
+import { ErrorCode } from '../../protocol/errors';
+import { authHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 
 export const offsetCommitHandler = defineHandler<OffsetCommitRequest, OffsetCommitResponse>({
   apiKey: ApiKey.OffsetCommit,
@@ -27,6 +33,13 @@ export const offsetCommitHandler = defineHandler<OffsetCommitRequest, OffsetComm
   maxVersion: 9,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
+    const auth = authHelper(broker.authorizer, ctx);
+    if (!auth.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) {
+      // OffsetCommitRequest.getErrorResponse: every partition asked.
+      const errorCode = ErrorCode.GROUP_AUTHORIZATION_FAILED;
+      return { topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) })) };
+    }
+    const readable = auth.filterByAuthorized(AclOperation.READ, ResourceType.TOPIC, req.topics, (t) => t.name);
     const topics = await commitToExistingPartitions(
       broker.metadata,
       req.topics,
@@ -47,6 +60,7 @@ export const offsetCommitHandler = defineHandler<OffsetCommitRequest, OffsetComm
           apiVersion: v,
           topics: valid,
         }),
+      readable,
     );
     return { topics };
   },

@@ -5,11 +5,16 @@
  * INVALID_GROUP_ID, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS (then
  * no topics are returned). Per partition: GROUP_SUBSCRIBED_TO_TOPIC (the group's members consume
  * the topic), UNKNOWN_TOPIC_OR_PARTITION, else NONE (also when nothing was committed for it).
+ * Authorization (KafkaApis.handleOffsetDeleteRequest): DELETE on the GROUP, else
+ * GROUP_AUTHORIZATION_FAILED with no topics; then READ on each TOPIC, every partition of a topic
+ * without it TOPIC_AUTHORIZATION_FAILED (before the existence checks) and its offsets kept.
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../protocol/generated/offset-delete';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
+import { authHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 import { topicPartitionKey } from '../../common/topic-partition';
 
 export const offsetDeleteHandler = defineHandler<OffsetDeleteRequest, OffsetDeleteResponse>({
@@ -17,11 +22,18 @@ export const offsetDeleteHandler = defineHandler<OffsetDeleteRequest, OffsetDele
   name: 'OffsetDelete',
   minVersion: 0,
   maxVersion: 0,
-  async handle(broker, _ctx, req) {
+  async handle(broker, ctx, req) {
     const md = broker.metadata;
+    const auth = authHelper(broker.authorizer, ctx);
+    if (!auth.authorize(AclOperation.DELETE, ResourceType.GROUP, req.groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] };
+    const readable = auth.filterByAuthorized(AclOperation.READ, ResourceType.TOPIC, req.topics, (t) => t.name);
     const errors = new Map<string, number>();
     const valid: { name: string; partitions: { partitionIndex: number }[] }[] = [];
     for (const t of req.topics) {
+      if (!readable.has(t.name)) {
+        for (const p of t.partitions) errors.set(topicPartitionKey(t.name, p.partitionIndex), ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+        continue;
+      }
       const partitions = [];
       for (const p of t.partitions) {
         if (!md.partition(t.name, p.partitionIndex)) errors.set(topicPartitionKey(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);

@@ -25,6 +25,12 @@
  * Quotas: the request's size is recorded against the client's producer_byte_rate; over it, the
  * response carries throttle_time_ms and the connection is muted that long (also for acks=0, which
  * has no response), as Kafka does.
+ * Authorization (KafkaApis.handleProduceRequest): a request whose record sets include a
+ * transactional batch (the first batch of a partition's records) needs a transactional_id and WRITE
+ * on that TRANSACTIONAL_ID, else every partition gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED and
+ * nothing is appended (acks=0: the connection is closed); then WRITE on each TOPIC, a partition of
+ * a topic without it TOPIC_AUTHORIZATION_FAILED (checked before it is looked up). Kafka 4.0 checks
+ * no IDEMPOTENT_WRITE here: an idempotent producer was authorized by InitProducerId.
  */
 import { ErrorCode, errorName } from '../../protocol/errors';
 import type { Input } from '../../protocol/primitives/input';
@@ -34,6 +40,22 @@ import { ApiKey } from '../../protocol/generated';
 import type { ProducePartitionRequest, ProducePartitionResult } from '../../replication/replica-manager';
 import { CloseConnection, defineHandler } from './define-handler';
 import { PartitionMap, groupByTopic } from './request-partitions';
+import { authHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
+
+/** The transactional bit of a record batch's attributes. */
+const TRANSACTIONAL_FLAG = 0x10;
+
+/** Kafka's RequestUtils.hasTransactionalRecords: whether any partition's first batch is transactional. */
+function hasTransactionalRecords(req: ProduceRequest): boolean {
+  for (const t of req.topicData) {
+    for (const p of t.partitionData) {
+      const r = p.records;
+      if (r && r.length >= ATTRIBUTES_OFFSET + 2 && r.readInt8(MAGIC_OFFSET) >= CURRENT_MAGIC && (r.readInt16BE(ATTRIBUTES_OFFSET) & TRANSACTIONAL_FLAG) !== 0) return true;
+    }
+  }
+  return false;
+}
 
 /** Kafka's ProduceRequest.validateRecords: an error code, or NONE. */
 function checkRecordSet(records: Buffer | null, version: number): { code: number; message: string | null } {
@@ -61,6 +83,28 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
   maxVersion: 11,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
+    const auth = authHelper(broker.authorizer, ctx);
+    if (hasTransactionalRecords(req) && (req.transactionalId === null || !auth.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactionalId))) {
+      // Kafka's ProduceRequest.getErrorResponse: every partition; acks=0 has no response, so the connection closes.
+      if (req.acks === 0) throw new CloseConnection('acks=0 produce failed: TRANSACTIONAL_ID_AUTHORIZATION_FAILED');
+      const every = new PartitionMap<true>();
+      for (const t of req.topicData) for (const p of t.partitionData) every.set(t.name, p.index, true);
+      return {
+        responses: groupByTopic(every.values(), (e) => e.topic).map(([name, partitions]) => ({
+          name,
+          partitionResponses: partitions.map((p) => ({
+            index: p.partition,
+            errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            baseOffset: -1n,
+            logAppendTimeMs: -1n,
+            logStartOffset: -1n,
+            recordErrors: [],
+            errorMessage: null,
+          })),
+        })),
+      };
+    }
+    const writable = auth.filterByAuthorized(AclOperation.WRITE, ResourceType.TOPIC, req.topicData, (t) => t.name);
     // Every partition asked, once, in order of first listing; the valid record sets to append
     // (the last valid one of a partition) and the errors of rejected listings (the last one wins).
     const asked = new PartitionMap<true>();
@@ -71,6 +115,10 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
     for (const t of req.topicData) {
       for (const p of t.partitionData) {
         asked.set(t.name, p.index, true);
+        if (!writable.has(t.name)) {
+          reject(t.name, p.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED, null);
+          continue;
+        }
         if (!broker.metadata.partition(t.name, p.index)) {
           reject(t.name, p.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null);
           continue;

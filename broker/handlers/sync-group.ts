@@ -11,10 +11,15 @@
  * from the group's), REBALANCE_IN_PROGRESS (a rebalance started, also while the coordinator
  * loads), INVALID_GROUP_ID, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR.
  * Version notes: v3+ group_instance_id; v5+ protocol type and name in request and response.
+ * Authorization (KafkaApis.handleSyncGroupRequest): READ on the GROUP, else
+ * GROUP_AUTHORIZATION_FAILED with an empty assignment.
  */
 import type { SyncGroupRequest, SyncGroupResponse } from '../../protocol/generated/sync-group';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
+import { ErrorCode } from '../../protocol/errors';
+import { authHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 
 export const syncGroupHandler = defineHandler<SyncGroupRequest, SyncGroupResponse>({
   apiKey: ApiKey.SyncGroup,
@@ -23,6 +28,9 @@ export const syncGroupHandler = defineHandler<SyncGroupRequest, SyncGroupRespons
   maxVersion: 5,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
+    if (!authHelper(broker.authorizer, ctx).authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) {
+      return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, assignment: Buffer.alloc(0) };
+    }
     const pending = broker.groupCoordinator.syncGroup({
       groupId: req.groupId,
       generationId: req.generationId,

@@ -13,11 +13,18 @@
  * (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, INVALID_GROUP_ID) go to
  * every partition that exists.
  * Version notes: v2+ committed_leader_epoch; v3+ generation, member and group instance ids.
+ * Authorization (KafkaApis.handleTxnOffsetCommitRequest): WRITE on the TRANSACTIONAL_ID (else every
+ * partition asked TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then READ on the GROUP (else every
+ * partition GROUP_AUTHORIZATION_FAILED), then READ on each TOPIC (a topic without it:
+ * TOPIC_AUTHORIZATION_FAILED on its partitions); nothing refused is stored.
  */
 import type { TxnOffsetCommitRequest, TxnOffsetCommitResponse } from '../../protocol/generated/txn-offset-commit';
 import { ApiKey } from '../../protocol/generated';
 import { commitToExistingPartitions } from './commit-to-existing-partitions';
 import { defineHandler } from './define-handler';
+import { ErrorCode } from '../../protocol/errors';
+import { authHelper } from '../security/authorize';
+import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 
 export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommitRequest, TxnOffsetCommitResponse>({
   apiKey: ApiKey.TxnOffsetCommit,
@@ -26,6 +33,17 @@ export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommitRequest, TxnO
   maxVersion: 4,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
+    const auth = authHelper(broker.authorizer, ctx);
+    const refused = !auth.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactionalId)
+      ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+      : !auth.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)
+        ? ErrorCode.GROUP_AUTHORIZATION_FAILED
+        : null;
+    if (refused !== null) {
+      // TxnOffsetCommitRequest.getErrorResponse: every partition asked.
+      return { throttleTimeMs: 0, topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: refused })) })) };
+    }
+    const readable = auth.filterByAuthorized(AclOperation.READ, ResourceType.TOPIC, req.topics, (t) => t.name);
     const topics = await commitToExistingPartitions(
       broker.metadata,
       req.topics,
@@ -45,6 +63,7 @@ export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommitRequest, TxnO
           generationId: v >= 3 ? req.generationId : -1,
           topics: valid,
         }),
+      readable,
     );
     return { throttleTimeMs: 0, topics };
   },

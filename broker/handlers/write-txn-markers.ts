@@ -14,6 +14,9 @@
  * A partition this broker does not host (negative index, past the count, another broker's) is
  * UNKNOWN_TOPIC_OR_PARTITION before anything is written (Kafka asks the local log for its magic). A
  * partition listed twice in one marker gets one marker and one answer (Kafka keys both by partition).
+ * Authorization (KafkaApis.handleWriteTxnMarkersRequest): ALTER on the CLUSTER (a denial not
+ * logged) or else CLUSTER_ACTION on the CLUSTER; without either, every partition of every marker
+ * is CLUSTER_AUTHORIZATION_FAILED (WriteTxnMarkersRequest.getErrorResponse) and nothing is written.
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../../protocol/generated/write-txn-markers';
@@ -21,6 +24,8 @@ import { ControlRecordType, buildEndTxnMarkerBatch } from '../../protocol/record
 import { ApiKey } from '../../protocol/generated';
 import { OFFSETS_TOPIC } from '../../config/kafka-config';
 import { defineHandler } from './define-handler';
+import { authHelper } from '../security/authorize';
+import { AclOperation } from '../../metadata/authorizer/authorizer';
 import { topicPartitionKey } from '../../common/topic-partition';
 import { PartitionMap, groupByTopic } from './request-partitions';
 
@@ -31,7 +36,23 @@ export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkersRequest, Writ
   maxVersion: 1,
   // A cluster action (a coordinator writing markers): not counted against request quotas, as in Kafka.
   requestQuotaExempt: () => true,
-  async handle(broker, _ctx, req) {
+  async handle(broker, ctx, req) {
+    const auth = authHelper(broker.authorizer, ctx);
+    if (!auth.authorizeCluster(AclOperation.ALTER, { logIfDenied: false }) && !auth.authorizeCluster(AclOperation.CLUSTER_ACTION)) {
+      return {
+        markers: req.markers.map((m) => {
+          const asked = new PartitionMap<true>();
+          for (const t of m.topics) for (const p of t.partitionIndexes) asked.set(t.name, p, true);
+          return {
+            producerId: m.producerId,
+            topics: groupByTopic(asked.values(), (e) => e.topic).map(([name, partitions]) => ({
+              name,
+              partitions: partitions.map(({ partition }) => ({ partitionIndex: partition, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })),
+            })),
+          };
+        }),
+      };
+    }
     const timeoutMs = broker.config.getInt('request.timeout.ms');
     const markers = await Promise.all(
       req.markers.map(async (m) => {

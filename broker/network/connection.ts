@@ -15,7 +15,10 @@
  * socket.request.max.bytes), the request being processed, and what one socket read returned beyond
  * it. A frame whose size is negative or above socket.request.max.bytes, or a request the processor
  * cannot decode, closes this connection only, with a logged reason; every byte and slot reserved is
- * given back exactly once, whichever way the connection ends.
+ * given back exactly once, whichever way the connection ends. While a SASL connection
+ * authenticates, the processor's frameLimit (sasl.server.max.receive.size) replaces
+ * socket.request.max.bytes, and an answer may be the last thing written before the connection
+ * closes (closeAfterSend: a failed authentication).
  */
 import type { Socket } from 'node:net';
 import type { Logger } from '../../common/logger';
@@ -43,7 +46,14 @@ export type ProcessResult =
    * the connection after the response is sent (KIP-219; Kafka sends every response at once and
    * mutes, whatever the version: a client that does not throttle itself is held back by the mute).
    */
-  | { kind: 'respond'; chunks: Buffer[]; onSent?: () => void; throttleMs?: number }
+  | {
+      kind: 'respond';
+      chunks: Buffer[];
+      onSent?: () => void;
+      throttleMs?: number;
+      /** SASL authentication failure (KIP-306): close the connection, with this reason, once the answer is written. */
+      closeAfterSend?: string;
+    }
   | { kind: 'noResponse'; throttleMs?: number }
   | { kind: 'close'; reason: string };
 
@@ -55,6 +65,12 @@ export interface InFlightRequest {
 
 export interface FrameProcessor {
   process(frame: Buffer, conn: ConnectionInfo, request: InFlightRequest): Promise<ProcessResult>;
+  /**
+   * SASL (broker/security/sasl/authenticator.ts): while a connection authenticates, its frames are
+   * bounded by `sasl.server.max.receive.size` instead of socket.request.max.bytes, and a frame over
+   * it is the processor's to answer (an authentication failure, closed after the failure delay).
+   */
+  frameLimit?(conn: ConnectionInfo): { maxBytes: number; exceeded(size: number): Promise<ProcessResult> } | undefined;
 }
 
 export interface ConnectionOptions {
@@ -149,7 +165,18 @@ export class Connection implements ConnectionInfo {
     if (!this.busy && this.waiting === null && !this.isMuted() && !this.socket.writableNeedDrain) {
       if (this.frameSize < 0 && this.pendingBytes >= 4) {
         const size = this.peekInt32();
-        if (size < 0 || size > this.opts.maxRequestBytes) {
+        const saslLimit = this.processor.frameLimit?.(this);
+        if (saslLimit !== undefined && (size < 0 || size > saslLimit.maxBytes)) {
+          // SASL: an oversized frame before authentication completes; nothing more is read.
+          this.busy = true;
+          saslLimit.exceeded(size).then(
+            (res) => this.finish(res),
+            () => this.finish({ kind: 'close', reason: `invalid frame size ${size} during SASL authentication` }),
+          );
+          this.updateReading();
+          return;
+        }
+        if (saslLimit === undefined && (size < 0 || size > this.opts.maxRequestBytes)) {
           this.close(
             size < 0
               ? `invalid frame size ${size}`
@@ -215,6 +242,17 @@ export class Connection implements ConnectionInfo {
   private finish(res: ProcessResult): void {
     this.releaseSlot();
     this.releaseBytes();
+    if (res.kind === 'respond' && res.closeAfterSend !== undefined && !this.closed) {
+      // SASL authentication failure: the answer is written, then the connection closes; it stays
+      // busy meanwhile, so nothing more is read.
+      const reason = res.closeAfterSend;
+      this.write(res.chunks, () => {
+        res.onSent?.();
+        this.close(reason);
+      });
+      this.updateReading();
+      return;
+    }
     this.busy = false;
     if (this.closed) {
       if (res.kind === 'respond') res.onSent?.();

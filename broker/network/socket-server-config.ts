@@ -3,14 +3,20 @@
  * request slots, the listen backlog, and the connection limits (broker-wide, per listener through
  * `listener.name.<l>.max.connections` / `.max.connection.creation.rate`, per address). Host names in
  * `max.connections.per.ip.overrides` are resolved once, at startup, as Kafka resolves them when it
- * reads the config; a name that does not resolve stops startup with the name in the error.
+ * reads the config; a name that does not resolve stops startup with the name in the error. SSL and
+ * SASL_SSL listeners get their TLS here (broker/security/ssl): stores loaded and checked, and for an
+ * inter-broker listener a handshake with itself, so a listener that cannot serve as declared stops
+ * startup with the key in the error.
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { KafkaConfig } from '../../config/kafka-config';
 import { ConfigException } from '../../config/config-types';
 import type { ListenerLimits } from './connection-quotas';
-import type { SocketServerOptions } from './socket-server';
+import type { SecureTransport, SocketServerOptions } from './socket-server';
+import type { Logger } from '../../common/logger';
+import { serverSslSettings } from '../security/ssl/ssl-settings';
+import { SslTransport, validateInterBroker } from '../security/ssl/ssl-transport';
 
 const INT_MAX = 0x7fffffff;
 
@@ -30,7 +36,18 @@ export async function socketServerOptions(config: KafkaConfig, listenerNames: re
     for (const a of addresses) overrides.set(a.address, count);
   }
   const listeners = new Map<string, ListenerLimits>();
+  const transports = new Map<string, (log: Logger) => SecureTransport>();
+  const idleTimeoutMs = config.getLong('connections.max.idle.ms');
   for (const name of listenerNames) {
+    const protocol = config.listenerSecurityProtocolMap().get(name);
+    if (protocol === 'SSL' || protocol === 'SASL_SSL') {
+      const ssl = serverSslSettings(config, name, protocol);
+      if (name === interBrokerListenerName) await validateInterBroker(ssl);
+      transports.set(name, (log) => {
+        for (const w of ssl.warnings) log.warn(w, { listener: name });
+        return new SslTransport(ssl, idleTimeoutMs, log.child('ssl'));
+      });
+    }
     const max = config.listenerOverride(name, 'max.connections');
     const rate = config.listenerOverride(name, 'max.connection.creation.rate');
     listeners.set(name, {
@@ -44,6 +61,7 @@ export async function socketServerOptions(config: KafkaConfig, listenerNames: re
     queuedMaxRequestBytes: config.getLong('queued.max.request.bytes'),
     queuedMaxRequests: config.getInt('queued.max.requests'),
     listenBacklog: config.getInt('socket.listen.backlog.size'),
+    transports,
     quotas: {
       maxConnections: config.getInt('max.connections'),
       maxConnectionsPerIp: config.getInt('max.connections.per.ip'),

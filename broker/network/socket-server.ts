@@ -9,9 +9,16 @@
  * unread behind it (at most `socket.listen.backlog.size` of them; more are closed at once, as a full
  * kernel backlog refuses them). A socket past its address's limit is closed at once; one over its
  * IP's connection rate quota is closed after the throttle time.
+ *
+ * A listener with a SecureTransport (SSL and SASL_SSL listeners: broker/security/ssl) is TLS from
+ * the first byte: an admitted socket goes through the TLS handshake first, still counted against
+ * the connection limits, and becomes a Connection only once the handshake succeeded, with the
+ * principal TLS client authentication gave it. A failed handshake closes the socket, unserved, and
+ * gives its slot back; nothing on such a listener is read as a Kafka request before.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../../common/logger';
+import type { KafkaPrincipal } from '../../common/kafka-principal';
 import { SystemTime, type Time } from '../../common/time';
 import { Connection, normalizeAddress, type FrameProcessor } from './connection';
 import { ConnectionQuotas, type ConnectionQuotaConfig } from './connection-quotas';
@@ -24,6 +31,16 @@ export interface ListenerSpec {
   port: number;
   /** PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. */
   securityProtocol: string;
+}
+
+/** What a TLS listener does with an admitted socket before it becomes a Connection. */
+export interface SecureTransport {
+  /**
+   * Starts the handshake on `socket`. Calls `done` once: with the secured socket and the principal
+   * the peer authenticated as (null: none yet, SASL decides), or with null when the handshake failed
+   * (the transport has closed the socket and logged why). Returns an abort that closes it meanwhile.
+   */
+  accept(socket: Socket, done: (secured: { socket: Socket; principal: KafkaPrincipal | null } | null) => void): () => void;
 }
 
 export interface BoundListener extends ListenerSpec {
@@ -41,6 +58,8 @@ export interface SocketServerOptions {
   /** `socket.listen.backlog.size`. */
   listenBacklog: number;
   quotas: Omit<ConnectionQuotaConfig, 'listeners'> & { listeners?: ConnectionQuotaConfig['listeners'] };
+  /** The TLS of each SSL / SASL_SSL listener, by listener name (made with the server's logger). */
+  transports?: ReadonlyMap<string, (log: Logger) => SecureTransport>;
   time?: Time;
 }
 
@@ -66,6 +85,9 @@ export class SocketServer {
   private readonly waiting = new Map<string, WaitingSocket[]>();
   private readonly drainTimers = new Map<string, NodeJS.Timeout>();
   private readonly throttled = new Set<{ socket: Socket; timer: NodeJS.Timeout }>();
+  /** Admitted sockets in their TLS handshake, each with its abort. */
+  private readonly handshaking = new Set<() => void>();
+  private readonly transports = new Map<string, SecureTransport>();
   private closed = false;
 
   constructor(
@@ -77,6 +99,7 @@ export class SocketServer {
     this.pool = new MemoryPool(opts.queuedMaxRequestBytes);
     this.slots = new RequestSlots(opts.queuedMaxRequests);
     this.quotas = new ConnectionQuotas({ ...opts.quotas, listeners: opts.quotas.listeners ?? new Map() }, this.time);
+    for (const [name, make] of opts.transports ?? []) this.transports.set(name, make(log));
   }
 
   async listen(listeners: ListenerSpec[]): Promise<BoundListener[]> {
@@ -175,15 +198,40 @@ export class SocketServer {
       this.throttled.add(entry);
       return;
     }
+    const transport = this.transports.get(listener);
+    if (!transport) {
+      this.open(w.socket, w, listener, null);
+      return;
+    }
+    let abort = (): void => undefined;
+    let settled = false;
+    const entry = (): void => abort();
+    this.handshaking.add(entry);
+    abort = transport.accept(w.socket, (secured) => {
+      if (settled) return;
+      settled = true;
+      this.handshaking.delete(entry);
+      if (secured && !this.closed) {
+        this.open(secured.socket, w, listener, secured.principal);
+        return;
+      }
+      secured?.socket.destroy();
+      this.quotas.release(listener, w.address);
+      for (const name of this.waiting.keys()) this.drain(name);
+    });
+  }
+
+  private open(socket: Socket, w: WaitingSocket, listener: string, principal: KafkaPrincipal | null): void {
     const conn = new Connection(
       this.nextId++,
-      w.socket,
+      socket,
       listener,
       w.spec.securityProtocol,
       this.processor,
       { maxRequestBytes: this.opts.maxRequestBytes, idleTimeoutMs: this.opts.idleTimeoutMs, pool: this.pool, slots: this.slots },
       this.log,
     );
+    if (principal) conn.principal = principal;
     let released = false;
     const release = (): void => {
       if (released) return;
@@ -227,6 +275,8 @@ export class SocketServer {
       e.socket.destroy();
     }
     this.throttled.clear();
+    for (const abort of [...this.handshaking]) abort();
+    this.handshaking.clear();
     for (const c of [...this.connections.keys()]) c.close('broker shutting down');
     this.connections.clear();
     await Promise.all(closing);

@@ -15,6 +15,7 @@ import { ErrorCode, errorName } from '../../protocol/errors';
 import type { AddPartitionsToTxnResponse } from '../../protocol/generated/add-partitions-to-txn';
 import type { MetadataCache } from '../../metadata/metadata-cache';
 import { BrokerChannels } from '../../client/broker-channels';
+import type { ClientSecurity } from '../../client/network-client';
 import type { TransactionVerifier } from '../../replication/replica-manager';
 import { TRANSACTION_STATE_TOPIC } from '../../config/kafka-config';
 import type { Logger } from '../../common/logger';
@@ -39,6 +40,8 @@ export interface AddPartitionsToTxnManagerOptions {
   /** transaction.state.log.num.partitions (until __transaction_state exists; then its real count). */
   transactionLogNumPartitions: number;
   logger: Logger;
+  /** TLS (and SASL) of the inter-broker listener, when it is secured. */
+  security?: ClientSecurity;
 }
 
 export class AddPartitionsToTxnManager implements TransactionVerifier {
@@ -52,6 +55,7 @@ export class AddPartitionsToTxnManager implements TransactionVerifier {
       clientId: `krill-broker-${opts.nodeId}-txn-verification`,
       timeoutMs: Math.min(10_000, opts.requestTimeoutMs),
       requestTimeoutMs: opts.requestTimeoutMs,
+      ...opts.security,
     });
   }
 

@@ -7,7 +7,7 @@
  */
 import type { WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../../protocol/generated/write-txn-markers';
 import { BrokerChannels } from '../../client/broker-channels';
-import { ConnectionError } from '../../client/network-client';
+import { ConnectionError, type ClientSecurity } from '../../client/network-client';
 import type { MetadataCache } from '../../metadata/metadata-cache';
 import type { MarkerTransport } from './transaction-marker-channel-manager';
 
@@ -17,6 +17,8 @@ export interface NetworkMarkerTransportOptions {
   /** inter.broker.listener.name: the endpoint name looked up in each broker's registration. */
   listenerName: string;
   requestTimeoutMs: number;
+  /** TLS (and SASL) of the inter-broker listener, when it is secured. */
+  security?: ClientSecurity;
 }
 
 export class NetworkMarkerTransport implements MarkerTransport {
@@ -28,6 +30,7 @@ export class NetworkMarkerTransport implements MarkerTransport {
       clientId: `krill-broker-${opts.nodeId}-txn-markers`,
       timeoutMs: Math.min(10_000, opts.requestTimeoutMs),
       requestTimeoutMs: opts.requestTimeoutMs,
+      ...opts.security,
     });
   }
 

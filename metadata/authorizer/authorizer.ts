@@ -75,6 +75,42 @@ export interface Action {
   /** Kafka's logIfAllowed / logIfDenied: whether the decision goes to the authorizer log. */
   logIfAllowed?: boolean;
   logIfDenied?: boolean;
+  /**
+   * Kafka's Action.resourceReferenceCount: how many times the request names the resource (shown in
+   * the authorizer log as `resourceRefCount`; default 1).
+   */
+  resourceReferenceCount?: number;
+}
+
+/**
+ * One ACL (Kafka's AclBinding; StandardAcl in the metadata log): a resource pattern (type, name,
+ * LITERAL or PREFIXED; the LITERAL name `*` matches every resource of the type) and an entry
+ * (principal "Type:name", `User:*` for everyone; host, `*` for any; operation; ALLOW or DENY).
+ * Codes are the wire codes above.
+ */
+export interface AclBinding {
+  resourceType: number;
+  resourceName: string;
+  patternType: number;
+  principal: string;
+  host: string;
+  operation: number;
+  permissionType: number;
+}
+
+/**
+ * Which ACLs DescribeAcls / DeleteAcls mean (Kafka's AclBindingFilter): ANY codes and null strings
+ * match everything; pattern type MATCH matches the ACLs that would apply to the named resource
+ * (its LITERAL name, the `*` wildcard, PREFIXED prefixes of it).
+ */
+export interface AclBindingFilter {
+  resourceType: number;
+  resourceName: string | null;
+  patternType: number;
+  principal: string | null;
+  host: string | null;
+  operation: number;
+  permissionType: number;
 }
 
 /** Who asks (Kafka's AuthorizableRequestContext, the parts the authorizer reads). */
@@ -101,6 +137,11 @@ export interface Authorizer {
    * CREATE on any topic for auto creation decisions).
    */
   authorizeByResourceType(ctx: AuthorizableRequestContext, operation: AclOperationCode, resourceType: ResourceTypeCode): AuthorizationResult;
+  /**
+   * Kafka's Authorizer.acls(filter): the ACLs matching the filter (DescribeAcls). Absent when no
+   * authorizer is configured (ALLOW_ALL), where DescribeAcls answers SECURITY_DISABLED.
+   */
+  acls?(filter: AclBindingFilter): AclBinding[];
 }
 
 /** No authorizer configured: everything is allowed (Kafka without authorizer.class.name). */

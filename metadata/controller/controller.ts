@@ -1,7 +1,7 @@
 /**
  * The controller: the single writer of the cluster metadata log. Every change to topics,
- * partitions, configs, client quotas (client-quota-control-manager.ts), broker registrations and
- * producer id blocks is validated here, written to
+ * partitions, configs, client quotas (client-quota-control-manager.ts), SCRAM credentials
+ * (scram-control-manager.ts), ACLs (acl-control-manager.ts), broker registrations and producer id blocks is validated here, written to
  * the metadata log as one atomic batch of KRaft-shaped records, applied to the controller's own
  * image, and then published to the brokers, which apply the same records in the same order.
  * Operations run one at a time through a queue so that validation and the append see the same
@@ -37,6 +37,9 @@ import { topicPartitionKey } from '../../common/topic-partition';
 import type { MetadataLog } from '../metadata-log';
 import { CLUSTER_METADATA_TOPIC, isInternalTopic, unifyCollisionChars, validateTopicName } from '../topic-name';
 import { ClientQuotaControlManager, type ClientQuotaAlteration, type ClientQuotaAlterationResult } from './client-quota-control-manager';
+import { ScramControlManager, type ScramAlterationResult, type ScramCredentialDeletion, type ScramCredentialUpsertion } from './scram-control-manager';
+import { AclControlManager, type AclCreateResult, type AclDeleteResult } from './acl-control-manager';
+import type { AclBinding, AclBindingFilter } from '../authorizer/authorizer';
 
 export interface ControllerOptions {
   nodeId: number;
@@ -57,6 +60,11 @@ export interface ControllerOptions {
   autoLeaderRebalanceIntervalMs?: number | null;
   /** Clock (tests). */
   now?: () => number;
+  /**
+   * Written as the first batch of a fresh (empty) metadata log, like the bootstrap records of
+   * `kafka-storage format` (krill: the `--add-scram` credentials); ignored once the log has records.
+   */
+  bootstrapRecords?: readonly MetadataRecord[];
 }
 
 export interface BrokerHeartbeatInput {
@@ -203,6 +211,12 @@ export interface ControllerApi {
   isInternal(topic: string): boolean;
   /** AlterClientQuotas (KIP-546): one result per distinct entity; validate_only writes nothing. */
   alterClientQuotas(alterations: ClientQuotaAlteration[], validateOnly: boolean): Promise<ClientQuotaAlterationResult[]>;
+  /** AlterUserScramCredentials: one result per distinct user (scram-control-manager.ts). */
+  alterUserScramCredentials(deletions: ScramCredentialDeletion[], upsertions: ScramCredentialUpsertion[]): Promise<ScramAlterationResult[]>;
+  /** CreateAcls (acl-control-manager.ts): one result per binding, in order; all records or none. */
+  createAcls(bindings: AclBinding[]): Promise<AclCreateResult[]>;
+  /** DeleteAcls: one result per filter, in order, with the ACLs each matched; all removals or none. */
+  deleteAcls(filters: AclBindingFilter[]): Promise<AclDeleteResult[]>;
 }
 
 export class Controller implements ControllerApi {
@@ -217,9 +231,15 @@ export class Controller implements ControllerApi {
   private closed = false;
   /** Validation and records of client quota changes; reads the current quotas from this controller's image. */
   private readonly clientQuotaControl = new ClientQuotaControlManager({ current: (entity) => this.image.clientQuota(entity) });
+  /** Validation and records of SCRAM credential changes; reads existing credentials from this controller's image. */
+  /** Validation and records of ACL changes; knows the current ACLs by following this controller's image. */
+  private readonly aclControl = new AclControlManager();
+  private readonly scramControl = new ScramControlManager({ exists: (user, mechanism) => this.image.scramCredential(user, mechanism) !== undefined });
 
   constructor(private readonly opts: ControllerOptions) {
     this.image = new MetadataCache(opts.clusterId);
+    // The ACL manager follows this image from the start, so the replay below brings it up to date.
+    this.image.subscribeAcls((changes, snapshot) => this.aclControl.replay(changes, snapshot));
     this.log = opts.logger;
     this.now = opts.now ?? Date.now;
     for (const batch of opts.log.readAll()) {
@@ -228,6 +248,15 @@ export class Controller implements ControllerApi {
         if (r.type === 'RegisterBrokerRecord' && r.data.brokerEpoch >= this.nextBrokerEpoch) {
           this.nextBrokerEpoch = r.data.brokerEpoch + 1n;
         }
+      }
+    }
+    const bootstrap = opts.bootstrapRecords ?? [];
+    if (bootstrap.length > 0) {
+      if (opts.log.logEndOffset === 0n) {
+        this.commit([...bootstrap]);
+        this.log.info(`wrote ${bootstrap.length} bootstrap record(s) to the fresh metadata log`);
+      } else {
+        this.log.info(`the metadata log is not empty: ${bootstrap.length} bootstrap record(s) not written`);
       }
     }
   }
@@ -1080,6 +1109,36 @@ export class Controller implements ControllerApi {
     return this.queue.run(() => {
       const { records, results } = this.clientQuotaControl.alterClientQuotas(alterations, validIps);
       if (!validateOnly) this.commit(records);
+      return results;
+    });
+  }
+
+  /**
+   * AlterUserScramCredentials: ScramControlManager validates against this image and plans the
+   * records; they are committed as one batch (Kafka's ControllerResult.atomicOf).
+   */
+  alterUserScramCredentials(deletions: ScramCredentialDeletion[], upsertions: ScramCredentialUpsertion[]): Promise<ScramAlterationResult[]> {
+    return this.queue.run(() => {
+      const { records, results } = this.scramControl.alterCredentials(deletions, upsertions);
+      this.commit(records);
+      return results;
+    });
+  }
+
+  /** CreateAcls: AclControlManager validates and plans the AccessControlEntryRecords, committed as one batch. */
+  createAcls(bindings: AclBinding[]): Promise<AclCreateResult[]> {
+    return this.queue.run(() => {
+      const { records, results } = this.aclControl.createAcls(bindings);
+      this.commit(records);
+      return results;
+    });
+  }
+
+  /** DeleteAcls: the RemoveAccessControlEntryRecords of every ACL the filters match, committed as one batch. */
+  deleteAcls(filters: AclBindingFilter[]): Promise<AclDeleteResult[]> {
+    return this.queue.run(() => {
+      const { records, results } = this.aclControl.deleteAcls(filters);
+      this.commit(records);
       return results;
     });
   }

@@ -4,21 +4,23 @@
  * and writes the ClientQuotaRecords (client-quota-control-manager.ts); the answer has one entry per
  * distinct entity, and validate_only writes nothing.
  *
- * Authorization: Kafka checks ALTER_CONFIGS on the CLUSTER resource here too (a failed check is
- * CLUSTER_AUTHORIZATION_FAILED for every entry); krill has no authorizer yet, and the check belongs
- * at the top of `handle`.
+ * Authorization (ControllerApis.handleAlterClientQuotas), against the principal of this
+ * connection: ALTER_CONFIGS on the CLUSTER, else CLUSTER_AUTHORIZATION_FAILED for every entry
+ * (AlterClientQuotasRequest.getErrorResponse) and nothing is altered.
  */
 import type { AlterClientQuotasRequest, AlterClientQuotasResponse } from '../../../protocol/generated/alter-client-quotas';
 import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
-import { alterClientQuotasResponse, clientQuotaAlterations } from '../../handlers/alter-client-quotas';
+import { alterClientQuotasDenied, alterClientQuotasResponse, clientQuotaAlterations } from '../../handlers/alter-client-quotas';
 
 export const controllerAlterClientQuotasHandler = defineControllerHandler<AlterClientQuotasRequest, AlterClientQuotasResponse>({
   apiKey: ApiKey.AlterClientQuotas,
   name: 'AlterClientQuotas',
   minVersion: 0,
   maxVersion: 1,
-  async handle(node, _ctx, req) {
+  async handle(node, ctx, req) {
+    const denied = alterClientQuotasDenied(node.authorizer, ctx, req);
+    if (denied) return denied;
     const results = await node.controller.alterClientQuotas(clientQuotaAlterations(req), req.validateOnly);
     return alterClientQuotasResponse(results);
   },

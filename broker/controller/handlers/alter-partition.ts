@@ -8,11 +8,15 @@
  * committed together; each answer carries the new ISR and partition epoch.
  * Version notes: topics by name v0-1, by id v2+; leader_recovery_state v1+; new_isr_with_epochs v3
  * (member broker epochs are checked), new_isr before that.
+ * Authorization (ControllerApis.handleAlterPartitionRequest): CLUSTER_ACTION on the CLUSTER, else
+ * CLUSTER_AUTHORIZATION_FAILED at the top level with no topics, and no ISR changes.
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../../protocol/errors';
 import type { AlterPartitionRequest, AlterPartitionResponse } from '../../../protocol/generated/alter-partition';
 import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
+import { authHelper } from '../../security/authorize';
+import { AclOperation } from '../../../metadata/authorizer/authorizer';
 
 export const alterPartitionHandler = defineControllerHandler<AlterPartitionRequest, AlterPartitionResponse>({
   apiKey: ApiKey.AlterPartition,
@@ -21,6 +25,7 @@ export const alterPartitionHandler = defineControllerHandler<AlterPartitionReque
   maxVersion: 3,
   async handle(node, ctx, req) {
     const v = ctx.apiVersion;
+    if (!authHelper(node.authorizer, ctx).authorizeCluster(AclOperation.CLUSTER_ACTION)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, topics: [] };
     try {
       const r = await node.controller.alterPartition(
         {

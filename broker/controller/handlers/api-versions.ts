@@ -2,6 +2,7 @@
  * ApiVersions (18), v0-4, on the controller listener: the controller's own API set (what brokers
  * and admin tools may send to the controller), built from CONTROLLER_HANDLERS.
  * v3+: a malformed client software name/version gets INVALID_REQUEST, as on brokers.
+ * Authorization: none (ControllerApis.handleApiVersionsRequest).
  */
 import { ErrorCode } from '../../../protocol/errors';
 import type { ApiVersionsRequest, ApiVersionsResponse } from '../../../protocol/generated/api-versions';

@@ -6,18 +6,23 @@
  * broker epoch every later heartbeat, AlterPartition and follower fetch quotes.
  * Version notes: is_migrating_zk_broker v1+, log_dirs v2+, previous_broker_epoch v3+ (accepted,
  * not used: krill fences a restarted broker's old incarnation whether or not it shut down cleanly).
+ * Authorization (ControllerApis.handleBrokerRegistration): CLUSTER_ACTION on the CLUSTER, else
+ * CLUSTER_AUTHORIZATION_FAILED and nothing is registered.
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../../protocol/errors';
 import type { BrokerRegistrationRequest, BrokerRegistrationResponse } from '../../../protocol/generated/broker-registration';
 import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
+import { authHelper } from '../../security/authorize';
+import { AclOperation } from '../../../metadata/authorizer/authorizer';
 
 export const brokerRegistrationHandler = defineControllerHandler<BrokerRegistrationRequest, BrokerRegistrationResponse>({
   apiKey: ApiKey.BrokerRegistration,
   name: 'BrokerRegistration',
   minVersion: 0,
   maxVersion: 4,
-  async handle(node, _ctx, req) {
+  async handle(node, ctx, req) {
+    if (!authHelper(node.authorizer, ctx).authorizeCluster(AclOperation.CLUSTER_ACTION)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED };
     try {
       if (req.clusterId !== node.clusterId) {
         throw new KafkaError(ErrorCode.INCONSISTENT_CLUSTER_ID, `Expected cluster ID ${node.clusterId}, but got cluster ID ${req.clusterId}`);

@@ -7,13 +7,18 @@
  * for __cluster_metadata; see broker/handlers/create-topics.ts, whose rules these are). v5+
  * answers the partition count and replication factor; the effective configs (v5+) are the
  * forwarding broker's to fill in, so this answers an empty list.
+ * Authorization (ControllerApis.handleCreateTopics), against the principal of this connection:
+ * CREATE on the CLUSTER or on each TOPIC (else TOPIC_AUTHORIZATION_FAILED "Authorization failed.");
+ * without DESCRIBE_CONFIGS on a created topic, v5+ answers -1 counts and topic_config_error_code
+ * TOPIC_AUTHORIZATION_FAILED.
  */
 import { ErrorCode } from '../../../protocol/errors';
 import { ZERO_UUID } from '../../../protocol/primitives/uuid';
 import type { CreateTopicsRequest, CreateTopicsResponse } from '../../../protocol/generated/create-topics';
 import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
-import { createTopicsAnswers } from '../../handlers/create-topics';
+import { createTopicsAnswers, createTopicsAuthorization } from '../../handlers/create-topics';
+import { authHelper } from '../../security/authorize';
 
 export const controllerCreateTopicsHandler = defineControllerHandler<CreateTopicsRequest, CreateTopicsResponse>({
   apiKey: ApiKey.CreateTopics,
@@ -22,10 +27,22 @@ export const controllerCreateTopicsHandler = defineControllerHandler<CreateTopic
   maxVersion: 7,
   async handle(node, ctx, req) {
     const v = ctx.apiVersion;
-    const answers = await createTopicsAnswers(node.controller, req);
+    const answers = await createTopicsAnswers(node.controller, req, createTopicsAuthorization(authHelper(node.authorizer, ctx)));
     return {
-      topics: answers.map(({ result: r }) => {
+      topics: answers.map(({ result: r, configsVisible }) => {
         const ok = r.errorCode === ErrorCode.NONE;
+        if (ok && v >= 5 && !configsVisible) {
+          return {
+            name: r.name,
+            topicId: v >= 7 ? r.topicId || ZERO_UUID : undefined,
+            errorCode: r.errorCode,
+            errorMessage: null,
+            numPartitions: -1,
+            replicationFactor: -1,
+            configs: [],
+            topicConfigErrorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+          };
+        }
         return {
           name: r.name,
           topicId: v >= 7 ? r.topicId || ZERO_UUID : undefined,

@@ -4,11 +4,15 @@
  * node's delete.topic.enable=false answers every listing TOPIC_DELETION_DISABLED (INVALID_REQUEST
  * before v3); duplicates, name-and-id and neither get INVALID_REQUEST; UNKNOWN_TOPIC_OR_PARTITION /
  * UNKNOWN_TOPIC_ID. Names and ids are resolved against the controller's own image.
+ * Authorization (ControllerApis.handleDeleteTopics), against the principal of this connection:
+ * DELETE on the CLUSTER, or DESCRIBE and DELETE on each TOPIC, with the answers of
+ * broker/handlers/delete-topics.ts.
  */
 import type { DeleteTopicsRequest, DeleteTopicsResponse } from '../../../protocol/generated/delete-topics';
 import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
-import { deleteTopicsAnswers } from '../../handlers/delete-topics';
+import { deleteTopicsAnswers, deleteTopicsAuthorization } from '../../handlers/delete-topics';
+import { authHelper } from '../../security/authorize';
 
 export const controllerDeleteTopicsHandler = defineControllerHandler<DeleteTopicsRequest, DeleteTopicsResponse>({
   apiKey: ApiKey.DeleteTopics,
@@ -17,7 +21,15 @@ export const controllerDeleteTopicsHandler = defineControllerHandler<DeleteTopic
   maxVersion: 6,
   async handle(node, ctx, req) {
     const v = ctx.apiVersion;
-    const answers = await deleteTopicsAnswers(node.controller, node.controller.image, node.config.getBoolean('delete.topic.enable'), v, req);
+    const answers = await deleteTopicsAnswers(
+      node.controller,
+      node.controller.image,
+      node.config.getBoolean('delete.topic.enable'),
+      v,
+      req,
+      undefined,
+      deleteTopicsAuthorization(authHelper(node.authorizer, ctx)),
+    );
     return {
       responses: answers.map((a) => ({
         name: a.name,

@@ -3,11 +3,16 @@
  * this controller and the cluster id (a starting broker learns the cluster id this way); asking a
  * controller for brokers (type 1) is MISMATCHED_ENDPOINT_TYPE, as in Kafka. v0 (which can only ask
  * for brokers) is not offered here.
+ * Authorization (ControllerApis.handleDescribeCluster): unlike on a broker, ALTER on the CLUSTER
+ * is required (checked first), else CLUSTER_AUTHORIZATION_FAILED with Kafka's "Request ... is not
+ * authorized." message and nothing else; cluster_authorized_operations as on a broker.
  */
 import { ErrorCode } from '../../../protocol/errors';
 import type { DescribeClusterRequest, DescribeClusterResponse } from '../../../protocol/generated/describe-cluster';
 import { ApiKey } from '../../../protocol/generated';
-import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_ALL_OPERATIONS } from '../../handlers/acl-operations';
+import { authHelper, requestNotAuthorizedMessage } from '../../security/authorize';
+import { AclOperation } from '../../../metadata/authorizer/authorizer';
+import { clusterAuthorizedOperations } from '../../handlers/describe-cluster';
 import { defineControllerHandler } from './define';
 
 export const controllerDescribeClusterHandler = defineControllerHandler<DescribeClusterRequest, DescribeClusterResponse>({
@@ -15,7 +20,11 @@ export const controllerDescribeClusterHandler = defineControllerHandler<Describe
   name: 'DescribeCluster',
   minVersion: 1,
   maxVersion: 1,
-  handle(node, _ctx, req) {
+  handle(node, ctx, req) {
+    const auth = authHelper(node.authorizer, ctx);
+    if (!auth.authorizeCluster(AclOperation.ALTER)) {
+      return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: requestNotAuthorizedMessage(ctx) };
+    }
     if (req.endpointType !== 2) {
       return {
         errorCode: req.endpointType === 1 ? ErrorCode.MISMATCHED_ENDPOINT_TYPE : ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
@@ -30,7 +39,7 @@ export const controllerDescribeClusterHandler = defineControllerHandler<Describe
       clusterId: node.clusterId,
       controllerId: node.nodeId,
       brokers: [{ brokerId: node.nodeId, host: node.endpoint.host, port: node.endpoint.port, rack: null }],
-      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_ALL_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
+      clusterAuthorizedOperations: clusterAuthorizedOperations(auth, req.includeClusterAuthorizedOperations),
     };
   },
 });

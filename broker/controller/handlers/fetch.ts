@@ -7,6 +7,9 @@
  * (UNKNOWN_TOPIC_ID from v13); an offset past the end: OFFSET_OUT_OF_RANGE.
  * Not implemented: fetch sessions (session id 0, every request is full), snapshots (the log is
  * never compacted, so the whole log is always there).
+ * Authorization (ControllerApis.handleFetch): CLUSTER_ACTION on the CLUSTER, else
+ * FetchRequest.getErrorResponse: CLUSTER_AUTHORIZATION_FAILED at the top level and, before v13, on
+ * every partition asked (v13+: no partitions); the request's session id is echoed.
  */
 import { ErrorCode } from '../../../protocol/errors';
 import type { Input } from '../../../protocol/primitives/input';
@@ -15,6 +18,8 @@ import { ApiKey } from '../../../protocol/generated';
 import { METADATA_TOPIC } from '../../../metadata/metadata-log-store';
 import { METADATA_TOPIC_ID } from '../../../protocol/primitives/uuid';
 import { defineControllerHandler } from './define';
+import { authHelper } from '../../security/authorize';
+import { AclOperation } from '../../../metadata/authorizer/authorizer';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -25,6 +30,28 @@ export const controllerFetchHandler = defineControllerHandler<FetchRequest, Fetc
   maxVersion: 17,
   async handle(node, ctx, req) {
     const v = ctx.apiVersion;
+    if (!authHelper(node.authorizer, ctx).authorizeCluster(AclOperation.CLUSTER_ACTION)) {
+      const errorCode = ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
+      return {
+        errorCode,
+        sessionId: v >= 7 ? req.sessionId : 0,
+        responses:
+          v >= 13
+            ? []
+            : req.topics.map((t) => ({
+                topic: t.topic,
+                partitions: t.partitions.map((p) => ({
+                  partitionIndex: p.partition,
+                  errorCode,
+                  highWatermark: -1n,
+                  lastStableOffset: -1n,
+                  logStartOffset: v >= 5 ? -1n : undefined,
+                  abortedTransactions: null,
+                  records: EMPTY,
+                })),
+              })),
+      };
+    }
     const isMetadata = (t: FetchRequest['topics'][number]) => (v >= 13 ? t.topicId === METADATA_TOPIC_ID : t.topic === METADATA_TOPIC);
     const wanted = req.topics.find(isMetadata)?.partitions.find((p) => p.partition === 0);
     const log = node.metadataLog;

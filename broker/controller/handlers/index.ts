@@ -13,11 +13,17 @@ import { controllerFetchHandler } from './fetch';
 import { controllerAllocateProducerIdsHandler } from './allocate-producer-ids';
 import { controllerAlterClientQuotasHandler } from './alter-client-quotas';
 import { controllerAlterConfigsHandler } from './alter-configs';
+import { controllerAlterUserScramCredentialsHandler } from './alter-user-scram-credentials';
+import { controllerCreateAclsHandler } from './create-acls';
 import { controllerCreatePartitionsHandler } from './create-partitions';
 import { controllerCreateTopicsHandler } from './create-topics';
+import { controllerDeleteAclsHandler } from './delete-acls';
 import { controllerDeleteTopicsHandler } from './delete-topics';
+import { controllerDescribeAclsHandler } from './describe-acls';
 import { controllerElectLeadersHandler } from './elect-leaders';
 import { controllerIncrementalAlterConfigsHandler } from './incremental-alter-configs';
+import { saslAuthenticateHandlerFor } from '../../handlers/sasl-authenticate';
+import { saslHandshakeHandlerFor } from '../../handlers/sasl-handshake';
 
 export const CONTROLLER_HANDLERS: readonly HandlerSpec<any, any, ControllerNode>[] = [
   controllerFetchHandler,
@@ -34,4 +40,11 @@ export const CONTROLLER_HANDLERS: readonly HandlerSpec<any, any, ControllerNode>
   brokerHeartbeatHandler,
   controllerAllocateProducerIdsHandler,
   controllerAlterClientQuotasHandler,
+  controllerDescribeAclsHandler,
+  controllerCreateAclsHandler,
+  controllerDeleteAclsHandler,
+  controllerAlterUserScramCredentialsHandler,
+  // SASL on the controller listener (the connection's authenticator does the work).
+  saslHandshakeHandlerFor<ControllerNode>(),
+  saslAuthenticateHandlerFor<ControllerNode>(),
 ];

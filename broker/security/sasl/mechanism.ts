@@ -7,12 +7,27 @@
  * A server mechanism instance serves one authentication of one connection: the authenticator feeds
  * it the client's tokens in order and sends back what it returns, until `complete`. A failure is a
  * SaslAuthenticationError whose message is what Kafka says to the client (SASL_AUTHENTICATION_FAILED
- * carries it); any other error is an internal failure (logged, the connection closed).
+ * carries it), or a SaslException (the client gets Kafka's generic text); any other error is an
+ * internal failure (logged, the connection closed).
  */
 export class SaslAuthenticationError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'SaslAuthenticationError';
+  }
+}
+
+/**
+ * Kafka's javax.security.sasl.SaslException from a mechanism: the client's credentials are wrong in
+ * a way whose details must not reach an unauthenticated client. The authenticator answers
+ * SASL_AUTHENTICATION_FAILED with Kafka's fixed text ("Authentication failed during authentication
+ * due to invalid credentials with SASL mechanism <name>") and keeps this message for the log. In
+ * the SaslHandshake v0 flow (raw tokens) it closes the connection at once, as Kafka does.
+ */
+export class SaslException extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SaslException';
   }
 }
 

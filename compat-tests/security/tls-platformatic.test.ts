@@ -1,0 +1,56 @@
+/**
+ * @platformatic/kafka over TLS: its `tls` option (node:tls connect options with the test CA and a
+ * client certificate) against an SSL listener with ssl.client.auth=required. The Admin, Producer
+ * and Consumer run in a child process (the library is ESM only: tls-platformatic.mjs); the broker
+ * sees every request as the certificate's principal, over SSL.
+ */
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { createTestCertificates, type TestCertificates } from '../../broker';
+import { startTlsBroker, type TlsBroker } from './tls-helpers';
+
+jest.setTimeout(60_000);
+
+const SCRIPT = path.join(__dirname, 'tls-platformatic.mjs');
+const RUN_TIMEOUT_MS = 40_000;
+
+let certs: TestCertificates;
+let b: TlsBroker;
+
+beforeAll(async () => {
+  certs = createTestCertificates();
+  b = await startTlsBroker(certs, {}, { clientAuth: 'required' });
+});
+
+afterAll(async () => {
+  await b?.close();
+  certs?.cleanup();
+});
+
+function run(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SCRIPT, ...args], { cwd: path.resolve(__dirname, '..', '..'), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`tls-platformatic.mjs did not finish within ${RUN_TIMEOUT_MS} ms\n${err}`));
+    }, RUN_TIMEOUT_MS);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out);
+      else reject(new Error(`tls-platformatic.mjs exited with ${code}\n${err}`));
+    });
+  });
+}
+
+test('platformatic Admin, Producer and Consumer over mutual TLS', async () => {
+  const out = await run([b.broker.bootstrapServers[0], certs.ca.certFile, certs.client.certFile, certs.client.keyFile, 'plat-tls', '40']);
+  const [status, json] = out.trim().split('\n');
+  expect(status).toBe('ok 40 40');
+  expect((JSON.parse(json) as string[]).sort()).toEqual(Array.from({ length: 40 }, (_, i) => `v${i}`).sort());
+  const seen = new Set(b.callers.filter((c) => c.clientId?.startsWith('plat-tls')).map((c) => `${c.principal} ${c.securityProtocol}`));
+  expect(seen).toEqual(new Set(['User:CN=client,OU=test,O=krill SSL']));
+});
