@@ -128,6 +128,8 @@ export interface BrokerProcess {
   readonly port: number;
   /** Spawn to the ready line, in ms. */
   readonly readyMs: number;
+  /** The ready line's match (further groups of the pattern, e.g. a second listener's port). */
+  readonly readyMatch: RegExpExecArray;
   readonly spawnedAt: bigint;
   /** Whatever the process wrote to stderr (last 64 KB), for error reports. */
   stderrTail(): string;
@@ -191,6 +193,7 @@ export function spawnBroker(opts: SpawnOptions): Promise<BrokerProcess> {
         host: m[1],
         port: Number(m[2]),
         readyMs,
+        readyMatch: m,
         spawnedAt,
         stderrTail: () => stderr,
         async stop() {

@@ -31,7 +31,8 @@
  * both targets); and after the interleaved phase, acks=-1 produce
  * throughput with per-send p50/p99 latency on `krill --brokers 3` (replication factor 3,
  * min.insync.replicas=2; one process, so its CPU covers the three brokers and the controller) and,
- * for comparison, on a single krill broker.
+ * for comparison, on a single krill broker; then the TLS rows ('tls': bench/tls.ts), KafkaJS produce
+ * and fetch over an SSL listener as a ratio to PLAINTEXT on the same broker.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -66,6 +67,7 @@ import {
 } from './workloads';
 import { consumeGroup, createReplicatedTopic, leaderHighWatermark, produceLatency, type LatencyResult } from './group-cluster';
 import { checkCommitted, checkOneProducer, produceIdempotent, produceTransactional, type Retried, type TxnResult } from './eos';
+import { measureTls, type TlsRow } from './tls';
 
 type TargetName = 'krill' | 'null';
 const TARGETS: readonly TargetName[] = ['krill', 'null'];
@@ -418,6 +420,7 @@ interface Report {
   krillIdleAfterWorkloadsRssMB: number;
   profile: Record<TargetName, ProfileSummary | null> | null;
   latency: LatencyRow[];
+  tls: TlsRow[];
   notes: string[];
   durationSeconds: number;
 }
@@ -713,6 +716,7 @@ async function main(): Promise<void> {
     ? await measureThroughput(o, selected)
     : { workloads: [], krillIdleAfterWorkloadsRssMB: NaN, profile: null };
   const latency = await measureLatency(o, selected);
+  const tls = await measureTls(o, selected, log);
 
   const rdkafka = loadRdkafka();
   const notes = [
@@ -766,6 +770,12 @@ async function main(): Promise<void> {
         '1 broker: a separate single krill process, replication factor 1. Fresh processes, not the ones of the table above.',
     );
   }
+  if (tls.length) {
+    notes.push(
+      `tls rows: one krill process with a PLAINTEXT and an SSL listener (throwaway CA, PEM stores, no client certificate, TLS 1.3 negotiated); the KafkaJS produce (acks=1, ${o.inFlight} in flight) and ` +
+        'fetch workloads above run against each listener in turn (alternating which goes first); ratio = median SSL msg/s / median PLAINTEXT msg/s.',
+    );
+  }
   const report: Report = {
     options: { ...o, only: o.only?.source ?? null },
     machine: { cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}`, loadAverageAtStart: loadAtStart },
@@ -774,6 +784,7 @@ async function main(): Promise<void> {
     startup,
     ...tp,
     latency,
+    tls,
     notes,
     durationSeconds: round((Date.now() - t0) / 1000),
   };
@@ -864,6 +875,14 @@ function renderText(r: Report): string {
         m.clientCpu.toFixed(2),
         m.brokerPeakRssMB.toFixed(0),
       ]);
+    }
+    out.push(table(rows));
+    out.push('');
+  }
+  if (r.tls.length) {
+    const rows: string[][] = [['workload (tls)', 'msgs', 'PLAINTEXT msg/s', 'µs/msg', 'SSL msg/s', 'µs/msg', 'ratio SSL/PLAINTEXT']];
+    for (const t of r.tls) {
+      rows.push([t.name, String(t.messages), String(t.plaintext.msgsPerSec), t.plaintext.brokerCpuUsPerMsg.toFixed(2), String(t.ssl.msgsPerSec), t.ssl.brokerCpuUsPerMsg.toFixed(2), t.ratio.toFixed(2)]);
     }
     out.push(table(rows));
     out.push('');

@@ -70,8 +70,12 @@ export class KafkaJsTarget {
   private producer: Producer | null = null;
   private cluster: KafkaJsCluster | null = null;
 
-  constructor(readonly bootstrap: string) {
-    this.kafka = new Kafka({ clientId: 'krill-bench', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 0 } });
+  /** `ssl`: KafkaJS's TLS options, for a broker's SSL listener. */
+  constructor(
+    readonly bootstrap: string,
+    ssl?: { ca: string[]; cert?: string; key?: string },
+  ) {
+    this.kafka = new Kafka({ clientId: 'krill-bench', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 0 }, ...(ssl ? { ssl } : {}) });
   }
 
   async createTopic(topic: string): Promise<void> {

@@ -7,7 +7,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ControllerServer } from './controller-server';
+import type { ControllerServer } from './controller-server';
+import { startTestController } from '../testing/controller-node';
 import { startCluster } from '../cluster';
 
 let dir: string;
@@ -19,11 +20,7 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 const SHA512 = 2; // Kafka's ScramMechanism SCRAM-SHA-512 type
 
 function start(scram: string[]): Promise<ControllerServer> {
-  return ControllerServer.start({
-    props: { 'process.roles': 'controller', 'node.id': '3000', listeners: 'CONTROLLER://127.0.0.1:0', 'controller.listener.names': 'CONTROLLER', 'log.dirs': dir },
-    logLevel: 'error',
-    scramCredentials: scram,
-  });
+  return startTestController(dir, { scramCredentials: scram });
 }
 
 test('a fresh controller log gets the credentials; a restart keeps them and writes nothing again', async () => {

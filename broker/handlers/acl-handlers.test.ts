@@ -12,10 +12,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '..';
-import { ControllerServer } from '../controller/controller-server';
+import type { ControllerServer } from '../controller/controller-server';
 import { ErrorCode } from '../../protocol/errors';
-import { userPrincipal } from '../../common/kafka-principal';
+import { ANONYMOUS, userPrincipal } from '../../common/kafka-principal';
 import { DispatchClient, advertisedVersions as versions } from '../testing/dispatch-client';
+import { startTestController } from '../testing/controller-node';
 import { CONTROLLER_HANDLERS } from '../controller/handlers';
 import { AclOperation as Op, AclPermissionType as Perm, PatternType as Pat, ResourceType as Res } from '../../metadata/authorizer/authorizer';
 
@@ -37,11 +38,9 @@ const OK = { errorCode: ErrorCode.NONE, errorMessage: null };
 /** v0 has no pattern type field (it is LITERAL there): a filter as a v0 request can carry it. */
 const at = (v: number, f: Record<string, unknown>) => (v === 0 ? { ...f, patternTypeFilter: Pat.LITERAL } : f);
 
-/** A dispatch client whose connection is `user`'s (DispatchClient's own is ANONYMOUS). */
+/** A dispatch client whose connection is `user`'s (null: ANONYMOUS). */
 function clientAs(server: () => RunningBroker['server'] | ControllerServer, user: string | null, listener = 'PLAINTEXT'): DispatchClient {
-  const c = new DispatchClient(server, 'acl-handlers-test', listener);
-  if (user !== null) (c as unknown as { connection: { principal: unknown } }).connection.principal = userPrincipal(user);
-  return c;
+  return new DispatchClient(server, 'acl-handlers-test', listener, user === null ? ANONYMOUS : userPrincipal(user));
 }
 
 describe('a broker with the StandardAuthorizer, super.users=User:ANONYMOUS', () => {
@@ -212,18 +211,7 @@ describe('the controller listener', () => {
   const bob = clientAs(() => controller, 'bob', 'CONTROLLER');
   const noAuthorizer = clientAs(() => bare, null, 'CONTROLLER');
 
-  const start = (sub: string, extra: Record<string, string>) =>
-    ControllerServer.start({
-      props: {
-        'process.roles': 'controller',
-        'node.id': '3000',
-        listeners: 'CONTROLLER://127.0.0.1:0',
-        'controller.listener.names': 'CONTROLLER',
-        'log.dirs': path.join(dir, sub),
-        ...extra,
-      },
-      logLevel: 'error',
-    });
+  const start = (sub: string, props: Record<string, string>) => startTestController(path.join(dir, sub), { props });
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-acl-ctl-'));

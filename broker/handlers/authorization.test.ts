@@ -13,14 +13,13 @@ import { Writer } from '../../protocol/primitives/writer';
 import { buildRecordBatch } from '../../protocol/records/memory-records-builder';
 import { writeConsumerProtocolSubscription } from '../../protocol/generated/message-data/consumer-protocol-subscription';
 import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
-import { DispatchClient, advertisedVersions as versions } from '../testing/dispatch-client';
-import { ScriptedAuthorizer } from '../security/testing/scripted-authorizer';
+import { advertisedVersions as versions } from '../testing/dispatch-client';
+import { CLUSTER_NAME, scriptedAuthorization } from '../testing/scripted-authorization';
 import { AUTHORIZED_OPERATIONS_OMITTED, to32BitField } from '../security/authorize';
 import { ApiKey } from '../../protocol/generated';
 
 const { READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE } = AclOperation;
 const { TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID } = ResourceType;
-const CLUSTER_NAME = 'kafka-cluster';
 const {
   NONE,
   TOPIC_AUTHORIZATION_FAILED: TAF,
@@ -32,10 +31,9 @@ const {
 
 const API = ApiKey;
 
-const authz = new ScriptedAuthorizer();
 let broker: RunningBroker;
-const client = new DispatchClient(() => broker.server, 'authz-test');
-const call = (apiKey: number, version: number, body: object): Promise<any> => client.call(apiKey, version, body);
+const { authz, call, allowingEverything } = scriptedAuthorization(() => broker.server, 'authz-test');
+beforeEach(() => authz.reset());
 
 /** [topic, partition, error] of a Produce / DeleteRecords / ListOffsets-like response. */
 const partitionCodes = (topics: any[], partitionsOf: (t: any) => any[], index: (p: any) => number, name: (t: any) => string = (t) => t.name) =>
@@ -69,36 +67,32 @@ beforeAll(async () => {
       'group.min.session.timeout.ms': 100,
     },
   });
-  authz.allowEverything();
-  const created = await call(API.CreateTopics, 7, {
-    topics: ['open', 'secret', 'deletable', 'grow'].map((name) => ({ name, numPartitions: 2, replicationFactor: 1 })),
-    timeoutMs: 1000,
+  await allowingEverything(async () => {
+    const created = await call(API.CreateTopics, 7, {
+      topics: ['open', 'secret', 'deletable', 'grow'].map((name) => ({ name, numPartitions: 2, replicationFactor: 1 })),
+      timeoutMs: 1000,
+    });
+    expect(created.topics.map((t: any) => t.errorCode)).toEqual([NONE, NONE, NONE, NONE]);
+    await produce('open', 0, 'o');
+    await produce('secret', 0, 's');
+    // The coordinators' topics exist from the first lookups on.
+    expect((await call(API.FindCoordinator, 4, { keyType: 0, coordinatorKeys: ['setup'] })).coordinators[0].errorCode).toBe(NONE);
+    expect((await call(API.FindCoordinator, 4, { keyType: 1, coordinatorKeys: ['setup'] })).coordinators[0].errorCode).toBe(NONE);
+    // A simple group with offsets on both topics.
+    const commit = await call(API.OffsetCommit, 8, {
+      groupId: 'g-offsets',
+      generationIdOrMemberEpoch: -1,
+      topics: [
+        { name: 'open', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: 'o' }] },
+        { name: 'secret', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: 's' }] },
+      ],
+    });
+    expect(commit.topics.map((t: any) => t.partitions[0].errorCode)).toEqual([NONE, NONE]);
   });
-  expect(created.topics.map((t: any) => t.errorCode)).toEqual([NONE, NONE, NONE, NONE]);
-  await produce('open', 0, 'o');
-  await produce('secret', 0, 's');
-  // The coordinators' topics exist from the first lookups on.
-  expect((await call(API.FindCoordinator, 4, { keyType: 0, coordinatorKeys: ['setup'] })).coordinators[0].errorCode).toBe(NONE);
-  expect((await call(API.FindCoordinator, 4, { keyType: 1, coordinatorKeys: ['setup'] })).coordinators[0].errorCode).toBe(NONE);
-  // A simple group with offsets on both topics.
-  const commit = await call(API.OffsetCommit, 8, {
-    groupId: 'g-offsets',
-    generationIdOrMemberEpoch: -1,
-    topics: [
-      { name: 'open', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: 'o' }] },
-      { name: 'secret', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: 's' }] },
-    ],
-  });
-  expect(commit.topics.map((t: any) => t.partitions[0].errorCode)).toEqual([NONE, NONE]);
-  authz.reset();
 });
 
 afterAll(async () => {
   await broker?.close();
-});
-
-beforeEach(() => {
-  authz.reset();
 });
 
 describe('Produce, Fetch, ListOffsets, OffsetForLeaderEpoch', () => {

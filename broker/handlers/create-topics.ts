@@ -159,6 +159,24 @@ async function createWithinQuota(
   );
 }
 
+/**
+ * A created topic whose configs the requester may not see (no DESCRIBE_CONFIGS, v5+):
+ * ReplicationControlManager.createTopic leaves the counts at -1, lists no configs and sets
+ * topic_config_error_code to TOPIC_AUTHORIZATION_FAILED.
+ */
+export function configsHidden(r: CreateTopicResult, topicId: string | undefined) {
+  return {
+    name: r.name,
+    topicId,
+    errorCode: r.errorCode,
+    errorMessage: null,
+    numPartitions: -1,
+    replicationFactor: -1,
+    configs: [],
+    topicConfigErrorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+  };
+}
+
 export const createTopicsHandler = defineHandler<CreateTopicsRequest, CreateTopicsResponse>({
   apiKey: ApiKey.CreateTopics,
   name: 'CreateTopics',
@@ -175,19 +193,7 @@ export const createTopicsHandler = defineHandler<CreateTopicsRequest, CreateTopi
     return {
       topics: answers.map(({ topic, result: r, configsVisible }) => {
         const ok = r.errorCode === ErrorCode.NONE;
-        if (ok && v >= 5 && !configsVisible) {
-          // ReplicationControlManager.createTopic: no configs, counts left at -1.
-          return {
-            name: r.name,
-            topicId: r.topicId || undefined,
-            errorCode: r.errorCode,
-            errorMessage: null,
-            numPartitions: -1,
-            replicationFactor: -1,
-            configs: [],
-            topicConfigErrorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-          };
-        }
+        if (ok && v >= 5 && !configsVisible) return configsHidden(r, r.topicId || undefined);
         let configs = null;
         if (ok && v >= 5) {
           const overrides = new Map<string, string>();

@@ -19,40 +19,49 @@ import type { ElectLeadersRequest, ElectLeadersResponse } from '../../protocol/g
 import { ApiKey } from '../../protocol/generated';
 import { authHelper, requestNotAuthorizedMessage } from '../security/authorize';
 import { AclOperation } from '../../metadata/authorizer/authorizer';
-import { ElectionType } from '../../metadata/controller/controller';
+import { ElectionType, type ControllerApi } from '../../metadata/controller/controller';
+import type { Authorizer } from '../../metadata/authorizer/authorizer';
+import type { Logger } from '../../common/logger';
+import type { Input } from '../../protocol/primitives/input';
+import type { RequestContext } from '../network/request-context';
 import { defineHandler } from './define-handler';
+
+/**
+ * What the broker's and the controller listener's ElectLeaders share: the authorization check, the
+ * election through `controller`, and the answer at the request's version (v0 has no top-level
+ * error: a failure is reported on every partition asked about).
+ */
+export async function electLeadersAnswer(
+  controller: Pick<ControllerApi, 'electLeaders'>,
+  authorizer: Authorizer,
+  logger: Logger,
+  ctx: RequestContext,
+  req: ElectLeadersRequest,
+): Promise<Input<ElectLeadersResponse>> {
+  const v = ctx.apiVersion;
+  const type = v >= 1 ? req.electionType : ElectionType.PREFERRED;
+  const everyPartition = (errorCode: number, errorMessage: string | null) =>
+    (req.topicPartitions ?? []).map((t) => ({ topic: t.topic, partitionResult: t.partitions.map((p) => ({ partitionId: p, errorCode, errorMessage })) }));
+  if (!authHelper(authorizer, ctx).authorizeCluster(AclOperation.ALTER)) {
+    return {
+      errorCode: v >= 1 ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : undefined,
+      replicaElectionResults: everyPartition(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, requestNotAuthorizedMessage(ctx)),
+    };
+  }
+  try {
+    const results = await controller.electLeaders(type, req.topicPartitions);
+    return { errorCode: v >= 1 ? ErrorCode.NONE : undefined, replicaElectionResults: results };
+  } catch (err) {
+    if (!(err instanceof KafkaError)) logger.error('ElectLeaders failed', { err });
+    if (v >= 1) return { errorCode: toErrorCode(err), replicaElectionResults: [] };
+    return { replicaElectionResults: everyPartition(toErrorCode(err), (err as Error).message) };
+  }
+}
 
 export const electLeadersHandler = defineHandler<ElectLeadersRequest, ElectLeadersResponse>({
   apiKey: ApiKey.ElectLeaders,
   name: 'ElectLeaders',
   minVersion: 0,
   maxVersion: 2,
-  async handle(broker, ctx, req) {
-    const v = ctx.apiVersion;
-    const type = v >= 1 ? req.electionType : ElectionType.PREFERRED;
-    if (!authHelper(broker.authorizer, ctx).authorizeCluster(AclOperation.ALTER)) {
-      const errorMessage = requestNotAuthorizedMessage(ctx);
-      return {
-        errorCode: v >= 1 ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : undefined,
-        replicaElectionResults: (req.topicPartitions ?? []).map((t) => ({
-          topic: t.topic,
-          partitionResult: t.partitions.map((p) => ({ partitionId: p, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage })),
-        })),
-      };
-    }
-    try {
-      const results = await broker.controller.electLeaders(type, req.topicPartitions);
-      return { errorCode: v >= 1 ? ErrorCode.NONE : undefined, replicaElectionResults: results };
-    } catch (err) {
-      if (!(err instanceof KafkaError)) broker.logger.error('ElectLeaders failed', { err });
-      const code = toErrorCode(err);
-      if (v >= 1) return { errorCode: code, replicaElectionResults: [] };
-      return {
-        replicaElectionResults: (req.topicPartitions ?? []).map((t) => ({
-          topic: t.topic,
-          partitionResult: t.partitions.map((p) => ({ partitionId: p, errorCode: code, errorMessage: (err as Error).message })),
-        })),
-      };
-    }
-  },
+  handle: (broker, ctx, req) => electLeadersAnswer(broker.controller, broker.authorizer, broker.logger, ctx, req),
 });

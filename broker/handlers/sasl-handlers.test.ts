@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '..';
-import { ControllerServer } from '../controller/controller-server';
+import type { ControllerServer } from '../controller/controller-server';
 import { CONTROLLER_HANDLERS } from '../controller/handlers';
 import { ErrorCode } from '../../protocol/errors';
 import { apiByKey, ApiKey, responseHeaderVersion } from '../../protocol/generated';
@@ -19,6 +19,7 @@ import { Writer } from '../../protocol/primitives/writer';
 import { ANONYMOUS } from '../../common/kafka-principal';
 import type { ConnectionInfo, FrameProcessor, ProcessResult } from '../network/connection';
 import { advertisedVersions } from '../testing/dispatch-client';
+import { startTestController } from '../testing/controller-node';
 import { HANDLERS } from './';
 
 const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";';
@@ -37,10 +38,7 @@ let controller: ControllerServer;
 beforeAll(async () => {
   broker = await startBroker({ logLevel: 'error', config: SASL, overrides: ['listeners=PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0'] });
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-sasl-handlers-'));
-  controller = await ControllerServer.start({
-    props: { ...SASL, 'process.roles': 'controller', 'node.id': '3000', listeners: 'CONTROLLER://127.0.0.1:0', 'controller.listener.names': 'CONTROLLER', 'log.dirs': dir },
-    logLevel: 'error',
-  });
+  controller = await startTestController(dir, { props: SASL });
 });
 
 afterAll(async () => {

@@ -10,7 +10,7 @@ import { apiByKey, responseHeaderVersion } from '../../protocol/generated';
 import { readResponseHeader, writeRequestHeader } from '../../protocol/header';
 import type { ConnectionInfo, FrameProcessor } from '../network/connection';
 import { HANDLERS } from '../handlers';
-import { ANONYMOUS } from '../../common/kafka-principal';
+import { ANONYMOUS, type KafkaPrincipal } from '../../common/kafka-principal';
 
 /** A broker (KafkaServer) or a controller node (ControllerServer): anything with a dispatcher. */
 export interface Dispatching {
@@ -25,8 +25,10 @@ export class DispatchClient {
     private readonly server: () => Dispatching,
     private readonly clientId = 'handler-test',
     listenerName = 'PLAINTEXT',
+    /** Whose connection it is (already authenticated, whatever the listener). */
+    principal: KafkaPrincipal = ANONYMOUS,
   ) {
-    this.connection = { id: 1, remoteAddress: '127.0.0.1', remotePort: 1, localPort: 1, listenerName, securityProtocol: 'PLAINTEXT', principal: ANONYMOUS, attributes: new Map() };
+    this.connection = { id: 1, remoteAddress: '127.0.0.1', remotePort: 1, localPort: 1, listenerName, securityProtocol: 'PLAINTEXT', principal, attributes: new Map() };
   }
 
   /** The decoded response, or null for a request answered with no response (acks=0). */

@@ -6,6 +6,7 @@
  * build supports; a consumer with a manual assignment (no group commits) reads every one back.
  */
 import { startBroker, type RunningBroker } from '../../broker';
+import { rdkafkaConsume, rdkafkaProduce, type RdDelivery, type RdMessage } from '../helpers/rdkafka';
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const Kafka = require('node-rdkafka');
 
@@ -19,91 +20,15 @@ afterAll(async () => {
   await broker?.close();
 });
 
-interface Delivered {
-  topic: string;
-  partition: number;
-  offset: number;
-  key: string;
+const brokerList = () => broker.bootstrapServers.join(',');
+
+function produceAll(topic: string, codec: string, count: number): Promise<RdDelivery[]> {
+  const config = { 'metadata.broker.list': brokerList(), 'client.id': `rdkafka-${codec}`, acks: -1, 'compression.codec': codec, 'linger.ms': 5, 'allow.auto.create.topics': true };
+  return rdkafkaProduce(config, topic, count, (i) => ({ partition: null, value: Buffer.from(`value-${codec}-${i}`), key: `key-${i}`, timestamp: 1_700_000_000_000 + i, headers: [{ h: `hv-${i}` }] }));
 }
 
-function produceAll(topic: string, codec: string, count: number): Promise<Delivered[]> {
-  return new Promise((resolve, reject) => {
-    const producer = new Kafka.Producer({
-      'metadata.broker.list': broker.bootstrapServers.join(','),
-      'client.id': `rdkafka-${codec}`,
-      dr_cb: true,
-      acks: -1,
-      'compression.codec': codec,
-      'linger.ms': 5,
-      'allow.auto.create.topics': true,
-    });
-    const delivered: Delivered[] = [];
-    const timer = setTimeout(() => {
-      producer.disconnect();
-      reject(new Error(`timed out with ${delivered.length}/${count} delivered`));
-    }, 30_000);
-    producer.on('delivery-report', (err: Error | null, report: any) => {
-      if (err) {
-        clearTimeout(timer);
-        producer.disconnect();
-        reject(err);
-        return;
-      }
-      delivered.push({ topic: report.topic, partition: report.partition, offset: report.offset, key: String(report.key) });
-      if (delivered.length === count) {
-        clearTimeout(timer);
-        producer.disconnect(() => resolve(delivered));
-      }
-    });
-    producer.on('event.error', (err: Error) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    producer.setPollInterval(5);
-    producer.on('ready', () => {
-      for (let i = 0; i < count; i++) {
-        producer.produce(topic, null, Buffer.from(`value-${codec}-${i}`), `key-${i}`, 1_700_000_000_000 + i, null, [{ h: `hv-${i}` }]);
-      }
-    });
-    producer.connect();
-  });
-}
-
-function consumeAll(topic: string, partitions: number, expected: number): Promise<any[]> {
-  return new Promise((resolve, reject) => {
-    const consumer = new Kafka.KafkaConsumer(
-      {
-        'group.id': `rdkafka-reader-${topic}`,
-        'metadata.broker.list': broker.bootstrapServers.join(','),
-        'enable.auto.commit': false,
-        'enable.partition.eof': false,
-      },
-      { 'auto.offset.reset': 'earliest' },
-    );
-    const got: any[] = [];
-    let done = false;
-    const finish = (err?: Error) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      consumer.disconnect(() => (err ? reject(err) : resolve(got)));
-    };
-    const timer = setTimeout(() => finish(new Error(`timed out with ${got.length}/${expected} consumed`)), 30_000);
-    consumer.on('ready', () => {
-      consumer.assign(Array.from({ length: partitions }, (_, partition) => ({ topic, partition, offset: 0 })));
-      const loop = () => {
-        if (done) return;
-        consumer.consume(500, (err: Error | null, messages: any[]) => {
-          if (err) return finish(err);
-          got.push(...messages);
-          if (got.length >= expected) return finish();
-          setImmediate(loop);
-        });
-      };
-      loop();
-    });
-    consumer.connect();
-  });
+function consumeAll(topic: string, partitions: number, expected: number): Promise<RdMessage[]> {
+  return rdkafkaConsume({ 'group.id': `rdkafka-reader-${topic}`, 'metadata.broker.list': brokerList(), 'enable.partition.eof': false }, topic, partitions, expected);
 }
 
 describe('librdkafka (node-rdkafka) producer and consumer', () => {

@@ -9,7 +9,6 @@
  *   every broker's metadata image (awaited through the image's quota listener, not polled), is
  *   described identically by each, and survives a broker restart and a controller restart.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -20,6 +19,7 @@ import type { ClientQuotaEntity } from '../../metadata/metadata-cache';
 import type { RunningCluster } from '../../broker/cluster';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { fastCluster } from '../replication/helpers';
+import { runNodeScript } from '../helpers/node-script';
 
 const SCRIPT = path.join(__dirname, 'client-quotas.mjs');
 const RUN_TIMEOUT_MS = 30_000;
@@ -36,24 +36,11 @@ afterAll(() => {
 });
 
 /** Runs client-quotas.mjs to completion (bounded) and returns what it recorded. */
-function runScript(bootstrap: string, prefix: string): Promise<any> {
+async function runScript(bootstrap: string, prefix: string): Promise<any> {
   const out = path.join(tmp, `${prefix}.json`);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SCRIPT, bootstrap, prefix, out], { cwd: path.resolve(__dirname, '..', '..'), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`client-quotas.mjs did not finish within ${RUN_TIMEOUT_MS} ms\n${stderr}`));
-    }, RUN_TIMEOUT_MS);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      if (code === 0 && stdout === 'ok\n') resolve(JSON.parse(fs.readFileSync(out, 'utf8')));
-      else reject(new Error(`client-quotas.mjs exited with ${code}\n${stdout}\n${stderr}`));
-    });
-  });
+  const stdout = await runNodeScript(SCRIPT, [bootstrap, prefix, out], RUN_TIMEOUT_MS);
+  if (stdout !== 'ok\n') throw new Error(`client-quotas.mjs printed ${JSON.stringify(stdout)} instead of ok`);
+  return JSON.parse(fs.readFileSync(out, 'utf8'));
 }
 
 const ent = (...parts: [string, string | null][]) => parts.map(([entityType, entityName]) => ({ entityType, entityName }));

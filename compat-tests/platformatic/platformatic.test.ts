@@ -4,13 +4,13 @@
  * compares it exactly (keys, values, headers, timestamps, order per partition). Then its Consumer
  * reads the same topic back through a consumer group (consume.mjs) and commits.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { BrokerConnection, connect, decodeRecordSet, fetchAll, type FetchedRecord } from '../../client/network-client';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { canonicalRead, line, type Canonical } from '../helpers/messages';
+import { runNodeScript } from '../helpers/node-script';
 
 const SCRIPT = path.join(__dirname, 'produce.mjs');
 const RUN_TIMEOUT_MS = 30_000;
@@ -31,25 +31,7 @@ afterAll(async () => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-/** Runs a script to completion (bounded), returning its stdout; throws with its stderr on failure. */
-function runScript(args: string[], script = SCRIPT): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd: path.resolve(__dirname, '..', '..'), stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${path.basename(script)} did not finish within ${RUN_TIMEOUT_MS} ms\n${err}`));
-    }, RUN_TIMEOUT_MS);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(out);
-      else reject(new Error(`${path.basename(script)} exited with ${code}\n${err}`));
-    });
-  });
-}
+const runScript = (args: string[], script = SCRIPT): Promise<string> => runNodeScript(script, args, RUN_TIMEOUT_MS);
 
 test('platformatic Admin + Producer (acks -1, 1, 0, gzip): krill reads back every message exactly', async () => {
   const out = path.join(tmp, 'sent.json');

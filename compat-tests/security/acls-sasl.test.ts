@@ -11,10 +11,9 @@ import type { Admin } from 'kafkajs';
 import { startBroker, type RunningBroker } from '../../broker';
 import { Logger } from '../../common/logger';
 import { ADMIN, ALICE, kafkaJs, saslBrokerConfig } from './sasl-helpers';
-import { Op, Pat, Perm, Res } from './acl-helpers';
+import { Op, Pat, Perm, Res, anyFilter, errorType } from './acl-helpers';
 
 const CONFIG = saslBrokerConfig(['PLAIN'], { 'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', 'super.users': 'User:admin' });
-const anyFilter = { resourceType: Res.ANY, resourcePatternType: Pat.ANY, operation: Op.ANY, permissionType: Perm.ANY };
 const clusterAcl = (operation: number, permissionType: number = Perm.ALLOW) => ({
   resourceType: Res.CLUSTER,
   resourceName: 'kafka-cluster',
@@ -30,15 +29,6 @@ let broker: RunningBroker;
 let admin: Admin;
 let alice: Admin;
 const auditLines: string[] = [];
-
-async function errorType(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    return (e as { type?: string }).type ?? String(e);
-  }
-  throw new Error('expected the call to fail');
-}
 
 beforeAll(async () => {
   // Warnings and up from everything, plus the authorizer log at its own level (info: denials).

@@ -17,7 +17,7 @@ import type { Admin } from 'kafkajs';
 import { startBroker } from '../../broker';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { connectedAdmin, kafkaFor } from '../helpers/kafkajs';
-import { Op, Pat, Perm, Res, aclsReach, contextOf } from './acl-helpers';
+import { Op, Pat, Perm, Res, aclsReach, anyFilter, contextOf, errorType } from './acl-helpers';
 
 const STANDARD = 'org.apache.kafka.metadata.authorizer.StandardAuthorizer';
 const AUTHORIZED = { 'authorizer.class.name': STANDARD, 'super.users': 'User:ANONYMOUS' };
@@ -33,22 +33,12 @@ const acl = (over: Partial<Acl>): Acl => ({
   permissionType: Perm.ALLOW,
   ...over,
 });
-const anyFilter = { resourceType: Res.ANY, resourcePatternType: Pat.ANY, operation: Op.ANY, permissionType: Perm.ANY };
 
 /** DescribeAcls resources, order-free: "type:name:pattern" -> sorted "principal host op perm" entries. */
 function described(resources: any[]): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const r of resources) out[`${r.resourceType}:${r.resourceName}:${r.resourcePatternType}`] = r.acls.map((a: any) => `${a.principal} ${a.host} ${a.operation} ${a.permissionType}`).sort();
   return out;
-}
-
-async function protocolError(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    return (e as { type?: string }).type ?? String(e);
-  }
-  throw new Error('expected the call to fail');
 }
 
 describe('ACLs on one broker, StandardAuthorizer with super.users=User:ANONYMOUS', () => {
@@ -146,8 +136,8 @@ describe('ACLs on one broker, StandardAuthorizer with super.users=User:ANONYMOUS
 
   test("invalid creations get Kafka's errors and create nothing", async () => {
     // A CLUSTER ACL must name kafka-cluster; an empty name is refused (INVALID_REQUEST).
-    expect(await protocolError(admin.createAcls({ acl: [acl({ resourceType: Res.CLUSTER, resourceName: 'my-cluster', operation: Op.ALTER })] }))).toBe('INVALID_REQUEST');
-    expect(await protocolError(admin.createAcls({ acl: [acl({ resourceName: '' })] }))).toBe('INVALID_REQUEST');
+    expect(await errorType(admin.createAcls({ acl: [acl({ resourceType: Res.CLUSTER, resourceName: 'my-cluster', operation: Op.ALTER })] }))).toBe('INVALID_REQUEST');
+    expect(await errorType(admin.createAcls({ acl: [acl({ resourceName: '' })] }))).toBe('INVALID_REQUEST');
     expect(broker.embedded!.server.metadata.aclCount).toBe(0);
   });
 });
@@ -167,9 +157,9 @@ describe('ACL APIs without an authorizer', () => {
   });
 
   test('every API answers SECURITY_DISABLED', async () => {
-    expect(await protocolError(admin.createAcls({ acl: [acl({})] }))).toBe('SECURITY_DISABLED');
-    expect(await protocolError(admin.describeAcls(anyFilter))).toBe('SECURITY_DISABLED');
-    expect(await protocolError(admin.deleteAcls({ filters: [anyFilter] }))).toBe('SECURITY_DISABLED');
+    expect(await errorType(admin.createAcls({ acl: [acl({})] }))).toBe('SECURITY_DISABLED');
+    expect(await errorType(admin.describeAcls(anyFilter))).toBe('SECURITY_DISABLED');
+    expect(await errorType(admin.deleteAcls({ filters: [anyFilter] }))).toBe('SECURITY_DISABLED');
     expect(broker.embedded!.server.metadata.aclCount).toBe(0);
   });
 });
@@ -179,9 +169,9 @@ describe('ACL APIs need ALTER / DESCRIBE on the cluster', () => {
     const broker = await startTestBroker('embedded', { config: { 'authorizer.class.name': STANDARD } });
     const admin = await connectedAdmin(kafkaFor(broker, 'acl-admin'));
     try {
-      expect(await protocolError(admin.createAcls({ acl: [acl({})] }))).toBe('CLUSTER_AUTHORIZATION_FAILED');
-      expect(await protocolError(admin.describeAcls(anyFilter))).toBe('CLUSTER_AUTHORIZATION_FAILED');
-      expect(await protocolError(admin.deleteAcls({ filters: [anyFilter] }))).toBe('CLUSTER_AUTHORIZATION_FAILED');
+      expect(await errorType(admin.createAcls({ acl: [acl({})] }))).toBe('CLUSTER_AUTHORIZATION_FAILED');
+      expect(await errorType(admin.describeAcls(anyFilter))).toBe('CLUSTER_AUTHORIZATION_FAILED');
+      expect(await errorType(admin.deleteAcls({ filters: [anyFilter] }))).toBe('CLUSTER_AUTHORIZATION_FAILED');
     } finally {
       await admin.disconnect();
       await broker.close();
@@ -195,8 +185,8 @@ describe('ACL APIs need ALTER / DESCRIBE on the cluster', () => {
       expect(await admin.createAcls({ acl: [acl({ resourceType: Res.CLUSTER, resourceName: 'kafka-cluster', principal: 'User:ANONYMOUS', operation: Op.DESCRIBE })] })).toBe(true);
       // The cluster now has an ACL: DESCRIBE is granted, ALTER no longer falls back to the default.
       expect(described((await admin.describeAcls(anyFilter)).resources)).toEqual({ '4:kafka-cluster:3': ['User:ANONYMOUS * 8 3'] });
-      expect(await protocolError(admin.createAcls({ acl: [acl({})] }))).toBe('CLUSTER_AUTHORIZATION_FAILED');
-      expect(await protocolError(admin.deleteAcls({ filters: [anyFilter] }))).toBe('CLUSTER_AUTHORIZATION_FAILED');
+      expect(await errorType(admin.createAcls({ acl: [acl({})] }))).toBe('CLUSTER_AUTHORIZATION_FAILED');
+      expect(await errorType(admin.deleteAcls({ filters: [anyFilter] }))).toBe('CLUSTER_AUTHORIZATION_FAILED');
     } finally {
       await admin.disconnect();
       await broker.close();

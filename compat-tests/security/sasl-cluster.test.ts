@@ -8,21 +8,17 @@
  * so a topic with replication factor 3 keeps its full ISR while KafkaJS produces with acks=all
  * (min.insync.replicas=2) on the PLAINTEXT client listener and reads it back.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { startBroker, type RunningBroker } from '../../broker';
-import { ControllerServer } from '../../broker/controller/controller-server';
-import { FAST_CLUSTER_CONFIG, partitionsOf, waitFor } from '../replication/helpers';
+import { Partitioners } from 'kafkajs';
+import type { RunningBroker } from '../../broker';
+import type { RunningCluster } from '../../broker/cluster';
+import { fastCluster, partitionsOf, waitFor } from '../replication/helpers';
+import { consumeValues, quietKafka } from './kafkajs-helpers';
 import { ALICE, plainJaas, rawPlainLogin, RawSocket } from './sasl-helpers';
 import { ErrorCode } from '../../protocol/errors';
 
 jest.setTimeout(90_000);
 
-let dir: string;
-let controller: ControllerServer;
-const brokers: RunningBroker[] = [];
+let cluster: RunningCluster;
 
 const SECURITY = {
   'controller.listener.names': 'CONTROLLER',
@@ -32,58 +28,32 @@ const SECURITY = {
 };
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-sasl-cluster-'));
-  const common = { ...FAST_CLUSTER_CONFIG, 'min.insync.replicas': '2' };
-  controller = await ControllerServer.start({
-    props: {
-      ...common,
-      ...SECURITY,
-      'process.roles': 'controller',
-      'node.id': '3000',
-      listeners: 'CONTROLLER://127.0.0.1:0',
-      'listener.security.protocol.map': 'CONTROLLER:SASL_PLAINTEXT',
-      'log.dirs': path.join(dir, 'controller'),
-    },
+  cluster = await fastCluster({
     logLevel: 'error',
+    // The controller's listener map; each broker's own (below) replaces it.
+    config: { 'min.insync.replicas': '2', ...SECURITY, 'listener.security.protocol.map': 'CONTROLLER:SASL_PLAINTEXT' },
+    brokerConfig: () => ({
+      listeners: 'PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0',
+      'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,INTERNAL:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT',
+      'inter.broker.listener.name': 'INTERNAL',
+      'sasl.mechanism.inter.broker.protocol': 'PLAIN',
+      'listener.name.internal.plain.sasl.jaas.config': plainJaas(),
+    }),
   });
-  const controllerAddress = `${controller.endpoint.host}:${controller.endpoint.port}`;
-  brokers.push(
-    ...(await Promise.all(
-      [0, 1, 2].map((id) =>
-        startBroker({
-          dataDir: path.join(dir, `broker-${id}`),
-          keepDataDir: true,
-          logLevel: 'error',
-          overrides: ['listeners=PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0'],
-          config: {
-            ...common,
-            ...SECURITY,
-            'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,INTERNAL:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT',
-            'inter.broker.listener.name': 'INTERNAL',
-            'sasl.mechanism.inter.broker.protocol': 'PLAIN',
-            'listener.name.internal.plain.sasl.jaas.config': plainJaas(),
-            'process.roles': 'broker',
-            'node.id': String(id),
-            'controller.quorum.bootstrap.servers': controllerAddress,
-          },
-        }),
-      ),
-    )),
-  );
 });
 
 afterAll(async () => {
-  await Promise.all(brokers.map((b) => b.close().catch(() => undefined)));
-  await controller?.shutdown();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  await cluster?.close();
 });
 
+const broker = (id: number): RunningBroker => cluster.broker(id);
 const plainOf = (b: RunningBroker) => `${b.host}:${b.port}`;
+const brokers = () => [0, 1, 2].map(broker);
 
 test('the controller listener authenticates the brokers: all three are registered and unfenced', async () => {
-  await waitFor('three unfenced brokers', () => [0, 1, 2].every((id) => controller.controller.image.broker(id) && !controller.controller.image.broker(id)!.fenced));
+  await waitFor('three unfenced brokers', () => [0, 1, 2].every((id) => cluster.controller.controller.image.broker(id) && !cluster.controller.controller.image.broker(id)!.fenced));
   // The controller listener serves nothing unauthenticated either.
-  const s = await RawSocket.connect(controller.endpoint.host, controller.endpoint.port);
+  const s = await RawSocket.connect(cluster.controller.endpoint.host, cluster.controller.endpoint.port);
   try {
     expect((await rawPlainLogin(s, { username: 'alice', password: 'bad' })).errorCode).toBe(ErrorCode.SASL_AUTHENTICATION_FAILED);
     await s.waitForClose();
@@ -93,14 +63,7 @@ test('the controller listener authenticates the brokers: all three are registere
 });
 
 test('followers replicate over the SASL inter-broker listener: full ISR, acks=all produce, everything read back', async () => {
-  const kafka = new Kafka({
-    clientId: 'sasl-cluster',
-    brokers: brokers.map(plainOf),
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 3_000,
-    requestTimeout: 15_000,
-    retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 1_000 },
-  });
+  const kafka = quietKafka(brokers().map(plainOf), { clientId: 'sasl-cluster', retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 1_000 } });
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -109,7 +72,7 @@ test('followers replicate over the SASL inter-broker listener: full ISR, acks=al
     await admin.disconnect();
   }
   await waitFor('a full ISR on every partition', async () => {
-    const parts = await partitionsOf(plainOf(brokers[0]), 'replicated');
+    const parts = await partitionsOf(plainOf(broker(0)), 'replicated');
     return parts.length === 3 && parts.every((p) => p.isr.length === 3);
   }, 20_000);
 
@@ -123,36 +86,15 @@ test('followers replicate over the SASL inter-broker listener: full ISR, acks=al
     await producer.disconnect();
   }
   // Every replica caught up: each partition's ISR is still complete after the acks=all writes.
-  const parts = await partitionsOf(plainOf(brokers[1]), 'replicated');
+  const parts = await partitionsOf(plainOf(broker(1)), 'replicated');
   expect(parts.map((p) => p.isr.length)).toEqual([3, 3, 3]);
 
-  const consumer = kafka.consumer({ groupId: 'sasl-cluster-readers', sessionTimeout: 10_000, heartbeatInterval: 500 });
-  const seen = new Set<string>();
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic: 'replicated', fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`read ${seen.size} of 100`)), 30_000);
-      consumer
-        .run({
-          eachMessage: async ({ message }) => {
-            seen.add(message.value!.toString());
-            if (seen.size === 100) {
-              clearTimeout(timer);
-              resolve();
-            }
-          },
-        })
-        .catch(reject);
-    });
-  } finally {
-    await consumer.disconnect();
-  }
+  const seen = new Set(await consumeValues(kafka, 'replicated', 100, { groupId: 'sasl-cluster-readers', distinct: true }));
   expect(seen.size).toBe(100);
 });
 
 test('a client on the inter-broker listener needs credentials too', async () => {
-  const internal = brokers[0].server.advertisedEndpoint('INTERNAL')!;
+  const internal = broker(0).server.advertisedEndpoint('INTERNAL')!;
   const s = await RawSocket.connect(internal.host, internal.port);
   try {
     expect((await rawPlainLogin(s, ALICE)).errorCode).toBe(ErrorCode.NONE);

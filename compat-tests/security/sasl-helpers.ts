@@ -5,15 +5,14 @@
  * clients with SASL, and raw SASL requests for the tests that must see exactly what the broker answers.
  * Every broker uses port 0 and a temp dir removed by close(); every wait is bounded.
  */
-import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
+import type { Kafka, SASLOptions } from 'kafkajs';
 import { startBroker, type RunningBroker } from '../../broker';
 import { requestFrame, RawSocket } from '../helpers/raw-socket';
 import { apiByKey, ApiKey } from '../../protocol/generated';
 import { Reader } from '../../protocol/primitives/reader';
 import { readResponseHeader } from '../../protocol/header';
 import { responseHeaderVersion } from '../../protocol/generated';
-
-process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
+import { quietKafka } from './kafkajs-helpers';
 
 export const ADMIN = { username: 'admin', password: 'admin-secret' };
 export const ALICE = { username: 'alice', password: 'alice-secret' };
@@ -63,17 +62,13 @@ export function tokenFor(sub: string, lifetimeS = 3600, extra: Record<string, un
   return unsecuredToken({ sub, iat: now, exp: now + lifetimeS, ...extra });
 }
 
+/** A quiet KafkaJS client (kafkajs-helpers' quietKafka) authenticating with `sasl`. */
 export function kafkaJs(bootstrap: string | string[], sasl: SASLOptions | undefined, opts: { clientId?: string; reauthenticationThreshold?: number } = {}): Kafka {
-  return new Kafka({
+  return quietKafka(bootstrap, {
     clientId: opts.clientId ?? 'sasl-compat',
-    brokers: Array.isArray(bootstrap) ? bootstrap : [bootstrap],
     sasl,
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 3_000,
     authenticationTimeout: 5_000,
-    requestTimeout: 15_000,
     reauthenticationThreshold: opts.reauthenticationThreshold,
-    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 500 },
   });
 }
 

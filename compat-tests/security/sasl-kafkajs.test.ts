@@ -8,49 +8,21 @@
  */
 import type { RunningBroker } from '../../broker';
 import { ALICE, kafkaJs, saslBrokerConfig, startSaslBroker, tokenFor } from './sasl-helpers';
+import { produceAndConsume, values } from './kafkajs-helpers';
 import { SaslServerAuthenticator } from '../../broker/security/sasl/authenticator';
 import type { Kafka } from 'kafkajs';
 
 jest.setTimeout(60_000);
 
-async function produceAndConsume(kafka: Kafka, topic: string, count: number): Promise<string[]> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
-  } finally {
-    await admin.disconnect();
-  }
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  try {
-    await producer.send({ topic, messages: Array.from({ length: count }, (_, i) => ({ key: `k${i}`, value: `v${i}` })) });
-  } finally {
-    await producer.disconnect();
-  }
-  const consumer = kafka.consumer({ groupId: `${topic}-group`, sessionTimeout: 10_000, heartbeatInterval: 500 });
-  await consumer.connect();
-  const seen: string[] = [];
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`consumed ${seen.length} of ${count}`)), 30_000);
-      consumer
-        .run({
-          eachMessage: async ({ message }) => {
-            seen.push(message.value!.toString());
-            if (seen.length === count) {
-              clearTimeout(timer);
-              resolve();
-            }
-          },
-        })
-        .catch(reject);
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-  return seen;
+/** What a client gets past authentication: 'served' when it lists topics, else the error's message. */
+async function listTopicsOutcome(kafka: Kafka): Promise<string> {
+  const admin = kafka.admin({ retry: { retries: 0 } });
+  const res = await admin.connect().then(
+    async () => admin.listTopics().then(() => 'served', (e: Error) => e.message),
+    (e: Error) => e.message,
+  );
+  await admin.disconnect().catch(() => undefined);
+  return res;
 }
 
 describe('KafkaJS with SASL/PLAIN', () => {
@@ -64,8 +36,7 @@ describe('KafkaJS with SASL/PLAIN', () => {
 
   test('produces and consumes as alice', async () => {
     const kafka = kafkaJs(broker.bootstrapServers, { mechanism: 'plain', ...ALICE });
-    const values = await produceAndConsume(kafka, 'plain-topic', 20);
-    expect(values).toEqual(Array.from({ length: 20 }, (_, i) => `v${i}`));
+    expect(await produceAndConsume(kafka, 'plain-topic', values(20), { partitions: 1 })).toEqual(values(20));
   });
 
   test('a wrong password is SASL_AUTHENTICATION_FAILED with Kafka\'s message', async () => {
@@ -119,8 +90,7 @@ describe('KafkaJS with SASL/OAUTHBEARER (unsecured tokens)', () => {
       mechanism: 'oauthbearer',
       oauthBearerProvider: async () => ({ value: tokenFor('carol', 3600, { scope: ['kafka', 'other'] }) }),
     });
-    const values = await produceAndConsume(kafka, 'oauth-topic', 10);
-    expect(values).toEqual(Array.from({ length: 10 }, (_, i) => `v${i}`));
+    expect(await produceAndConsume(kafka, 'oauth-topic', values(10), { partitions: 1 })).toEqual(values(10));
   });
 
   test('a token without the required scope gets nothing served', async () => {
@@ -128,16 +98,10 @@ describe('KafkaJS with SASL/OAUTHBEARER (unsecured tokens)', () => {
       mechanism: 'oauthbearer',
       oauthBearerProvider: async () => ({ value: tokenFor('carol', 3600, { scope: 'other' }) }),
     });
-    const admin = kafka.admin({ retry: { retries: 0 } });
     // KafkaJS sends the token once and does not answer the broker's JSON error challenge with
     // %x01 (sasl-raw.test.ts checks that exchange on the wire): it takes itself for authenticated,
     // and its next request, not a SaslAuthenticate, fails the exchange and closes the connection.
-    const res = await admin.connect().then(
-      async () => admin.listTopics().then(() => 'served', (e: Error) => e.message),
-      (e: Error) => e.message,
-    );
-    await admin.disconnect().catch(() => undefined);
-    expect(res).not.toBe('served');
+    expect(await listTopicsOutcome(kafka)).not.toBe('served');
   });
 
   test('an expired token is refused', async () => {
@@ -145,13 +109,7 @@ describe('KafkaJS with SASL/OAUTHBEARER (unsecured tokens)', () => {
       mechanism: 'oauthbearer',
       oauthBearerProvider: async () => ({ value: unsecuredExpired() }),
     });
-    const admin = kafka.admin({ retry: { retries: 0 } });
-    const res = await admin.connect().then(
-      async () => admin.listTopics().then(() => 'served', (e: Error) => e.message),
-      (e: Error) => e.message,
-    );
-    await admin.disconnect().catch(() => undefined);
-    expect(res).not.toBe('served');
+    expect(await listTopicsOutcome(kafka)).not.toBe('served');
   });
 });
 

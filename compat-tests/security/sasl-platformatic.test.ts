@@ -5,10 +5,10 @@
  * client sends no ApiVersions first). A wrong password fails with the broker's message. The client
  * is ESM only, so it runs in a child process (sasl-platformatic.mjs).
  */
-import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import type { RunningBroker } from '../../broker';
 import { ALICE, startSaslBroker } from './sasl-helpers';
+import { lastJsonLine, runNodeScript } from '../helpers/node-script';
 
 jest.setTimeout(60_000);
 
@@ -24,24 +24,8 @@ afterAll(async () => {
   await broker?.close();
 });
 
-function run(args: string[]): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SCRIPT, ...args], { cwd: path.resolve(__dirname, '..', '..'), stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`sasl-platformatic.mjs did not finish within ${RUN_TIMEOUT_MS} ms\n${err}`));
-    }, RUN_TIMEOUT_MS);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      if (code !== 0) reject(new Error(`sasl-platformatic.mjs exited with ${code}\n${err}`));
-      else resolve(JSON.parse(out.trim().split('\n').pop()!));
-    });
-  });
-}
+/** Runs sasl-platformatic.mjs; its report (the last line it prints). */
+const run = async (args: string[]): Promise<any> => lastJsonLine(await runNodeScript(SCRIPT, args, RUN_TIMEOUT_MS));
 
 test('PLAIN: Admin, Producer and Consumer all authenticate; every message comes back', async () => {
   const report = await run([broker.bootstrapServers[0], 'plat-sasl', 'PLAIN', ALICE.username, ALICE.password, '25']);

@@ -10,54 +10,28 @@
  *   full ISR while KafkaJS produces with acks=all as a SCRAM user and consumes it back;
  * - a deletion through another broker takes the credential away everywhere.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { Partitioners } from 'kafkajs';
-import { startBroker, type RunningBroker } from '../../broker';
-import { ControllerServer } from '../../broker/controller/controller-server';
+import type { RunningBroker } from '../../broker';
+import type { RunningCluster } from '../../broker/cluster';
 import { ErrorCode } from '../../protocol/errors';
-import { FAST_CLUSTER_CONFIG } from '../replication/helpers';
-import { ADMIN, alterScram, credentialApplied, endpointOf, kafkaJs, krillClient, listenersOverride, mechanismInfo, scramBrokerConfig, upsertion } from './scram-helpers';
+import { fastCluster } from '../replication/helpers';
+import { ADMIN, alterScram, credentialApplied, credentialRemoved, endpointOf, kafkaJs, krillClient, mechanismInfo, scramBrokerConfig, scramListeners, upsertion } from './scram-helpers';
+import { consumeValues, sorted, values as testValues } from './kafkajs-helpers';
 
-let dir: string;
-let controller: ControllerServer;
-const brokers: RunningBroker[] = [];
+let cluster: RunningCluster;
+let brokers: RunningBroker[] = [];
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-scram-cluster-'));
-  const common = { ...FAST_CLUSTER_CONFIG, 'min.insync.replicas': '2' };
-  controller = await ControllerServer.start({
-    props: {
-      ...common,
-      'process.roles': 'controller',
-      'node.id': '3000',
-      listeners: 'CONTROLLER://127.0.0.1:0',
-      'controller.listener.names': 'CONTROLLER',
-      'log.dirs': path.join(dir, 'controller'),
-    },
+  cluster = await fastCluster({
     logLevel: 'error',
+    config: { 'min.insync.replicas': '2' },
+    brokerConfig: () => ({ ...scramBrokerConfig(), listeners: scramListeners() }),
   });
-  const controllerAddress = `${controller.endpoint.host}:${controller.endpoint.port}`;
-  brokers.push(
-    ...(await Promise.all(
-      [0, 1, 2].map((id) =>
-        startBroker({
-          dataDir: path.join(dir, `broker-${id}`),
-          keepDataDir: true,
-          logLevel: 'error',
-          overrides: [listenersOverride()],
-          config: { ...common, ...scramBrokerConfig(), 'process.roles': 'broker', 'node.id': String(id), 'controller.quorum.bootstrap.servers': controllerAddress },
-        }),
-      ),
-    )),
-  );
+  brokers = [0, 1, 2].map((id) => cluster.broker(id));
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all(brokers.map((b) => b.close().catch(() => undefined)));
-  await controller?.shutdown();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  await cluster?.close();
 });
 
 const plainOf = (b: RunningBroker) => endpointOf(b.server, 'PLAINTEXT');
@@ -120,7 +94,7 @@ test('a credential added through one broker authenticates on every broker; follo
     await admin.createTopics({ topics: [{ topic: 'replicated', numPartitions: 3, replicationFactor: 3 }], waitForLeaders: true });
     const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
     await producer.connect();
-    const values = Array.from({ length: 30 }, (_, i) => `v${i}`);
+    const values = testValues(30);
     try {
       await producer.send({ topic: 'replicated', acks: -1, timeout: 10_000, messages: values.map((value, i) => ({ key: `k${i}`, value })) });
     } finally {
@@ -132,29 +106,8 @@ test('a credential added through one broker authenticates on every broker; follo
     const offsets = await admin.fetchTopicOffsets('replicated');
     expect(offsets.reduce((n, o) => n + Number(o.high), 0)).toBe(values.length);
 
-    const consumer = kafka.consumer({ groupId: 'scram-cluster', sessionTimeout: 10_000, heartbeatInterval: 500 });
-    await consumer.connect();
-    const got: string[] = [];
-    try {
-      await consumer.subscribe({ topic: 'replicated', fromBeginning: true });
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`consumed ${got.length}/${values.length}`)), 20_000);
-        consumer
-          .run({
-            eachMessage: async ({ message }) => {
-              got.push(message.value!.toString());
-              if (got.length === values.length) {
-                clearTimeout(timer);
-                resolve();
-              }
-            },
-          })
-          .catch(reject);
-      });
-    } finally {
-      await consumer.disconnect();
-    }
-    expect(got.sort()).toEqual([...values].sort());
+    const got = await consumeValues(kafka, 'replicated', values.length, { groupId: 'scram-cluster' });
+    expect(sorted(got)).toEqual(sorted(values));
   } finally {
     await admin.disconnect();
   }
@@ -162,16 +115,7 @@ test('a credential added through one broker authenticates on every broker; follo
   // A deletion through the third broker: gone everywhere.
   expect(await alterVia(brokers[2], [], [{ name: 'alice', mechanism: 1 }])).toEqual([['alice', ErrorCode.NONE, null]]);
   for (const b of brokers) {
-    await new Promise<void>((resolve, reject) => {
-      if (!b.server.metadata.scramCredential('alice', 1)) return resolve();
-      const timer = setTimeout(() => reject(new Error(`broker ${b.nodeId} kept alice's credential`)), 10_000);
-      const unsubscribe = b.server.metadata.subscribeScramCredentials(() => {
-        if (b.server.metadata.scramCredential('alice', 1)) return;
-        clearTimeout(timer);
-        unsubscribe();
-        resolve();
-      });
-    });
+    await credentialRemoved(b.server, 'alice', mechanismInfo('SCRAM-SHA-256'));
     expect(await authenticatesOn(b, 'SCRAM-SHA-256', 'alice', 'alice-secret')).toBe(false);
     expect(await authenticatesOn(b, 'SCRAM-SHA-512', 'alice', 'alice-secret')).toBe(true);
   }

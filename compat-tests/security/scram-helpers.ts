@@ -3,17 +3,16 @@
  * of a node with a PLAINTEXT listener (for bootstrapping users with raw requests) and a
  * SASL_PLAINTEXT listener offering SCRAM-SHA-256 and SCRAM-SHA-512 whose inter-broker side uses
  * SCRAM-SHA-512 as `admin`; AlterUserScramCredentials / DescribeUserScramCredentials sent with krill's
- * own client, the password salted with PBKDF2 as a client does; KafkaJS clients with SCRAM; and a
- * bounded wait for a credential to reach a broker's image (its listener, not polling).
+ * own client, the password salted with PBKDF2 as a client does; KafkaJS clients with SCRAM; and
+ * bounded waits for a credential to reach, or leave, a broker's image (its listener, not polling).
  */
 import { pbkdf2Sync, randomBytes } from 'node:crypto';
-import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
+import type { Kafka, SASLOptions } from 'kafkajs';
 import { connect, type BrokerConnection, type ConnectOptions } from '../../client/network-client';
 import type { KafkaServer } from '../../broker/server';
 import { SCRAM_SHA_256, SCRAM_SHA_512, type ScramMechanismInfo } from '../../metadata/controller/scram-control-manager';
 import { createScramClient } from '../../broker/security/sasl/scram-client';
-
-process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
+import { quietKafka } from './kafkajs-helpers';
 
 export const ADMIN = { username: 'admin', password: 'admin-secret' };
 export const SCRAM_LOGIN_MODULE = 'org.apache.kafka.common.security.scram.ScramLoginModule';
@@ -29,9 +28,14 @@ export function scramBrokerConfig(): Record<string, string> {
   };
 }
 
+/** The `listeners` value: both listeners on the given ports (0: free ports). */
+export function scramListeners(plainPort = 0, saslPort = 0): string {
+  return `PLAINTEXT://127.0.0.1:${plainPort},SASL_PLAINTEXT://127.0.0.1:${saslPort}`;
+}
+
 /** `listeners=` override: both listeners on the given ports (0: free ports). */
 export function listenersOverride(plainPort = 0, saslPort = 0): string {
-  return `listeners=PLAINTEXT://127.0.0.1:${plainPort},SASL_PLAINTEXT://127.0.0.1:${saslPort}`;
+  return `listeners=${scramListeners(plainPort, saslPort)}`;
 }
 
 export function endpointOf(server: KafkaServer, listener: 'PLAINTEXT' | 'SASL_PLAINTEXT'): { host: string; port: number; bootstrap: string } {
@@ -63,28 +67,31 @@ export async function alterScram(conn: BrokerConnection, upsertions: ReturnType<
   return res.results.map((r) => [r.user, r.errorCode, r.errorMessage]);
 }
 
+/** A quiet KafkaJS client (kafkajs-helpers' quietKafka) authenticating with `sasl`. */
 export function kafkaJs(bootstrap: string | string[], sasl: SASLOptions | undefined, clientId = 'scram-compat'): Kafka {
-  return new Kafka({
-    clientId,
-    brokers: Array.isArray(bootstrap) ? bootstrap : [bootstrap],
-    sasl,
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 3_000,
-    requestTimeout: 15_000,
-    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 500 },
-  });
+  return quietKafka(bootstrap, { clientId, sasl });
 }
 
 /** Resolves once `server`'s image has `user`'s credential for `mechanism` (at once if it has it); bounded. */
 export function credentialApplied(server: KafkaServer, user: string, mechanism: ScramMechanismInfo, timeoutMs = 10_000): Promise<void> {
-  if (server.metadata.scramCredential(user, mechanism.type)) return Promise.resolve();
+  return credentialReaches(server, user, mechanism, true, timeoutMs);
+}
+
+/** Resolves once `server`'s image no longer has `user`'s credential for `mechanism` (at once if it has none); bounded. */
+export function credentialRemoved(server: KafkaServer, user: string, mechanism: ScramMechanismInfo, timeoutMs = 10_000): Promise<void> {
+  return credentialReaches(server, user, mechanism, false, timeoutMs);
+}
+
+function credentialReaches(server: KafkaServer, user: string, mechanism: ScramMechanismInfo, present: boolean, timeoutMs: number): Promise<void> {
+  const reached = () => (server.metadata.scramCredential(user, mechanism.type) !== undefined) === present;
+  if (reached()) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       unsubscribe();
-      reject(new Error(`broker ${server.nodeId} did not apply ${user}'s ${mechanism.mechanismName} credential within ${timeoutMs} ms`));
+      reject(new Error(`broker ${server.nodeId} did not ${present ? 'apply' : 'remove'} ${user}'s ${mechanism.mechanismName} credential within ${timeoutMs} ms`));
     }, timeoutMs);
     const unsubscribe = server.metadata.subscribeScramCredentials(() => {
-      if (!server.metadata.scramCredential(user, mechanism.type)) return;
+      if (!reached()) return;
       clearTimeout(timer);
       unsubscribe();
       resolve();

@@ -8,8 +8,8 @@
 import { startBroker, type RunningBroker } from '../../broker';
 import { createTestCertificates, type TestCertificates } from '../../broker/testing/certificates';
 import { ADMIN, SCRAM_LOGIN_MODULE } from './scram-helpers';
-// eslint-disable-next-line @typescript-eslint/no-var-requires
-const RdKafka = require('node-rdkafka');
+import { rdkafkaConsumeValues, rdkafkaProduce } from '../helpers/rdkafka';
+import { rdkafkaRefusal, saslAuthenticationError } from './rdkafka-helpers';
 
 const TIMEOUT_MS = 20_000;
 
@@ -52,65 +52,15 @@ test('the broker listens on SASL_SSL only', () => {
 
 test('node-rdkafka produces and reads back over SASL_SSL with SCRAM-SHA-512', async () => {
   const count = 20;
-  const delivered = await new Promise<number>((resolve, reject) => {
-    const producer = new RdKafka.Producer({ ...rdConfig('alice-secret'), dr_cb: true, acks: -1, 'allow.auto.create.topics': true });
-    let n = 0;
-    const timer = setTimeout(() => producer.disconnect(() => reject(new Error(`delivered ${n}/${count}`))), TIMEOUT_MS);
-    producer.on('delivery-report', (err: Error | null) => {
-      if (err) {
-        clearTimeout(timer);
-        producer.disconnect(() => reject(err));
-      } else if (++n === count) {
-        clearTimeout(timer);
-        producer.disconnect(() => resolve(n));
-      }
-    });
-    producer.setPollInterval(5);
-    producer.on('ready', () => {
-      for (let i = 0; i < count; i++) producer.produce('scram-ssl', 0, Buffer.from(`tls-${i}`), `k${i}`);
-    });
-    producer.connect();
-  });
-  expect(delivered).toBe(count);
-
-  const values = await new Promise<string[]>((resolve, reject) => {
-    const consumer = new RdKafka.KafkaConsumer({ ...rdConfig('alice-secret'), 'group.id': 'scram-ssl', 'enable.auto.commit': false }, { 'auto.offset.reset': 'earliest' });
-    const got: string[] = [];
-    let done = false;
-    const finish = (err?: Error) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      consumer.disconnect(() => (err ? reject(err) : resolve(got)));
-    };
-    const timer = setTimeout(() => finish(new Error(`consumed ${got.length}/${count}`)), TIMEOUT_MS);
-    consumer.on('ready', () => {
-      consumer.assign([{ topic: 'scram-ssl', partition: 0, offset: 0 }]);
-      const loop = () => {
-        if (done) return;
-        consumer.consume(200, (err: Error | null, messages: any[]) => {
-          if (err) return finish(err);
-          got.push(...messages.map((m) => m.value.toString()));
-          if (got.length >= count) return finish();
-          setImmediate(loop);
-        });
-      };
-      loop();
-    });
-    consumer.connect();
-  });
+  const producer = { ...rdConfig('alice-secret'), acks: -1, 'allow.auto.create.topics': true };
+  const delivered = await rdkafkaProduce(producer, 'scram-ssl', count, (i) => ({ partition: 0, value: Buffer.from(`tls-${i}`), key: `k${i}` }), TIMEOUT_MS);
+  expect(delivered).toHaveLength(count);
+  const values = await rdkafkaConsumeValues({ ...rdConfig('alice-secret'), 'group.id': 'scram-ssl' }, 'scram-ssl', 1, count, TIMEOUT_MS);
   expect(values.sort()).toEqual(Array.from({ length: count }, (_, i) => `tls-${i}`).sort());
 });
 
 test('a wrong password over SASL_SSL: the broker\'s SASL_AUTHENTICATION_FAILED message, no connection', async () => {
-  const failures: string[] = [];
-  const connectError = await new Promise<any>((resolve) => {
-    const producer = new RdKafka.Producer(rdConfig('wrong'));
-    producer.on('event.log', (l: any) => {
-      if (l.severity <= 3 && /SASL authentication error/.test(l.message)) failures.push(l.message);
-    });
-    producer.connect({ timeout: 5_000 }, (e: any) => resolve(e));
-  });
-  expect(connectError).toBeTruthy();
-  expect(failures[0]).toMatch(/Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512/);
+  const refusal = await rdkafkaRefusal(rdConfig('wrong'), saslAuthenticationError, { connectTimeoutMs: 5_000 });
+  expect(refusal.connectError).toBeTruthy();
+  expect(refusal.logged).toMatch(/Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512/);
 });

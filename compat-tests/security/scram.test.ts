@@ -15,7 +15,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Partitioners, type Kafka, type SASLOptions } from 'kafkajs';
+import type { SASLOptions } from 'kafkajs';
 import { startBroker, type RunningBroker } from '../../broker';
 import { ErrorCode } from '../../protocol/errors';
 import {
@@ -30,8 +30,9 @@ import {
   scramBrokerConfig,
   upsertion,
 } from './scram-helpers';
-// eslint-disable-next-line @typescript-eslint/no-var-requires
-const RdKafka = require('node-rdkafka');
+import { produceAndConsume, sorted } from './kafkajs-helpers';
+import { rdkafkaConsumeValues, rdkafkaProduce } from '../helpers/rdkafka';
+import { rdkafkaRefusal, saslAuthenticationError } from './rdkafka-helpers';
 
 const RDKAFKA_TIMEOUT_MS = 20_000;
 
@@ -69,50 +70,6 @@ afterAll(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** Produces `values` to a new topic and reads them back with a consumer group, all as one SCRAM user. */
-async function produceAndConsume(kafka: Kafka, topic: string, values: string[]): Promise<string[]> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
-  } finally {
-    await admin.disconnect();
-  }
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
-  await producer.connect();
-  try {
-    await producer.send({ topic, acks: -1, messages: values.map((value, i) => ({ key: `k${i}`, value })) });
-  } finally {
-    await producer.disconnect();
-  }
-  const consumer = kafka.consumer({ groupId: `g-${topic}`, sessionTimeout: 10_000, heartbeatInterval: 500 });
-  await consumer.connect();
-  const got: string[] = [];
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`consumed ${got.length}/${values.length} within 20 s`)), 20_000);
-      consumer
-        .run({
-          eachMessage: async ({ message }) => {
-            got.push(message.value!.toString());
-            if (got.length === values.length) {
-              clearTimeout(timer);
-              resolve();
-            }
-          },
-        })
-        .catch((err) => {
-          clearTimeout(timer);
-          reject(err);
-        });
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-  return got.sort();
-}
-
 /** Whether a KafkaJS client authenticates with these credentials (the error's message when not). */
 async function kafkaJsAuth(options: SASLOptions): Promise<true | string> {
   const admin = kafkaJs(sasl().bootstrap, options, `auth-${options.mechanism}`).admin();
@@ -130,7 +87,7 @@ async function kafkaJsAuth(options: SASLOptions): Promise<true | string> {
 describe('KafkaJS 2.2.4', () => {
   test.each(['scram-sha-256', 'scram-sha-512'] as const)('%s: an --add-scram user produces and consumes', async (mechanism) => {
     const values = Array.from({ length: 20 }, (_, i) => `${mechanism}-${i}`);
-    expect(await produceAndConsume(kafkaJs(sasl().bootstrap, scram(mechanism, 'alice', 'alice-secret')), `scram-${mechanism}`, values)).toEqual([...values].sort());
+    expect(sorted(await produceAndConsume(kafkaJs(sasl().bootstrap, scram(mechanism, 'alice', 'alice-secret')), `scram-${mechanism}`, values))).toEqual(sorted(values));
   });
 
   test.each([
@@ -193,82 +150,20 @@ describe('node-rdkafka (librdkafka 2.12), security.protocol=sasl_plaintext, SCRA
     'sasl.password': password,
   });
 
-  function produce(topic: string, count: number): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const producer = new RdKafka.Producer({ ...rdConfig('alice-secret'), dr_cb: true, acks: -1, 'allow.auto.create.topics': true });
-      let delivered = 0;
-      const timer = setTimeout(() => producer.disconnect(() => reject(new Error(`delivered ${delivered}/${count}`))), RDKAFKA_TIMEOUT_MS);
-      producer.on('delivery-report', (err: Error | null) => {
-        if (err) {
-          clearTimeout(timer);
-          producer.disconnect(() => reject(err));
-          return;
-        }
-        if (++delivered === count) {
-          clearTimeout(timer);
-          producer.disconnect(() => resolve(delivered));
-        }
-      });
-      producer.on('event.error', (err: Error) => {
-        clearTimeout(timer);
-        producer.disconnect(() => reject(err));
-      });
-      producer.setPollInterval(5);
-      producer.on('ready', () => {
-        for (let i = 0; i < count; i++) producer.produce(topic, 0, Buffer.from(`rd-${i}`), `k${i}`);
-      });
-      producer.connect();
-    });
-  }
-
-  function consume(topic: string, count: number): Promise<string[]> {
-    return new Promise((resolve, reject) => {
-      const consumer = new RdKafka.KafkaConsumer({ ...rdConfig('alice-secret'), 'group.id': `rd-${topic}`, 'enable.auto.commit': false }, { 'auto.offset.reset': 'earliest' });
-      const got: string[] = [];
-      let done = false;
-      const finish = (err?: Error) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        consumer.disconnect(() => (err ? reject(err) : resolve(got)));
-      };
-      const timer = setTimeout(() => finish(new Error(`consumed ${got.length}/${count}`)), RDKAFKA_TIMEOUT_MS);
-      consumer.on('ready', () => {
-        consumer.assign([{ topic, partition: 0, offset: 0 }]);
-        const loop = () => {
-          if (done) return;
-          consumer.consume(200, (err: Error | null, messages: any[]) => {
-            if (err) return finish(err);
-            got.push(...messages.map((m) => m.value.toString()));
-            if (got.length >= count) return finish();
-            setImmediate(loop);
-          });
-        };
-        loop();
-      });
-      consumer.connect();
-    });
-  }
-
   test('produce and read back', async () => {
-    expect(await produce('rd-scram', 25)).toBe(25);
-    expect((await consume('rd-scram', 25)).sort()).toEqual(Array.from({ length: 25 }, (_, i) => `rd-${i}`).sort());
+    const producer = { ...rdConfig('alice-secret'), acks: -1, 'allow.auto.create.topics': true };
+    const delivered = await rdkafkaProduce(producer, 'rd-scram', 25, (i) => ({ partition: 0, value: Buffer.from(`rd-${i}`), key: `k${i}` }), RDKAFKA_TIMEOUT_MS);
+    expect(delivered).toHaveLength(25);
+    const consumer = { ...rdConfig('alice-secret'), 'group.id': 'rd-rd-scram' };
+    expect((await rdkafkaConsumeValues(consumer, 'rd-scram', 1, 25, RDKAFKA_TIMEOUT_MS)).sort()).toEqual(Array.from({ length: 25 }, (_, i) => `rd-${i}`).sort());
   });
 
   test('a wrong password is an authentication failure', async () => {
     // librdkafka reports the SaslAuthenticate error as an error-level log line (its error events
     // need polling, which node-rdkafka starts only once connected); connect() then fails.
-    const failures: string[] = [];
-    const connectError = await new Promise<any>((resolve) => {
-      const producer = new RdKafka.Producer({ ...rdConfig('wrong'), 'socket.timeout.ms': 5_000 });
-      producer.on('event.log', (l: any) => {
-        if (l.severity <= 3 && /SASL authentication error/.test(l.message)) failures.push(l.message);
-      });
-      producer.connect({ timeout: 5_000 }, (e: any) => resolve(e));
-    });
-    expect(connectError).toBeTruthy();
-    expect(failures.length).toBeGreaterThan(0);
-    expect(failures[0]).toMatch(/SASL authentication error: Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512/);
+    const refusal = await rdkafkaRefusal({ ...rdConfig('wrong'), 'socket.timeout.ms': 5_000 }, saslAuthenticationError, { connectTimeoutMs: 5_000 });
+    expect(refusal.connectError).toBeTruthy();
+    expect(refusal.logged).toMatch(/SASL authentication error: Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512/);
   });
 });
 

@@ -2,15 +2,14 @@
  * Shared pieces of the TLS compatibility tests: throwaway certificates (the embedding API's
  * createTestCertificates), embedded brokers with SSL listeners, a record of who each request came
  * from (principal, listener, security protocol) taken by a pass-through dispatcher interceptor, and
- * a KafkaJS produce-then-consume round trip. Every wait is bounded.
+ * KafkaJS clients for them (the round trip itself is in kafkajs-helpers.ts). Every wait is bounded.
  */
-import { Kafka, logLevel, type KafkaConfig as KafkaJsConfig } from 'kafkajs';
+import type { Kafka, KafkaConfig as KafkaJsConfig } from 'kafkajs';
 import { startBroker, type RunningBroker, type StartBrokerOptions } from '../../broker';
 import { principalToString } from '../../common/kafka-principal';
 import { Logger } from '../../common/logger';
 import type { TestCertificates } from '../../broker/testing/certificates';
-
-process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
+import { quietKafka } from './kafkajs-helpers';
 
 export interface Caller {
   apiKey: number;
@@ -94,68 +93,7 @@ export async function startTlsBroker(
   return { broker, callers, log, close: () => broker.close() };
 }
 
-/** A quiet KafkaJS client with bounded timeouts and no retries to speak of. */
+/** A quiet KafkaJS client (kafkajs-helpers' quietKafka) with `clientId` and `extra` (ssl, sasl, retry, ...) over it. */
 export function kafkaJs(brokers: string[], clientId: string, extra: Partial<KafkaJsConfig> = {}): Kafka {
-  return new Kafka({
-    clientId,
-    brokers,
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 3_000,
-    requestTimeout: 15_000,
-    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 500 },
-    ...extra,
-  });
-}
-
-/** Creates `topic`, produces `count` values with one client and consumes them in a group with another (the same by default). */
-export async function produceAndConsume(producerKafka: Kafka, topic: string, count: number, consumerKafka: Kafka = producerKafka): Promise<string[]> {
-  const admin = producerKafka.admin();
-  await admin.connect();
-  try {
-    await admin.createTopics({ topics: [{ topic, numPartitions: 2, replicationFactor: 1 }], waitForLeaders: true });
-  } finally {
-    await admin.disconnect();
-  }
-  const producer = producerKafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  try {
-    await producer.send({ topic, acks: -1, messages: Array.from({ length: count }, (_, i) => ({ key: `k${i}`, value: `v${i}` })) });
-  } finally {
-    await producer.disconnect();
-  }
-  const consumer = consumerKafka.consumer({ groupId: `${topic}-group`, sessionTimeout: 10_000, heartbeatInterval: 500 });
-  await consumer.connect();
-  const seen: string[] = [];
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`consumed ${seen.length} of ${count}`)), 30_000);
-      consumer
-        .run({
-          eachMessage: async ({ message }) => {
-            seen.push(message.value!.toString());
-            if (seen.length === count) {
-              clearTimeout(timer);
-              resolve();
-            }
-          },
-        })
-        .catch(reject);
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-  return seen.sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
-}
-
-export const values = (n: number): string[] => Array.from({ length: n }, (_, i) => `v${i}`);
-
-/** The error `p` rejects with (fails the test if it resolves). */
-export async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
+  return quietKafka(brokers, { clientId, ...extra });
 }

@@ -4,10 +4,10 @@
  * and Consumer run in a child process (the library is ESM only: tls-platformatic.mjs); the broker
  * sees every request as the certificate's principal, over SSL.
  */
-import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { createTestCertificates, type TestCertificates } from '../../broker';
 import { startTlsBroker, type TlsBroker } from './tls-helpers';
+import { runNodeScript } from '../helpers/node-script';
 
 jest.setTimeout(60_000);
 
@@ -27,24 +27,7 @@ afterAll(async () => {
   certs?.cleanup();
 });
 
-function run(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SCRIPT, ...args], { cwd: path.resolve(__dirname, '..', '..'), stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`tls-platformatic.mjs did not finish within ${RUN_TIMEOUT_MS} ms\n${err}`));
-    }, RUN_TIMEOUT_MS);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(out);
-      else reject(new Error(`tls-platformatic.mjs exited with ${code}\n${err}`));
-    });
-  });
-}
+const run = (args: string[]): Promise<string> => runNodeScript(SCRIPT, args, RUN_TIMEOUT_MS);
 
 test('platformatic Admin, Producer and Consumer over mutual TLS', async () => {
   const out = await run([b.broker.bootstrapServers[0], certs.ca.certFile, certs.client.certFile, certs.client.keyFile, 'plat-tls', '40']);

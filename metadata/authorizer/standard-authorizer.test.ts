@@ -274,14 +274,19 @@ describe('authorize (StandardAuthorizerTest)', () => {
     expect(a.authorize(ctx('alice'), [action(DESCRIBE, TOPIC, 'fooa'), action(WRITE, TOPIC, 'bar'), action(READ, TOPIC, 'baz')])).toEqual(['ALLOWED', 'DENIED', 'DENIED']);
   });
 
+  /** The audit log (at trace) once bob, from localhost, was decided READ on `topic` under manyAcls, with `expected`. */
+  function auditOfRead(topic: string, flags: { logIfAllowed: boolean; logIfDenied: boolean }, expected: 'ALLOWED' | 'DENIED') {
+    const audit = new CapturingLogger();
+    audit.setLevel('trace');
+    const a = loaded({ auditLogger: audit });
+    withAcls(a, ...manyAcls);
+    expect(a.authorize(ctx('bob', LOCALHOST), [action(READ, TOPIC, topic, { resourceReferenceCount: 1, ...flags })])).toEqual([expected]);
+    return audit.lines;
+  }
+
   test('the audit log: a denial at info (logIfDenied) or trace, with the DENY rule (testDenyAuditLogging)', () => {
     for (const logIfDenied of [true, false]) {
-      const audit = new CapturingLogger();
-      audit.setLevel('trace');
-      const a = loaded({ auditLogger: audit });
-      withAcls(a, ...manyAcls);
-      expect(a.authorize(ctx('bob', LOCALHOST), [action(READ, TOPIC, 'alpha', { resourceReferenceCount: 1, logIfAllowed: false, logIfDenied })])).toEqual(['DENIED']);
-      expect(audit.lines).toEqual([
+      expect(auditOfRead('alpha', { logIfAllowed: false, logIfDenied }, 'DENIED')).toEqual([
         {
           level: logIfDenied ? 'info' : 'trace',
           msg:
@@ -295,12 +300,7 @@ describe('authorize (StandardAuthorizerTest)', () => {
 
   test('the audit log: an allowed action at debug (logIfAllowed) or trace, with the ALLOW rule (testAllowAuditLogging)', () => {
     for (const logIfAllowed of [true, false]) {
-      const audit = new CapturingLogger();
-      audit.setLevel('trace');
-      const a = loaded({ auditLogger: audit });
-      withAcls(a, ...manyAcls);
-      expect(a.authorize(ctx('bob', LOCALHOST), [action(READ, TOPIC, 'green1', { resourceReferenceCount: 1, logIfAllowed, logIfDenied: false })])).toEqual(['ALLOWED']);
-      expect(audit.lines).toEqual([
+      expect(auditOfRead('green1', { logIfAllowed, logIfDenied: false }, 'ALLOWED')).toEqual([
         {
           level: logIfAllowed ? 'debug' : 'trace',
           msg:

@@ -10,14 +10,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ErrorCode } from '../../protocol/errors';
 import { isUuid } from '../../protocol/primitives/uuid';
-import { Logger } from '../../common/logger';
 import { MetadataCache } from '../metadata-cache';
-import { InMemoryMetadataLog, type MetadataLog } from '../metadata-log';
 import { MetadataLogStore, decodeMetadataRecord, encodeMetadataRecord } from '../metadata-log-store';
 import type { MetadataRecord } from '../metadata-records';
 import { AclOperation as Op, AclPermissionType as Perm, PatternType as Pat, ResourceType as Res, type AclBinding, type AclBindingFilter } from '../authorizer/authorizer';
 import { ANY_FILTER } from '../authorizer/acl';
-import { Controller } from './controller';
+import { testController } from '../testing/test-controller';
 import { AclControlManager, EXCESSIVE_BATCH_MESSAGE, MAX_RECORDS_PER_USER_OP } from './acl-control-manager';
 
 const acl = (over: Partial<AclBinding> = {}): AclBinding => ({
@@ -44,18 +42,6 @@ function harness(newId?: () => string) {
     return out;
   };
   return { image, m, create: (bs: AclBinding[]) => apply(m.createAcls(bs)), del: (fs: AclBindingFilter[]) => apply(m.deleteAcls(fs)) };
-}
-
-function makeController(log: MetadataLog = new InMemoryMetadataLog()): Controller {
-  return new Controller({
-    nodeId: 0,
-    clusterId: 'c',
-    log,
-    logger: new Logger('test', 'error'),
-    defaultNumPartitions: () => 1,
-    defaultReplicationFactor: () => 1,
-    validateTopicConfig: () => undefined,
-  });
 }
 
 describe('createAcls (validateNewAcl)', () => {
@@ -212,7 +198,7 @@ describe('records, the Controller and restarts', () => {
   test('the Controller commits one batch per request; the image and a restarted controller have the ACLs', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-acl-'));
     try {
-      const c = makeController(new MetadataLogStore(dir));
+      const c = testController(new MetadataLogStore(dir));
       const before = c.lastCommittedOffset;
       expect(await c.createAcls([acl(), acl({ operation: Op.WRITE }), acl({ resourceName: '' })])).toEqual([OK, OK, invalid('Resource name should not be empty')]);
       expect(c.lastCommittedOffset).toBe(before + 2n);
@@ -223,7 +209,7 @@ describe('records, the Controller and restarts', () => {
       expect([...c.image.acls().values()]).toEqual([acl()]);
       await c.close();
 
-      const again = makeController(new MetadataLogStore(dir));
+      const again = testController(new MetadataLogStore(dir));
       expect([...again.image.acls().values()]).toEqual([acl()]);
       // The restarted controller's manager knows the ACL: creating it again writes nothing.
       const offset = again.lastCommittedOffset;

@@ -9,7 +9,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ErrorCode } from '../../protocol/errors';
-import { Logger } from '../../common/logger';
 import {
   MetadataCache,
   clientQuotaEntityFromData,
@@ -18,10 +17,10 @@ import {
   type ClientQuotaChange,
   type ClientQuotaEntity,
 } from '../metadata-cache';
-import { InMemoryMetadataLog, type MetadataLog } from '../metadata-log';
+import { InMemoryMetadataLog } from '../metadata-log';
 import { MetadataLogStore, decodeMetadataBatches, encodeMetadataBatch, encodeMetadataRecord } from '../metadata-log-store';
 import type { MetadataRecord } from '../metadata-records';
-import { Controller } from './controller';
+import { followingImage, testController } from '../testing/test-controller';
 import {
   ClientQuotaControlManager,
   MAX_RECORDS_PER_USER_OP,
@@ -57,18 +56,6 @@ function harness(resolvable: string[] = []) {
     return out;
   };
   return { image, run, lookups };
-}
-
-function makeController(log: MetadataLog = new InMemoryMetadataLog()): Controller {
-  return new Controller({
-    nodeId: 0,
-    clusterId: 'c',
-    log,
-    logger: new Logger('test', 'error'),
-    defaultNumPartitions: () => 1,
-    defaultReplicationFactor: () => 1,
-    validateTopicConfig: () => undefined,
-  });
 }
 
 describe('entities and their keys', () => {
@@ -255,7 +242,7 @@ describe('records: set, change, remove (Kafka testAlterAndRemove)', () => {
 describe('through the Controller', () => {
   test('validate_only checks everything and writes nothing', async () => {
     const log = new InMemoryMetadataLog();
-    const c = makeController(log);
+    const c = testController(log);
     const before = log.logEndOffset;
     const results = await c.alterClientQuotas([alt([['user', 'u']], { producer_byte_rate: 1024 }), alt([['user', 'v']], { producer_byte_rate: -1 })], true);
     expect(results.map((r) => r.errorCode)).toEqual([ErrorCode.NONE, INVALID]);
@@ -267,13 +254,8 @@ describe('through the Controller', () => {
   test('a commit is one batch that brokers apply; a restarted controller replays it from the log on disk', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-quotas-'));
     try {
-      const c = makeController(new MetadataLogStore(dir));
-      const broker = new MetadataCache('c');
-      const batches: MetadataRecord[][] = [];
-      c.subscribe((records, last) => {
-        batches.push(records);
-        broker.apply(records, last);
-      });
+      const c = testController(new MetadataLogStore(dir));
+      const { image: broker, batches } = followingImage(c);
       const results = await c.alterClientQuotas(
         [alt([['user', 'alice'], ['client-id', null]], { producer_byte_rate: 1048576, request_percentage: 25.5 }), alt([['ip', '10.1.2.3']], { connection_creation_rate: 5 })],
         false,
@@ -283,7 +265,7 @@ describe('through the Controller', () => {
       expect(broker.clientQuotas()).toEqual(c.image.clientQuotas());
       await c.close();
 
-      const again = makeController(new MetadataLogStore(dir));
+      const again = testController(new MetadataLogStore(dir));
       expect(again.image.clientQuota({ user: 'alice', clientId: null })).toEqual(new Map([['producer_byte_rate', 1048576], ['request_percentage', 25.5]]));
       expect(again.image.clientQuota({ ip: '10.1.2.3' })).toEqual(new Map([['connection_creation_rate', 5]]));
       await again.close();

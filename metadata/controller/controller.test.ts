@@ -4,19 +4,14 @@
  * configs, replay of the log on restart, and round-robin replica assignment.
  */
 import { ErrorCode, KafkaError } from '../../protocol/errors';
-import { Logger } from '../../common/logger';
 import { MetadataCache } from '../metadata-cache';
-import { assignReplicas, Controller } from './controller';
+import { assignReplicas, type Controller } from './controller';
+import { testController } from '../testing/test-controller';
 import { InMemoryMetadataLog } from '../metadata-log';
 
 function makeController(log = new InMemoryMetadataLog()) {
-  return new Controller({
-    nodeId: 0,
+  return testController(log, {
     clusterId: 'test-cluster',
-    log,
-    logger: new Logger('test', 'error'),
-    defaultNumPartitions: () => 1,
-    defaultReplicationFactor: () => 1,
     validateTopicConfig: (name, value) => {
       if (name !== 'retention.ms' && name !== 'cleanup.policy') throw new KafkaError(ErrorCode.INVALID_CONFIG, `Unknown topic config name: ${name}`);
       if (name === 'retention.ms' && value !== null && !/^-?\d+$/.test(value)) {

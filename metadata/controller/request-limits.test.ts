@@ -5,20 +5,12 @@
  * topic of a refused request gets POLICY_VIOLATION, and nothing is written to the log.
  */
 import { ErrorCode } from '../../protocol/errors';
-import { Logger } from '../../common/logger';
-import { Controller, EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_BATCH } from './controller';
+import { EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_BATCH } from './controller';
+import { testController } from '../testing/test-controller';
 import { InMemoryMetadataLog } from '../metadata-log';
 
 async function controller(defaultNumPartitions: number) {
-  const c = new Controller({
-    nodeId: 0,
-    clusterId: 'test-cluster',
-    log: new InMemoryMetadataLog(),
-    logger: new Logger('test', 'error'),
-    defaultNumPartitions: () => defaultNumPartitions,
-    defaultReplicationFactor: () => 1,
-    validateTopicConfig: () => {},
-  });
+  const c = testController(new InMemoryMetadataLog(), { clusterId: 'test-cluster', defaultNumPartitions: () => defaultNumPartitions });
   await c.registerBroker({ brokerId: 0, incarnationId: 'AAAAAAAAAAAAAAAAAAAAAA', endpoints: [], rack: null, logDirs: [] });
   return c;
 }

@@ -11,12 +11,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ErrorCode } from '../../protocol/errors';
-import { Logger } from '../../common/logger';
 import { MetadataCache, type ScramCredentialChange } from '../metadata-cache';
-import { InMemoryMetadataLog, type MetadataLog } from '../metadata-log';
+import { InMemoryMetadataLog } from '../metadata-log';
 import { MetadataLogStore, decodeMetadataBatches, encodeMetadataBatch, encodeMetadataRecord } from '../metadata-log-store';
 import type { MetadataRecord, UserScramCredentialRecordData } from '../metadata-records';
-import { Controller } from './controller';
+import { followingImage, testController } from '../testing/test-controller';
 import {
   SCRAM_SHA_256,
   SCRAM_SHA_512,
@@ -50,19 +49,6 @@ function harness() {
 }
 
 const errorsOf = (results: { user: string; errorCode: number; errorMessage: string | null }[]) => results.map((r) => [r.user, r.errorCode, r.errorMessage]);
-
-function makeController(log: MetadataLog = new InMemoryMetadataLog(), bootstrapRecords?: MetadataRecord[]): Controller {
-  return new Controller({
-    nodeId: 0,
-    clusterId: 'c',
-    log,
-    logger: new Logger('test', 'error'),
-    defaultNumPartitions: () => 1,
-    defaultReplicationFactor: () => 1,
-    validateTopicConfig: () => undefined,
-    bootstrapRecords,
-  });
-}
 
 describe('mechanisms', () => {
   test("Kafka's type bytes, names and iteration bounds", () => {
@@ -258,13 +244,8 @@ describe('through the Controller', () => {
   test('one batch per request; brokers apply it; a restarted controller replays it from the log on disk', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-scram-'));
     try {
-      const c = makeController(new MetadataLogStore(dir));
-      const broker = new MetadataCache('c');
-      const batches: MetadataRecord[][] = [];
-      c.subscribe((records, offset) => {
-        batches.push(records);
-        broker.apply(records, offset);
-      });
+      const c = testController(new MetadataLogStore(dir));
+      const { image: broker, batches } = followingImage(c);
       const before = batches.length;
       const results = await c.alterUserScramCredentials([], [up('alice', 1), up('alice2', 2, 8192), up('', 1)]);
       expect(errorsOf(results)).toEqual([
@@ -280,7 +261,7 @@ describe('through the Controller', () => {
       expect(errorsOf(await c.alterUserScramCredentials([del('alice2', 2)], []))).toEqual([['alice2', 0, null]]);
       await c.close();
 
-      const again = makeController(new MetadataLogStore(dir));
+      const again = testController(new MetadataLogStore(dir));
       expect(again.image.scramCredentialInfos()).toEqual(new Map([['alice', [{ mechanism: 1, iterations: 4096 }]]]));
       expect(again.image.scramCredential('alice', 1)?.storedKey).toEqual(storedKey(SCRAM_SHA_256, clientKey(SCRAM_SHA_256, SALTED)));
       await again.close();
@@ -292,12 +273,12 @@ describe('through the Controller', () => {
   test('bootstrap records go into a fresh log only', async () => {
     const log = new InMemoryMetadataLog();
     const boot: MetadataRecord[] = [{ type: 'UserScramCredentialRecord', data: scramCredentialRecord(SCRAM_SHA_512, 'admin', SALT, SALTED, 4096) }];
-    const c = makeController(log, boot);
+    const c = testController(log, { bootstrapRecords: boot });
     expect(log.readAll()).toEqual([{ records: boot, lastOffset: 0n }]);
     expect(c.image.scramCredential('admin', 2)?.iterations).toBe(4096);
     await c.close();
     const other: MetadataRecord[] = [{ type: 'UserScramCredentialRecord', data: scramCredentialRecord(SCRAM_SHA_512, 'other', SALT, SALTED, 4096) }];
-    const again = makeController(log, other);
+    const again = testController(log, { bootstrapRecords: other });
     expect(log.logEndOffset).toBe(1n);
     expect(again.image.scramCredential('other', 2)).toBeUndefined();
     expect(again.image.scramCredential('admin', 2)).toBeDefined();

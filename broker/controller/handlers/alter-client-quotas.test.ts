@@ -8,11 +8,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ControllerServer } from '../controller-server';
+import type { ControllerServer } from '../controller-server';
 import { ApiKey } from '../../../protocol/generated';
 import { ErrorCode } from '../../../protocol/errors';
 import { DispatchClient } from '../../testing/dispatch-client';
-import { CONTROLLER_HANDLERS } from './';
+import { controllerVersions, startTestController } from '../../testing/controller-node';
 
 let controller: ControllerServer;
 let dir: string;
@@ -20,17 +20,7 @@ let dir: string;
 const client = new DispatchClient(() => controller, 'controller-quotas-test', 'CONTROLLER');
 const call = (apiKey: number, version: number, body: object): Promise<any> => client.call(apiKey, version, body);
 
-const start = (): Promise<ControllerServer> =>
-  ControllerServer.start({
-    props: {
-      'process.roles': 'controller',
-      'node.id': '3000',
-      listeners: 'CONTROLLER://127.0.0.1:0',
-      'controller.listener.names': 'CONTROLLER',
-      'log.dirs': dir,
-    },
-    logLevel: 'error',
-  });
+const start = (): Promise<ControllerServer> => startTestController(dir);
 
 const ent = (...parts: [string, string | null][]) => parts.map(([entityType, entityName]) => ({ entityType, entityName }));
 
@@ -44,10 +34,7 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const versions = (): number[] => {
-  const h = CONTROLLER_HANDLERS.find((x) => x.apiKey === ApiKey.AlterClientQuotas)!;
-  return Array.from({ length: h.maxVersion - h.minVersion + 1 }, (_, i) => h.minVersion + i);
-};
+const versions = (): number[] => controllerVersions(ApiKey.AlterClientQuotas);
 
 test('the controller listener serves AlterClientQuotas v0-1 and not DescribeClientQuotas', async () => {
   expect(versions()).toEqual([0, 1]);

@@ -10,12 +10,12 @@ import { pbkdf2Sync } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ControllerServer } from '../controller-server';
+import type { ControllerServer } from '../controller-server';
 import { ApiKey } from '../../../protocol/generated';
 import { ErrorCode } from '../../../protocol/errors';
 import { DispatchClient } from '../../testing/dispatch-client';
 import { SCRAM_SHA_512, clientKey, serverKey, storedKey } from '../../../metadata/controller/scram-control-manager';
-import { CONTROLLER_HANDLERS } from './';
+import { controllerVersions, startTestController } from '../../testing/controller-node';
 import { AclOperation, ResourceType } from '../../../metadata/authorizer/authorizer';
 import { ScriptedAuthorizer } from '../../security/testing/scripted-authorizer';
 
@@ -25,17 +25,7 @@ let dir: string;
 const client = new DispatchClient(() => controller, 'controller-scram-test', 'CONTROLLER');
 const call = (apiKey: number, version: number, body: object): Promise<any> => client.call(apiKey, version, body);
 
-const start = (): Promise<ControllerServer> =>
-  ControllerServer.start({
-    props: {
-      'process.roles': 'controller',
-      'node.id': '3000',
-      listeners: 'CONTROLLER://127.0.0.1:0',
-      'controller.listener.names': 'CONTROLLER',
-      'log.dirs': dir,
-    },
-    logLevel: 'error',
-  });
+const start = (): Promise<ControllerServer> => startTestController(dir);
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-ctl-scram-'));
@@ -47,10 +37,7 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const versions = (): number[] => {
-  const h = CONTROLLER_HANDLERS.find((x) => x.apiKey === ApiKey.AlterUserScramCredentials)!;
-  return Array.from({ length: h.maxVersion - h.minVersion + 1 }, (_, i) => h.minVersion + i);
-};
+const versions = (): number[] => controllerVersions(ApiKey.AlterUserScramCredentials);
 
 test('the controller listener serves AlterUserScramCredentials v0 and not DescribeUserScramCredentials', async () => {
   expect(versions()).toEqual([0]);
@@ -94,11 +81,7 @@ test.each(versions())('AlterUserScramCredentials v%i writes the credential recor
 test('without ALTER on the cluster the controller answers every distinct user CLUSTER_AUTHORIZATION_FAILED and writes nothing', async () => {
   const authorizer = new ScriptedAuthorizer();
   const securedDir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-ctl-scram-auth-'));
-  const secured = await ControllerServer.start({
-    props: { 'process.roles': 'controller', 'node.id': '3000', listeners: 'CONTROLLER://127.0.0.1:0', 'controller.listener.names': 'CONTROLLER', 'log.dirs': securedDir },
-    logLevel: 'error',
-    authorizer,
-  });
+  const secured = await startTestController(securedDir, { authorizer });
   try {
     const c = new DispatchClient(() => secured, 'controller-scram-auth', 'CONTROLLER');
     const end = secured.metadataLog.logEndOffset;

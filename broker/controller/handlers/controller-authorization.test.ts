@@ -8,74 +8,45 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ControllerServer } from '../controller-server';
+import type { ControllerServer } from '../controller-server';
 import { ErrorCode } from '../../../protocol/errors';
 import { METADATA_TOPIC_ID, ZERO_UUID } from '../../../protocol/primitives/uuid';
 import { AclOperation, ResourceType } from '../../../metadata/authorizer/authorizer';
-import { DispatchClient } from '../../testing/dispatch-client';
-import { ScriptedAuthorizer } from '../../security/testing/scripted-authorizer';
+import { CLUSTER_NAME, scriptedAuthorization } from '../../testing/scripted-authorization';
+import { brokerHeartbeat, brokerRegistration, controllerVersions as versions, startTestController } from '../../testing/controller-node';
 import { AUTHORIZED_OPERATIONS_OMITTED, to32BitField } from '../../security/authorize';
-import { CONTROLLER_HANDLERS } from './';
 
 const { CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS } = AclOperation;
 const { TOPIC, CLUSTER } = ResourceType;
-const CLUSTER_NAME = 'kafka-cluster';
 const { NONE, TOPIC_AUTHORIZATION_FAILED: TAF, CLUSTER_AUTHORIZATION_FAILED: CAF } = ErrorCode;
 
-const authz = new ScriptedAuthorizer();
 let controller: ControllerServer;
 let dir: string;
-const client = new DispatchClient(() => controller, 'controller-authz-test', 'CONTROLLER');
-const call = (apiKey: number, version: number, body: object): Promise<any> => client.call(apiKey, version, body);
+const { authz, call, allowingEverything } = scriptedAuthorization(() => controller, 'controller-authz-test', 'CONTROLLER');
+beforeEach(() => authz.reset());
 
-function versions(apiKey: number): number[] {
-  const h = CONTROLLER_HANDLERS.find((x) => x.apiKey === apiKey)!;
-  return Array.from({ length: h.maxVersion - h.minVersion + 1 }, (_, i) => h.minVersion + i);
-}
-
-const registration = (brokerId: number) => ({
-  brokerId,
-  clusterId: controller.clusterId,
-  incarnationId: `AAAAAAAAAAAAAAAAAAAA${String(brokerId).padStart(2, 'A')}`,
-  listeners: [{ name: 'PLAINTEXT', host: '127.0.0.1', port: 9100 + brokerId, securityProtocol: 0 }],
-  features: [],
-  rack: null,
-});
+const registration = (brokerId: number) => brokerRegistration(controller, brokerId, 9100 + brokerId);
 
 let brokerEpoch = -1n;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-ctl-authz-'));
-  controller = await ControllerServer.start({
-    props: {
-      'process.roles': 'controller',
-      'node.id': '3000',
-      listeners: 'CONTROLLER://127.0.0.1:0',
-      'controller.listener.names': 'CONTROLLER',
-      'log.dirs': dir,
-      'broker.session.timeout.ms': '60000',
-    },
-    logLevel: 'error',
-    authorizer: authz,
-  });
+  controller = await startTestController(dir, { props: { 'broker.session.timeout.ms': '60000' }, authorizer: authz });
   // One registered, unfenced broker and a topic on it.
-  authz.allowEverything();
-  const reg = await call(62, 4, registration(1));
-  expect(reg.errorCode).toBe(NONE);
-  brokerEpoch = reg.brokerEpoch;
-  const hb = await call(63, 1, { brokerId: 1, brokerEpoch, currentMetadataOffset: controller.controller.lastCommittedOffset, wantFence: false, wantShutDown: false });
-  expect(hb.isFenced).toBe(false);
-  const created = await call(19, 7, { topics: ['ct-open', 'ct-secret'].map((name) => ({ name, numPartitions: 1, replicationFactor: 1 })), timeoutMs: 1000 });
-  expect(created.topics.map((t: any) => t.errorCode)).toEqual([NONE, NONE]);
+  await allowingEverything(async () => {
+    const reg = await call(62, 4, registration(1));
+    expect(reg.errorCode).toBe(NONE);
+    brokerEpoch = reg.brokerEpoch;
+    const hb = await call(63, 1, brokerHeartbeat(controller, 1, brokerEpoch));
+    expect(hb.isFenced).toBe(false);
+    const created = await call(19, 7, { topics: ['ct-open', 'ct-secret'].map((name) => ({ name, numPartitions: 1, replicationFactor: 1 })), timeoutMs: 1000 });
+    expect(created.topics.map((t: any) => t.errorCode)).toEqual([NONE, NONE]);
+  });
 });
 
 afterAll(async () => {
   await controller?.shutdown();
   fs.rmSync(dir, { recursive: true, force: true });
-});
-
-beforeEach(() => {
-  authz.reset();
 });
 
 describe('broker-to-controller requests need CLUSTER_ACTION on the cluster', () => {
@@ -85,12 +56,12 @@ describe('broker-to-controller requests need CLUSTER_ACTION on the cluster', () 
     }
     expect(controller.controller.image.broker(2)).toBeUndefined();
     for (const v of versions(63)) {
-      const hb = await call(63, v, { brokerId: 1, brokerEpoch, currentMetadataOffset: 0n, wantFence: false, wantShutDown: false });
+      const hb = await call(63, v, brokerHeartbeat(controller, 1, brokerEpoch, 0n));
       expect(hb).toMatchObject({ errorCode: CAF, isCaughtUp: false, isFenced: true, shouldShutDown: false });
     }
     authz.clearAsked();
     authz.allow(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME);
-    const hb = await call(63, 1, { brokerId: 1, brokerEpoch, currentMetadataOffset: controller.controller.lastCommittedOffset, wantFence: false, wantShutDown: false });
+    const hb = await call(63, 1, brokerHeartbeat(controller, 1, brokerEpoch));
     expect(hb).toMatchObject({ errorCode: NONE, isFenced: false });
     expect(authz.askedLines()).toEqual(['CLUSTER_ACTION CLUSTER kafka-cluster']);
   });

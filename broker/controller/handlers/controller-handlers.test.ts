@@ -6,10 +6,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ControllerServer } from '../controller-server';
+import type { ControllerServer } from '../controller-server';
 import { ErrorCode } from '../../../protocol/errors';
 import { decodeMetadataBatches } from '../../../metadata/metadata-log-store';
 import { DispatchClient } from '../../testing/dispatch-client';
+import { brokerHeartbeat, brokerRegistration, controllerVersions as versions, startTestController } from '../../testing/controller-node';
 import { CONTROLLER_HANDLERS } from './';
 import { METADATA_TOPIC_ID } from '../../../protocol/primitives/uuid';
 
@@ -19,48 +20,20 @@ let dir: string;
 const client = new DispatchClient(() => controller, 'controller-handlers-test', 'CONTROLLER');
 const call = (apiKey: number, version: number, body: object): Promise<any> => client.call(apiKey, version, body);
 
-function versions(apiKey: number): number[] {
-  const h = CONTROLLER_HANDLERS.find((x) => x.apiKey === apiKey)!;
-  return Array.from({ length: h.maxVersion - h.minVersion + 1 }, (_, i) => h.minVersion + i);
-}
-
 const epochs = new Map<number, bigint>();
 
 /** Registers broker `id` at a given BrokerRegistration version and unfences it. */
 async function registerAndUnfence(id: number, regVersion: number, hbVersion: number): Promise<void> {
-  const reg = await call(62, regVersion, {
-    brokerId: id,
-    clusterId: controller.clusterId,
-    incarnationId: `AAAAAAAAAAAAAAAAAAAA${String(id).padStart(2, 'A')}`,
-    listeners: [{ name: 'PLAINTEXT', host: '127.0.0.1', port: 9000 + id, securityProtocol: 0 }],
-    features: [],
-    rack: null,
-  });
+  const reg = await call(62, regVersion, brokerRegistration(controller, id, 9000 + id));
   expect(reg.errorCode).toBe(ErrorCode.NONE);
   epochs.set(id, reg.brokerEpoch);
-  const hb = await call(63, hbVersion, {
-    brokerId: id,
-    brokerEpoch: reg.brokerEpoch,
-    currentMetadataOffset: controller.controller.lastCommittedOffset,
-    wantFence: false,
-    wantShutDown: false,
-  });
+  const hb = await call(63, hbVersion, brokerHeartbeat(controller, id, reg.brokerEpoch));
   expect(hb).toMatchObject({ errorCode: 0, isFenced: false, isCaughtUp: true, shouldShutDown: false });
 }
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-ctl-'));
-  controller = await ControllerServer.start({
-    props: {
-      'process.roles': 'controller',
-      'node.id': '3000',
-      listeners: 'CONTROLLER://127.0.0.1:0',
-      'controller.listener.names': 'CONTROLLER',
-      'log.dirs': dir,
-      'broker.session.timeout.ms': '60000',
-    },
-    logLevel: 'error',
-  });
+  controller = await startTestController(dir, { props: { 'broker.session.timeout.ms': '60000' } });
 });
 
 afterAll(async () => {
@@ -88,7 +61,7 @@ describe('controller handlers at every advertised version', () => {
     let id = 0;
     for (const v of versions(62)) await registerAndUnfence(id++, v, versions(63)[id % versions(63).length]);
     for (const v of versions(63)) {
-      const hb = await call(63, v, { brokerId: 0, brokerEpoch: epochs.get(0)!, currentMetadataOffset: controller.controller.lastCommittedOffset, wantFence: false, wantShutDown: false });
+      const hb = await call(63, v, brokerHeartbeat(controller, 0, epochs.get(0)!));
       expect(hb.errorCode).toBe(0);
       expect((await call(63, v, { brokerId: 0, brokerEpoch: 999n, currentMetadataOffset: 0n, wantFence: false, wantShutDown: false })).errorCode).toBe(ErrorCode.STALE_BROKER_EPOCH);
       expect((await call(63, v, { brokerId: 77, brokerEpoch: 1n, currentMetadataOffset: 0n, wantFence: false, wantShutDown: false })).errorCode).toBe(ErrorCode.BROKER_ID_NOT_REGISTERED);

@@ -17,7 +17,7 @@ import { ZERO_UUID } from '../../../protocol/primitives/uuid';
 import type { CreateTopicsRequest, CreateTopicsResponse } from '../../../protocol/generated/create-topics';
 import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
-import { createTopicsAnswers, createTopicsAuthorization } from '../../handlers/create-topics';
+import { createTopicsAnswers, createTopicsAuthorization, configsHidden } from '../../handlers/create-topics';
 import { authHelper } from '../../security/authorize';
 
 export const controllerCreateTopicsHandler = defineControllerHandler<CreateTopicsRequest, CreateTopicsResponse>({
@@ -31,18 +31,7 @@ export const controllerCreateTopicsHandler = defineControllerHandler<CreateTopic
     return {
       topics: answers.map(({ result: r, configsVisible }) => {
         const ok = r.errorCode === ErrorCode.NONE;
-        if (ok && v >= 5 && !configsVisible) {
-          return {
-            name: r.name,
-            topicId: v >= 7 ? r.topicId || ZERO_UUID : undefined,
-            errorCode: r.errorCode,
-            errorMessage: null,
-            numPartitions: -1,
-            replicationFactor: -1,
-            configs: [],
-            topicConfigErrorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-          };
-        }
+        if (ok && v >= 5 && !configsVisible) return configsHidden(r, v >= 7 ? r.topicId || ZERO_UUID : undefined);
         return {
           name: r.name,
           topicId: v >= 7 ? r.topicId || ZERO_UUID : undefined,
