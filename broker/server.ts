@@ -59,6 +59,7 @@ import { ReplicaManager, type ReplicationOptions } from '../replication/replica-
 import { remoteAlterPartition } from '../replication/alter-partition-manager';
 import { interBrokerEndpoint } from '../client/broker-channels';
 import { LogManager } from '../storage/log-manager';
+import { cleanerConfig } from '../storage/cleaner/cleaner-config';
 import { readMetaProperties } from '../storage/meta-properties';
 import { nodeFs } from '../storage/fs';
 import type { StorageFs } from '../storage/fs';
@@ -199,6 +200,17 @@ export class KafkaServer implements Broker {
       producerIdExpirationMs: config.getInt('producer.id.expiration.ms'),
       producerIdExpirationCheckIntervalMs: config.getInt('producer.id.expiration.check.interval.ms'),
       recoveryThreadsPerDataDir: config.getInt('num.recovery.threads.per.data.dir'),
+      // Kafka's LogCleaner.cleanerConfig(KafkaConfig).
+      cleaner: cleanerConfig({
+        numThreads: config.getInt('log.cleaner.threads'),
+        dedupeBufferSize: config.getLong('log.cleaner.dedupe.buffer.size'),
+        dedupeBufferLoadFactor: config.getDouble('log.cleaner.io.buffer.load.factor'),
+        ioBufferSize: config.getInt('log.cleaner.io.buffer.size'),
+        maxMessageSize: config.getInt('message.max.bytes'),
+        maxIoBytesPerSecond: config.getDouble('log.cleaner.io.max.bytes.per.second'),
+        backoffMs: config.getLong('log.cleaner.backoff.ms'),
+        enableCleaner: config.getBoolean('log.cleaner.enable') && config.getInt('log.cleaner.threads') > 0,
+      }),
     });
     const txnConfig = transactionCoordinatorConfig(config);
     this.transactionVerifier = new AddPartitionsToTxnManager({

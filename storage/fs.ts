@@ -46,6 +46,8 @@ export interface StorageFs {
   unlinkSync(file: string): void;
   rmSync(file: string, opts?: { recursive?: boolean; force?: boolean }): void;
   readFileSync(file: string): Buffer;
+  /** Sets a file's access and modification times (the log cleaner keeps a cleaned segment's mtime, as Kafka does). */
+  utimesSync(file: string, atimeMs: number, mtimeMs: number): void;
   /** fsync a directory so that a create/rename/unlink inside it is durable. */
   fsyncDirSync(dir: string): void;
 }
@@ -75,6 +77,7 @@ export const nodeFs: StorageFs = {
   unlinkSync: (f) => nodefs.unlinkSync(f),
   rmSync: (f, opts) => nodefs.rmSync(f, opts),
   readFileSync: (f) => nodefs.readFileSync(f),
+  utimesSync: (f, a, m) => nodefs.utimesSync(f, a / 1000, m / 1000),
   fsyncDirSync: (d) => {
     const fd = nodefs.openSync(d, 'r');
     try {

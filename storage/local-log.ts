@@ -20,7 +20,7 @@ import type { ReadBufferPool } from './read-buffer-pool';
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import { StorageFs } from './fs';
 import { LogConfig } from './log-config';
-import { DELETED_FILE_SUFFIX, logFile, offsetIndexFile, timeIndexFile, transactionIndexFile } from './log-file-utils';
+import { CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX, logFile, offsetIndexFile, timeIndexFile, transactionIndexFile } from './log-file-utils';
 import { FetchDataInfo, LogOffsetMetadata, LogSegment, emptyFetchDataInfo } from './log-segment';
 import { LogSegments } from './log-segments';
 import { ScheduledTask, Scheduler } from '../common/scheduler';
@@ -363,6 +363,62 @@ export class LocalLog {
     this.updateLogEndOffset(newOffset);
     this._recoveryPoint = newOffset;
     return doomed;
+  }
+
+  /**
+   * Kafka's createNewCleanedSegment: a fresh segment at `baseOffset` whose files carry the
+   * `.cleaned` suffix (leftovers of an earlier, interrupted pass at that offset are deleted first).
+   * It is not part of the log until `replaceSegments` swaps it in.
+   */
+  createNewCleanedSegment(baseOffset: bigint): LogSegment {
+    this.checkNotClosed();
+    LogSegment.deleteIfExists(this.fs, this._dir, baseOffset, CLEANED_FILE_SUFFIX);
+    return LogSegment.open({ fs: this.fs, dir: this._dir, baseOffset, config: this.config, time: this.time, fileAlreadyExists: false, suffix: CLEANED_FILE_SUFFIX });
+  }
+
+  /**
+   * Kafka's LocalLog.replaceSegments: swaps cleaned segments (files `*.cleaned`, flushed) in for
+   * `oldSegments`, in the order that keeps a crash at any point recoverable by the loader
+   * (log-loader.ts):
+   *  1. each new segment's files are renamed `.cleaned` -> `.swap`, highest base offset first, and
+   *     the directory is fsynced. A crash before every file is renamed leaves a `.cleaned` file at
+   *     an offset <= every `.swap` one: the loader deletes both kinds and the old segments stand;
+   *  2. the new segments enter the segment list (one with an old segment's base offset replaces it);
+   *  3. each old segment still in the log leaves it and its files are renamed `.deleted` (removed
+   *     after file.delete.delay.ms). A crash here leaves complete `.swap` files: the loader deletes
+   *     every non-swap file with a base offset in [lowest swap base, highest swap next offset) and
+   *     renames the swap files into place;
+   *  4. the `.swap` suffixes are removed and the directory is fsynced. A crash midway leaves some
+   *     `.swap` files next to renamed ones of the same segment: the loader renames the rest.
+   * Returns the old segments whose base offset no new segment took (their producer snapshots go).
+   * Synchronous: nothing can observe the segment list half-replaced. An I/O error propagates (the
+   * caller takes the directory offline; the files are in one of the states above).
+   */
+  replaceSegments(newSegments: LogSegment[], oldSegments: LogSegment[]): LogSegment[] {
+    this.checkNotClosed();
+    const sortedNew = [...newSegments].sort((a, b) => (a.baseOffset < b.baseOffset ? -1 : a.baseOffset > b.baseOffset ? 1 : 0));
+    if (sortedNew.length === 0) throw new Error('replaceSegments needs at least one new segment');
+    // Old segments already removed (retention, truncation) since the caller listed them are skipped.
+    const sortedOld = oldSegments
+      .filter((s) => this.segments.get(s.baseOffset) === s)
+      .sort((a, b) => (a.baseOffset < b.baseOffset ? -1 : a.baseOffset > b.baseOffset ? 1 : 0));
+    for (const seg of [...sortedNew].reverse()) {
+      if (seg.hasSuffix(CLEANED_FILE_SUFFIX)) seg.changeFileSuffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX);
+    }
+    this.fs.fsyncDirSync(this._dir);
+    for (const seg of [...sortedNew].reverse()) this.segments.add(seg);
+    this.layoutVersion++;
+    const newBases = new Set(sortedNew.map((s) => s.baseOffset));
+    const deletedNotReplaced: LogSegment[] = [];
+    for (const old of sortedOld) {
+      if (old.baseOffset !== sortedNew[0].baseOffset && !newBases.has(old.baseOffset)) this.segments.remove(old.baseOffset);
+      this.retireSegment(old, true);
+      if (!newBases.has(old.baseOffset)) deletedNotReplaced.push(old);
+    }
+    for (const seg of sortedNew) seg.changeFileSuffixes(SWAP_FILE_SUFFIX, '');
+    this.fs.fsyncDirSync(this._dir);
+    this.layoutVersion++;
+    return deletedNotReplaced;
   }
 
   /**

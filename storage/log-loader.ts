@@ -67,6 +67,11 @@ export interface LoadParams {
   recoveryPointCheckpoint: bigint;
   logStartOffsetCheckpoint: bigint;
   hadCleanShutdown: boolean;
+  /**
+   * The log may hold offset gaps although its policy has no compact: the log cleaner has worked on
+   * it (it has a cleaner-offset-checkpoint entry) and its topic was switched to delete since.
+   */
+  allowOffsetGaps?: boolean;
   /** A progress line at most this often while a log is recovered (default 10 s). */
   progressIntervalMs?: number;
 }
@@ -489,7 +494,7 @@ function planLoad(p: LoadParams): LoadPlan {
   const ctx: RecoveryContext = {
     tp: p.tp,
     logger,
-    contiguous: !p.config.cleanupPolicy.includes('compact'),
+    contiguous: !p.config.cleanupPolicy.includes('compact') && p.allowOffsetGaps !== true,
     progressIntervalMs: p.progressIntervalMs,
   };
 

@@ -3,9 +3,15 @@
  *
  * Owns: the map topic-partition -> UnifiedLog, the state of each log directory (online/offline),
  * its checkpoint files (recovery-point-offset-checkpoint, log-start-offset-checkpoint,
- * replication-offset-checkpoint), its clean-shutdown marker and meta.properties, and the
- * background tasks: retention (log.retention.check.interval.ms), the flush.ms flusher, periodic
- * checkpoints, producer id expiry and removal of deleted logs. Logs are keyed by topicPartitionKey.
+ * replication-offset-checkpoint; cleaner-offset-checkpoint belongs to the log cleaner), its
+ * clean-shutdown marker and meta.properties, and the background tasks: retention
+ * (log.retention.check.interval.ms), the flush.ms flusher, periodic checkpoints, producer id expiry
+ * and removal of deleted logs; and the log cleaner (cleaner/log-cleaner.ts) when
+ * log.cleaner.enable is set, started after the logs are loaded and stopped first at close. As in
+ * Kafka's LogManager: retention here covers logs without compact (their cleaning paused meanwhile),
+ * the cleaner runs the compacted logs' retention itself (without a cleaner, compacted logs get
+ * none); deleting a log aborts its cleaning and drops its cleaner checkpoint; truncation pauses
+ * cleaning (UnifiedLog's cleanerHooks). Logs are keyed by topicPartitionKey.
  *
  * Invariants: a topic-partition has at most one log, in one directory; a directory that failed an
  * I/O call is offline for the rest of the process's life and every log in it raises
@@ -22,7 +28,7 @@ import * as path from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import { CorruptCheckpointError, CheckpointEntry, OffsetCheckpointFile } from './checkpoint/offset-checkpoint-file';
 import { StorageFs, isIoError, nodeFs, writeFileAtomic } from './fs';
-import { DEFAULT_LOG_CONFIG, LONG_MAX, LogConfig } from './log-config';
+import { DEFAULT_LOG_CONFIG, LONG_MAX, LogConfig, compactEnabled } from './log-config';
 import {
   CLEAN_SHUTDOWN_FILE,
   FUTURE_DIR_SUFFIX,
@@ -42,7 +48,10 @@ import { ScheduledTask, Scheduler, TimerScheduler } from '../common/scheduler';
 import { Logger } from '../common/logger';
 import { SystemTime, Time } from '../common/time';
 import { TopicPartition, topicPartitionKey, tpString } from '../common/topic-partition';
-import { UnifiedLog } from './unified-log';
+import { UnifiedLog, type CleanerHooks } from './unified-log';
+import { LogCleaner } from './cleaner/log-cleaner';
+import { CLEANER_OFFSET_CHECKPOINT_FILE } from './cleaner/log-cleaner-manager';
+import type { CleanerConfig } from './cleaner/cleaner-config';
 
 export interface LogManagerOptions {
   /** log.dirs (log.dir when unset). */
@@ -78,6 +87,10 @@ export interface LogManagerOptions {
   recoveryThreadsPerDataDir?: number;
   /** Recovery progress lines at most this often per log (default 10 s). */
   recoveryProgressIntervalMs?: number;
+  /** The log cleaner's settings (log.cleaner.*); none, or enableCleaner false: no cleaner runs. */
+  cleaner?: CleanerConfig;
+  /** Tests: the cleaner's waits between chunks (see LogCleanerOptions.pause). */
+  cleanerPause?: (ms: number) => Promise<void>;
 }
 
 export interface LogDirState {
@@ -118,6 +131,13 @@ export class LogManager {
   private defaultConfig: LogConfig;
   private state: 'new' | 'loaded' | 'started' | 'closed' = 'new';
   private loading = false;
+  private _cleaner: LogCleaner | null = null;
+  /** What truncation tells the cleaner (installed on every log while a cleaner runs). */
+  private readonly cleanerHooks: CleanerHooks = {
+    abortAndPauseCleaning: (tp) => this._cleaner?.abortAndPauseCleaning(tp),
+    resumeCleaning: (tps) => this._cleaner?.resumeCleaning(tps),
+    maybeTruncateCheckpoint: (dir, tp, offset) => this._cleaner?.maybeTruncateCheckpoint(dir, tp, offset),
+  };
 
   constructor(private readonly opts: LogManagerOptions) {
     if (opts.logDirs.length === 0) throw new Error('at least one log directory is required');
@@ -168,6 +188,7 @@ export class LogManager {
     let recoveryPoints: Map<string, CheckpointEntry>;
     let startOffsets: Map<string, CheckpointEntry>;
     let hwms: Map<string, CheckpointEntry>;
+    let cleaned: Map<string, CheckpointEntry>;
     try {
       if (!this.fs.existsSync(d.path)) this.fs.mkdirSync(d.path, { recursive: true });
       if (this.opts.nodeId !== undefined && this.opts.clusterId !== undefined) {
@@ -184,6 +205,8 @@ export class LogManager {
       recoveryPoints = this.readCheckpoint(d.path, RECOVERY_POINT_CHECKPOINT_FILE, 'every log in it will be recovered in full');
       startOffsets = this.readCheckpoint(d.path, LOG_START_OFFSET_CHECKPOINT_FILE, 'log start offsets fall back to the first segment');
       hwms = this.readCheckpoint(d.path, REPLICATION_OFFSET_CHECKPOINT_FILE, 'high watermarks start at the log start offset');
+      // Logs the cleaner has worked on may hold offset gaps whatever their policy is now.
+      cleaned = this.readCheckpoint(d.path, CLEANER_OFFSET_CHECKPOINT_FILE, 'logs switched from compact to delete are recovered as contiguous');
       names = this.fs.readdirSync(d.path).sort();
     } catch (e) {
       if (e instanceof MetaPropertiesError) throw e;
@@ -194,7 +217,7 @@ export class LogManager {
     // reads run on the thread pool while this thread checks another's bytes (docs/storage.md).
     const started = performance.now();
     const stats = { logs: 0, recovered: 0, scannedBytes: 0, truncated: 0 };
-    const ctx = { recoveryPoints, startOffsets, hwms, stats };
+    const ctx = { recoveryPoints, startOffsets, hwms, cleaned, stats };
     let next = 0;
     const worker = async (): Promise<void> => {
       while (d.online && next < names.length) {
@@ -227,6 +250,7 @@ export class LogManager {
       recoveryPoints: Map<string, CheckpointEntry>;
       startOffsets: Map<string, CheckpointEntry>;
       hwms: Map<string, CheckpointEntry>;
+      cleaned: Map<string, CheckpointEntry>;
       stats: { logs: number; recovered: number; scannedBytes: number; truncated: number };
     },
   ): Promise<void> {
@@ -259,7 +283,7 @@ export class LogManager {
         return;
       }
       this.loadingLogs.set(key, full);
-      const log = await this.loadPartition(d, tp, full, ctx.recoveryPoints.get(key)?.offset, ctx.startOffsets.get(key)?.offset);
+      const log = await this.loadPartition(d, tp, full, ctx.recoveryPoints.get(key)?.offset, ctx.startOffsets.get(key)?.offset, ctx.cleaned.has(key));
       if (!log) return;
       const hw = ctx.hwms.get(key);
       if (hw) log.updateHighWatermark(hw.offset);
@@ -279,7 +303,14 @@ export class LogManager {
     }
   }
 
-  private async loadPartition(d: LogDirState, tp: TopicPartition, dir: string, recoveryPoint?: bigint, logStartOffset?: bigint): Promise<UnifiedLog | undefined> {
+  private async loadPartition(
+    d: LogDirState,
+    tp: TopicPartition,
+    dir: string,
+    recoveryPoint?: bigint,
+    logStartOffset?: bigint,
+    allowOffsetGaps = false,
+  ): Promise<UnifiedLog | undefined> {
     let topicId: string | undefined;
     try {
       topicId = readPartitionMetadata(this.fs, dir);
@@ -304,6 +335,7 @@ export class LogManager {
         recoveryPoint: recoveryPoint ?? 0n,
         logStartOffset: logStartOffset ?? 0n,
         hadCleanShutdown: d.hadCleanShutdown,
+        allowOffsetGaps,
         recoveryProgressIntervalMs: this.opts.recoveryProgressIntervalMs,
         producerIdExpirationMs: this.opts.producerIdExpirationMs,
         onIoError: (log, message) => this.handleLogDirFailure(log.parentDir, message),
@@ -338,6 +370,21 @@ export class LogManager {
   private startTasks(): void {
     if (this.state !== 'loaded') return;
     this.state = 'started';
+    const cc = this.opts.cleaner;
+    if (cc?.enableCleaner) {
+      this._cleaner = new LogCleaner({
+        config: cc,
+        logDirs: this.liveLogDirs,
+        logs: () => this.logs.values(),
+        fs: this.fs,
+        time: this.time,
+        logger: this.logger.child('log-cleaner'),
+        onIoError: (dir, message) => this.handleLogDirFailure(dir, message),
+        pause: this.opts.cleanerPause,
+      });
+      for (const l of this.logs.values()) l.cleanerHooks = this.cleanerHooks;
+      this._cleaner.startup();
+    }
     const initial = this.opts.initialTaskDelayMs ?? 30_000;
     const every = (name: string, period: number | undefined, dflt: number, fn: () => void) => {
       const p = period ?? dflt;
@@ -360,6 +407,11 @@ export class LogManager {
   }
 
   // ---- logs -----------------------------------------------------------------------------------
+
+  /** The log cleaner, when log.cleaner.enable is set and the manager has started. */
+  get cleaner(): LogCleaner | null {
+    return this._cleaner;
+  }
 
   getLog(topic: string, partition: number): UnifiedLog | undefined {
     return this.logs.get(topicPartitionKey(topic, partition));
@@ -431,6 +483,7 @@ export class LogManager {
         producerIdExpirationMs: this.opts.producerIdExpirationMs,
         onIoError: (l, message) => this.handleLogDirFailure(l.parentDir, message),
       });
+      if (this._cleaner) log.cleanerHooks = this.cleanerHooks;
       this.logs.set(key, log);
       this.logger.info(`created log for partition ${tpString(tp)} in ${d.path}${topicId ? ` with topic id ${topicId}` : ''}`);
       return log;
@@ -488,7 +541,10 @@ export class LogManager {
     this.failedPartitions.delete(key);
     const log = this.logs.get(key);
     if (!log) return undefined;
+    // Kafka's asyncDelete: a pass on it stops before it touches the log again, and its checkpoint goes.
+    this._cleaner?.abortCleaning(log.topicPartition);
     this.logs.delete(key);
+    this._cleaner?.updateCheckpoints(log.parentDir, log.topicPartition);
     if (log.isOffline) {
       log.closeHandlers();
       return log;
@@ -559,6 +615,7 @@ export class LogManager {
     d.online = false;
     d.offlineReason = reason;
     this.logger.error(`log directory ${d.path} is offline: ${reason}`);
+    this._cleaner?.handleLogDirFailure(d.path);
     for (const l of this.logs.values()) if (l.parentDir === d.path) l.markOffline(`log directory ${d.path} failed: ${reason}`);
     for (const l of this.listeners) {
       try {
@@ -622,16 +679,27 @@ export class LogManager {
 
   // ---- background work ------------------------------------------------------------------------
 
-  /** One retention pass over every online log; returns the number of segments deleted. */
+  /**
+   * One retention pass (Kafka's cleanupLogs) over the online logs without compact, their cleaning
+   * paused meanwhile (a policy switched to compact must not start a pass mid-retention); compacted
+   * logs are the cleaner's (or, without one, get no retention, as in Kafka). Returns the number of
+   * segments deleted.
+   */
   cleanupLogs(): number {
     let n = 0;
-    for (const l of this.logs.values()) {
-      if (l.isOffline) continue;
-      try {
-        n += l.deleteOldSegments();
-      } catch (e) {
-        if (!(e instanceof KafkaStorageError)) this.logger.error(`retention of ${tpString(l.topicPartition)} failed`, { err: e });
+    const cleaner = this._cleaner;
+    const deletable = cleaner ? cleaner.pauseCleaningForNonCompactedPartitions() : [...this.logs.values()].filter((l) => !compactEnabled(l.config));
+    try {
+      for (const l of deletable) {
+        if (l.isOffline) continue;
+        try {
+          n += l.deleteOldSegments();
+        } catch (e) {
+          if (!(e instanceof KafkaStorageError)) this.logger.error(`retention of ${tpString(l.topicPartition)} failed`, { err: e });
+        }
       }
+    } finally {
+      cleaner?.resumeCleaning(deletable.map((l) => l.topicPartition));
     }
     return n;
   }
@@ -658,6 +726,8 @@ export class LogManager {
     if (this.state === 'closed') return;
     if (this.loading) throw new Error('cannot close the log manager while it is loading logs');
     this.state = 'closed';
+    // Kafka's shutdown order: the cleaner stops first (a pass in flight deletes its .cleaned files).
+    await this._cleaner?.shutdown();
     for (const t of this.tasks) t.cancel();
     this.tasks.length = 0;
     for (const t of this.pendingDirDeletes.values()) t.cancel();

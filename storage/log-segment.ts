@@ -393,6 +393,16 @@ export class LogSegment {
     return now - this.created;
   }
 
+  /**
+   * Kafka's getFirstBatchTimestamp: the max timestamp of the segment's first batch, or LONG_MAX
+   * (2^63) when it has none or no timestamp (max.compaction.lag.ms measures from it).
+   */
+  getFirstBatchTimestamp(): number {
+    this.loadFirstBatchTimestamp();
+    const ts = this.rollingBasedTimestamp;
+    return ts !== undefined && ts >= 0 ? ts : 2 ** 63;
+  }
+
   private loadFirstBatchTimestamp(): void {
     if (this.rollingBasedTimestamp === undefined && this.log.sizeInBytes > 0) {
       this.log.scanBatches(0, (h) => {
@@ -415,6 +425,21 @@ export class LogSegment {
 
   lastModified(): number {
     return this.log.lastModified();
+  }
+
+  /** Sets the modification time of the .log and both indexes (Kafka's setLastModified; the cleaner keeps the original's). */
+  setLastModified(ms: number): void {
+    if (!this.fs) throw new Error(`segment ${this.baseOffset} has no file system`);
+    for (const f of [this.log.file, this.offsetIndex.file, this.timeIndex.file]) {
+      if (this.fs.existsSync(f)) this.fs.utimesSync(f, ms, ms);
+    }
+  }
+
+  /** Deletes a segment's files with `suffix` if they exist (Kafka's LogSegment.deleteIfExists(dir, baseOffset, suffix)). */
+  static deleteIfExists(fs: StorageFs, dir: string, baseOffset: bigint, suffix: string): void {
+    for (const f of [logFile(dir, baseOffset, suffix), offsetIndexFile(dir, baseOffset, suffix), timeIndexFile(dir, baseOffset, suffix), transactionIndexFile(dir, baseOffset, suffix)]) {
+      if (fs.existsSync(f)) fs.unlinkSync(f);
+    }
   }
 
   flush(): void {

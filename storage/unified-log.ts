@@ -159,6 +159,25 @@ export interface ReadOptions {
 /** What `read` returns (the name the replication layer imports). */
 export type LogReadResult = FetchDataInfo;
 
+/**
+ * What truncation tells the log cleaner (Kafka's LogManager.truncateTo / truncateFullyAndStartAt):
+ * cleaning of the partition is aborted and paused around a truncation below the active segment,
+ * and the cleaner checkpoint is cut to the active segment's base offset afterwards. Installed by
+ * the log manager when a cleaner runs.
+ */
+export interface CleanerHooks {
+  abortAndPauseCleaning(tp: TopicPartition): void;
+  resumeCleaning(tps: TopicPartition[]): void;
+  maybeTruncateCheckpoint(dataDir: string, tp: TopicPartition, offset: bigint): void;
+}
+
+/** The last batch of an active producer, which the cleaner always keeps (Kafka's LastRecord). */
+export interface LastRecord {
+  /** Last offset of the producer's last data batch, undefined when the state holds none (a marker came last). */
+  lastDataOffset: bigint | undefined;
+  producerEpoch: number;
+}
+
 export interface UnifiedLogParams {
   dir: string;
   tp: TopicPartition;
@@ -171,6 +190,8 @@ export interface UnifiedLogParams {
   recoveryPoint?: bigint;
   logStartOffset?: bigint;
   hadCleanShutdown?: boolean;
+  /** Offset gaps are legal whatever the policy (the cleaner has cleaned this log: see LoadParams). */
+  allowOffsetGaps?: boolean;
   /** Recovery logs its progress at most this often (default 10 s). */
   recoveryProgressIntervalMs?: number;
   /** producer.id.expiration.ms (default 1 day). */
@@ -198,6 +219,8 @@ export class UnifiedLog {
   private readonly onIoError: (log: UnifiedLog, message: string, err: unknown) => void;
   /** What recovery did when the log was loaded. */
   readonly loadReport: RecoveryReport;
+  /** Set by the log manager when a log cleaner runs (see CleanerHooks). */
+  cleanerHooks: CleanerHooks | null = null;
 
   private constructor(p: UnifiedLogParams, loaded: LoadedLog, scheduler: Scheduler, logger: Logger) {
     this.topicPartition = p.tp;
@@ -384,6 +407,7 @@ export class UnifiedLog {
       recoveryPointCheckpoint: p.recoveryPoint ?? 0n,
       logStartOffsetCheckpoint: p.logStartOffset ?? 0n,
       hadCleanShutdown: p.hadCleanShutdown ?? false,
+      allowOffsetGaps: p.allowOffsetGaps,
       progressIntervalMs: p.recoveryProgressIntervalMs,
     };
     return { params, logger };
@@ -469,6 +493,60 @@ export class UnifiedLog {
 
   logSegments(): LogSegment[] {
     return this.localLog.segments.values();
+  }
+
+  get activeSegment(): LogSegment {
+    return this.localLog.activeSegment;
+  }
+
+  /**
+   * Kafka's logSegments(from, to): the segment holding `from` (the floor segment; all from the
+   * first when there is none) up to, excluding, the first based at or after `to`.
+   */
+  logSegmentsIn(from: bigint, to: bigint): LogSegment[] {
+    if (from === to) return [];
+    if (to < from) throw new RangeError(`invalid log segment range: requested segments from offset ${from} to ${to}`);
+    const all = this.localLog.segments.values();
+    const i = this.localLog.segments.indexOfFloor(from);
+    const out: LogSegment[] = [];
+    for (let k = Math.max(0, i); k < all.length && all[k].baseOffset < to; k++) out.push(all[k]);
+    return out;
+  }
+
+  /** Kafka's nonActiveLogSegmentsFrom: the segments from the one holding `from` up to the active one (excluded). */
+  nonActiveLogSegmentsFrom(from: bigint): LogSegment[] {
+    const active = this.localLog.activeSegment;
+    if (from > active.baseOffset) return [];
+    return this.logSegmentsIn(from, active.baseOffset);
+  }
+
+  /** Kafka's lastRecordsOfActiveProducers: per producer id, its last data offset and epoch. */
+  lastRecordsOfActiveProducers(): Map<bigint, LastRecord> {
+    const out = new Map<bigint, LastRecord>();
+    for (const e of this.producerState.activeProducers()) {
+      const last = e.batches[e.batches.length - 1];
+      out.set(e.producerId, { lastDataOffset: last ? last.lastOffset : undefined, producerEpoch: e.producerEpoch });
+    }
+    return out;
+  }
+
+  /** A segment with `.cleaned` files at `baseOffset`, outside the log (Kafka's createNewCleanedSegment). */
+  createNewCleanedSegment(baseOffset: bigint): LogSegment {
+    this.checkOnline();
+    return this.guard('creating a cleaned segment', () => this.localLog.createNewCleanedSegment(baseOffset));
+  }
+
+  /**
+   * Kafka's replaceSegments: swaps the cleaner's output in (LocalLog.replaceSegments has the crash
+   * order); the producer snapshots of old segments whose base offset no new segment took are
+   * deleted, as Kafka's deleteProducerSnapshots does. An I/O error takes the directory offline.
+   */
+  replaceSegments(newSegments: LogSegment[], oldSegments: LogSegment[]): void {
+    this.checkOnline();
+    this.guard('replacing segments', () => {
+      const deleted = this.localLog.replaceSegments(newSegments, oldSegments);
+      for (const s of deleted) this.producerState.deleteSnapshot(s.baseOffset);
+    });
   }
 
   get isOffline(): boolean {
@@ -1025,6 +1103,21 @@ export class UnifiedLog {
   truncateTo(targetOffset: bigint): boolean {
     this.checkOnline();
     if (targetOffset < 0n) throw new KafkaError(ErrorCode.INVALID_REQUEST, `cannot truncate to a negative offset (${targetOffset})`);
+    // Kafka's LogManager.truncateTo: cleaning is aborted and paused while the log is cut below its
+    // active segment, and the cleaner checkpoint follows the cut.
+    const hooks = this.cleanerHooks;
+    const needToStopCleaner = hooks !== null && targetOffset < this.localLog.activeSegment.baseOffset;
+    if (needToStopCleaner) hooks.abortAndPauseCleaning(this.topicPartition);
+    try {
+      const truncated = this.truncateToInternal(targetOffset);
+      if (needToStopCleaner) hooks.maybeTruncateCheckpoint(this.parentDir, this.topicPartition, this.localLog.activeSegment.baseOffset);
+      return truncated;
+    } finally {
+      if (needToStopCleaner) hooks.resumeCleaning([this.topicPartition]);
+    }
+  }
+
+  private truncateToInternal(targetOffset: bigint): boolean {
     if (targetOffset >= this.logEndOffset) return false;
     return this.guard('truncateTo', () => {
       const first = this.localLog.segments.firstSegment as LogSegment;
@@ -1046,7 +1139,14 @@ export class UnifiedLog {
   /** Deletes the whole log and starts it again, empty, at `newOffset`. */
   truncateFullyAndStartAt(newOffset: bigint): void {
     this.checkOnline();
-    this.guard('truncateFullyAndStartAt', () => this.truncateFullyAndStartAtInternal(newOffset));
+    const hooks = this.cleanerHooks;
+    hooks?.abortAndPauseCleaning(this.topicPartition);
+    try {
+      this.guard('truncateFullyAndStartAt', () => this.truncateFullyAndStartAtInternal(newOffset));
+      hooks?.maybeTruncateCheckpoint(this.parentDir, this.topicPartition, this.localLog.activeSegment.baseOffset);
+    } finally {
+      hooks?.resumeCleaning([this.topicPartition]);
+    }
   }
 
   private truncateFullyAndStartAtInternal(newOffset: bigint): void {

@@ -107,6 +107,8 @@ export class RecordIterator {
   /** Start of the current record's length prefix in `buf`. */
   recordStart = 0;
   sizeInBytes = 0;
+  /** Start of the key length varint: the record's key, value and headers are [keyLengthStart, record end). */
+  keyLengthStart = 0;
   keyStart = 0;
   /** -1 for a null key. */
   keyLength = -1;
@@ -189,6 +191,7 @@ export class RecordIterator {
     this.timestampDelta = this.readVarlong(recordEnd);
     this.offsetDelta = this.readVarint(recordEnd);
 
+    this.keyLengthStart = this.pos;
     const keyLength = this.readVarint(recordEnd);
     if (keyLength < -1) throw invalid(`invalid key length ${keyLength} (record ${this.index})`);
     this.keyStart = this.pos;

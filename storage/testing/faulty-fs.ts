@@ -6,7 +6,14 @@
  * Calls that take an fd are matched against the path the fd was opened with. A write fault can be
  * `partial`: half the bytes reach the file before the error, the way a full disk tears a write.
  * Faults are consumed in the order they were added; each matching call uses up one.
+ *
+ * Crash points (`freezeAfter`): after N more calls that change the disk (a file created, a write,
+ * a truncate, a rename, an unlink or rm, a utimes, an fsync of a file or directory), every later
+ * such call fails with EIO and changes nothing, so the files stay exactly as a SIGKILL at that
+ * moment would leave them, whatever cleanup code runs afterwards. Reads keep working. Tests walk N
+ * over every step of an operation (the log cleaner's swap) and reload the directory each time.
  */
+import { constants as nodeConstants } from 'node:fs';
 import { FileStat, OpenFlags, StorageFs, nodeFs } from '../fs';
 
 export type FsOp =
@@ -22,7 +29,8 @@ export type FsOp =
   | 'rename'
   | 'unlink'
   | 'rm'
-  | 'readFile';
+  | 'readFile'
+  | 'utimes';
 
 export interface FaultSpec {
   op: FsOp;
@@ -54,6 +62,12 @@ export class FaultyFs implements StorageFs {
   private fdPaths = new Map<number, string>();
   /** Every injected failure, for assertions. */
   readonly injected: { op: FsOp; path: string; errno: string }[] = [];
+  /** Calls that change the disk, counted since the fs was created (see `freezeAfter`). */
+  mutations = 0;
+  /** Every mutating call made (op and path), in order, while `recordMutations` is set. */
+  readonly mutationLog: { op: FsOp; path: string }[] = [];
+  recordMutations = false;
+  private freezeAt: number | null = null;
 
   constructor(private readonly inner: StorageFs = nodeFs) {}
 
@@ -91,6 +105,24 @@ export class FaultyFs implements StorageFs {
 
   clearFaults(): void {
     this.faults = [];
+    this.freezeAt = null;
+  }
+
+  /** After `n` more disk-changing calls, the disk is frozen (see the file header). */
+  freezeAfter(n: number): this {
+    this.freezeAt = this.mutations + n;
+    return this;
+  }
+
+  get frozen(): boolean {
+    return this.freezeAt !== null && this.mutations >= this.freezeAt;
+  }
+
+  /** Counts a disk-changing call, or fails it once the disk is frozen. */
+  private mutate(op: FsOp, file: string): void {
+    if (this.frozen) this.raise(op, file, 'EIO');
+    this.mutations++;
+    if (this.recordMutations) this.mutationLog.push({ op, path: file });
   }
 
   get pendingFaults(): number {
@@ -141,6 +173,8 @@ export class FaultyFs implements StorageFs {
   }
 
   openSync(file: string, flags: OpenFlags, mode?: number): number {
+    if (!this.inner.existsSync(file) && createsFile(flags)) this.mutate('open', file);
+    else if (truncates(flags)) this.mutate('open', file);
     this.check('open', file);
     const fd = this.inner.openSync(file, flags, mode);
     this.fdPaths.set(fd, file);
@@ -168,6 +202,7 @@ export class FaultyFs implements StorageFs {
   }
   writeSync(fd: number, buf: Buffer, offset: number, length: number, position: number): number {
     const file = this.pathOf(fd);
+    this.mutate('write', file);
     const f = this.check('write', file);
     if (f?.partial) {
       const half = Math.floor(length / 2);
@@ -177,15 +212,18 @@ export class FaultyFs implements StorageFs {
     return this.inner.writeSync(fd, buf, offset, length, position);
   }
   fsyncSync(fd: number): void {
+    this.mutate('fsync', this.pathOf(fd));
     this.check('fsync', this.pathOf(fd));
     this.inner.fsyncSync(fd);
   }
   fdatasyncSync(fd: number): void {
+    this.mutate('fsync', this.pathOf(fd));
     this.check('fsync', this.pathOf(fd));
     this.inner.fdatasyncSync(fd);
   }
   fsync(fd: number, cb: (err: NodeJS.ErrnoException | null) => void): void {
     try {
+      this.mutate('fsync', this.pathOf(fd));
       this.check('fsync', this.pathOf(fd));
     } catch (e) {
       setImmediate(() => cb(e as NodeJS.ErrnoException));
@@ -194,6 +232,7 @@ export class FaultyFs implements StorageFs {
     this.inner.fsync(fd, cb);
   }
   ftruncateSync(fd: number, len: number): void {
+    this.mutate('truncate', this.pathOf(fd));
     this.check('truncate', this.pathOf(fd));
     this.inner.ftruncateSync(fd, len);
   }
@@ -213,18 +252,22 @@ export class FaultyFs implements StorageFs {
     return this.inner.readdirSync(dir);
   }
   mkdirSync(dir: string, opts?: { recursive?: boolean }): void {
+    this.mutate('mkdir', dir);
     this.check('mkdir', dir);
     this.inner.mkdirSync(dir, opts);
   }
   renameSync(from: string, to: string): void {
+    this.mutate('rename', from);
     this.check('rename', from);
     this.inner.renameSync(from, to);
   }
   unlinkSync(file: string): void {
+    this.mutate('unlink', file);
     this.check('unlink', file);
     this.inner.unlinkSync(file);
   }
   rmSync(file: string, opts?: { recursive?: boolean; force?: boolean }): void {
+    this.mutate('rm', file);
     this.check('rm', file);
     this.inner.rmSync(file, opts);
   }
@@ -232,8 +275,24 @@ export class FaultyFs implements StorageFs {
     this.check('readFile', file);
     return this.inner.readFileSync(file);
   }
+  utimesSync(file: string, atimeMs: number, mtimeMs: number): void {
+    this.mutate('utimes', file);
+    this.check('utimes', file);
+    this.inner.utimesSync(file, atimeMs, mtimeMs);
+  }
   fsyncDirSync(dir: string): void {
+    this.mutate('fsync', dir);
     this.check('fsync', dir);
     this.inner.fsyncDirSync(dir);
   }
+}
+
+const CREATE_FLAGS = ['w', 'wx', 'w+', 'wx+', 'a', 'ax', 'a+', 'ax+'];
+
+function createsFile(flags: OpenFlags): boolean {
+  return typeof flags === 'number' ? (flags & nodeConstants.O_CREAT) !== 0 : CREATE_FLAGS.includes(flags);
+}
+
+function truncates(flags: OpenFlags): boolean {
+  return typeof flags === 'number' ? (flags & nodeConstants.O_TRUNC) !== 0 : flags.startsWith('w');
 }
