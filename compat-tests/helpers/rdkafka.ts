@@ -13,7 +13,8 @@ export type RdKafkaConfig = Record<string, unknown>;
 /** One message as node-rdkafka's produce() takes it (a null partition: librdkafka's partitioner). */
 export interface RdOutgoing {
   partition: number | null;
-  value: Buffer;
+  /** null: a tombstone. */
+  value: Buffer | null;
   key: string;
   timestamp?: number;
   headers?: Record<string, string>[];
@@ -32,6 +33,7 @@ export interface RdMessage {
   partition: number;
   offset: number;
   key: Buffer | string | null;
+  /** Buffer; null for a tombstone. */
   value: Buffer;
   timestamp: number;
   headers?: Record<string, Buffer>[];
