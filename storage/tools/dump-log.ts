@@ -13,6 +13,10 @@
  *   --deep-iteration). Every batch goes through recovery's own rules (segment-scanner.ts: CRC,
  *   counts, offsets strictly increasing and, unless --allow-offset-gaps (compacted topics),
  *   contiguous, leader epochs, timestamps); records are checked too with --deep-iteration.
+ *   Offsets that no batch holds (a cleaned segment's gaps, across empty segments and from one
+ *   file to the next of a directory) print as `Offset gap: F..L (N offsets held by no record)`
+ *   before the batch after them, records removed from inside a kept batch as `| Offset gap: ...`
+ *   with --deep-iteration, and each file ends with its count of gaps and absent offsets.
  * - `.index` / `.timeindex`: the entries (`offset: O position: P`, `timestamp: T offset: O`),
  *   checked against the segment's .log as loading checks them (index/index-verifier.ts);
  *   --index-sanity-check prints only the verdict, --verify-index-only checks without printing.
@@ -227,7 +231,7 @@ export class LogDumper {
   readonly problems: string[] = [];
   files = 0;
   /** The last .log dumped: where it ended, for the check across segment boundaries. */
-  private lastLog: { dir: string; base: bigint; prev: PreviousBatch | null } | null = null;
+  private lastLog: { dir: string; base: bigint; prev: PreviousBatch | null; nextOffset: bigint } | null = null;
 
   constructor(
     private readonly opts: DumpLogOptions,
@@ -300,7 +304,10 @@ export class LogDumper {
     }
     this.out(`Log starting offset: ${base}`);
     const dir = path.dirname(path.resolve(file));
-    const prev = this.lastLog !== null && this.lastLog.dir === dir && this.lastLog.base < base ? this.lastLog.prev : null;
+    const follows = this.lastLog !== null && this.lastLog.dir === dir && this.lastLog.base < base;
+    const prev = follows ? this.lastLog!.prev : null;
+    // The first offset no earlier batch of this directory's files holds (empty segments carry it on).
+    let expectedNext = follows ? this.lastLog!.nextOffset : base;
     const deep = this.opts.deepIteration || this.opts.printDataLog;
     const problems: string[] = [];
     const nonConsecutive: string[] = [];
@@ -311,6 +318,9 @@ export class LogDumper {
     let lastPrev: PreviousBatch | null = prev;
     let stopped: string | undefined;
     const aborts: { offset: bigint; producerId: bigint }[] = [];
+    const gaps = new GapTracker((from, to, inBatch) =>
+      this.out(`${inBatch ? '| ' : ''}Offset gap: ${from}..${to} (${to - from + 1n} offset${to === from ? '' : 's'} held by no record${inBatch ? ' inside the batch' : ''})`),
+    );
     const maxBytes = this.opts.maxBytes ?? Infinity;
     try {
       while (pos < r.size && pos < maxBytes) {
@@ -338,6 +348,9 @@ export class LogDumper {
         const buf = r.read(pos, total);
         const batch = new RecordBatch(buf, 0);
         const valid = batch.isValidCrc();
+        // Offsets no batch holds (the log cleaner's gaps; with the previous segment's last batch).
+        if (valid && batch.baseOffset > expectedNext) gaps.note(expectedNext, batch.baseOffset - 1n);
+        if (valid && batch.lastOffset >= expectedNext) expectedNext = batch.lastOffset + 1n;
         this.printBatch(batch, pos, valid);
         const where = `batch at position ${pos} (offsets ${batch.baseOffset}..${batch.lastOffset})`;
         if (!valid) problems.push(`${where}: CRC mismatch (stored ${batch.crc}, computed ${batch.computeCrc()})`);
@@ -350,7 +363,7 @@ export class LogDumper {
           rules.advance();
           lastPrev = { lastOffset: batch.lastOffset, leaderEpoch: rules.leaderEpoch };
         }
-        if (deep) this.dumpRecords(batch, where, problems);
+        if (deep) this.dumpRecords(batch, where, problems, gaps);
         if (valid && batch.isControlBatch && markerOf(batch) === 'ABORT') aborts.push({ offset: batch.lastOffset, producerId: batch.producerId });
         pos += total;
       }
@@ -370,7 +383,8 @@ export class LogDumper {
           `(a read_committed consumer would not skip the aborted transactions' records)`,
       );
     }
-    this.lastLog = { dir, base, prev: lastPrev };
+    this.lastLog = { dir, base, prev: lastPrev, nextOffset: expectedNext };
+    if (gaps.count > 0) this.out(`Offset gaps in ${path.basename(file)}: ${gaps.count}, ${gaps.offsets} offset(s) held by no record (a cleaned segment's)`);
     if (nonConsecutive.length > 0) {
       this.out(`Non-consecutive offsets in ${file}`);
       for (const l of nonConsecutive) this.out(l);
@@ -390,9 +404,10 @@ export class LogDumper {
     );
   }
 
-  private dumpRecords(b: RecordBatch, where: string, problems: string[]): void {
+  private dumpRecords(b: RecordBatch, where: string, problems: string[], gaps?: GapTracker): void {
     const tsName = tsTypeName(b.timestampType);
     let prevOffset = -1n;
+    let expected = b.baseOffset;
     let maxTs = -1n;
     let n = 0;
     try {
@@ -405,6 +420,9 @@ export class LogDumper {
         if (off < b.baseOffset || off > b.lastOffset) problems.push(`${where}: record ${it.index} has offset ${off}, outside the batch`);
         else if (off <= prevOffset) problems.push(`${where}: record ${it.index} has offset ${off}, not above the previous record's ${prevOffset}`);
         prevOffset = off;
+        // Records the cleaner removed from inside a batch it kept.
+        if (gaps && off > expected && off <= b.lastOffset) gaps.note(expected, off - 1n, true);
+        if (off >= expected) expected = off + 1n;
         let line = '';
         if (!this.opts.skipRecordMetadata) {
           const headerKeys = it.headers().map((h) => h.key);
@@ -428,6 +446,7 @@ export class LogDumper {
       problems.push(`${where}: records cannot be read: ${(e as Error).message}`);
       return;
     }
+    if (gaps && !b.isControlBatch && expected <= b.lastOffset) gaps.note(expected, b.lastOffset, true);
     if (n !== b.recordsCount) problems.push(`${where}: ${n} records read, the header says ${b.recordsCount}`);
     if (b.timestampType === TimestampType.CREATE_TIME && n > 0 && !b.hasDeleteHorizon && maxTs !== b.maxTimestamp) {
       problems.push(`${where}: the records' largest timestamp is ${maxTs}, the batch says ${b.maxTimestamp}`);
@@ -808,4 +827,21 @@ export function dumpLogMain(
     return 1;
   }
   return 0;
+}
+
+/**
+ * The offset gaps of one .log file as dump-log walks it: offsets that no batch (or, with record
+ * iteration, no record of a kept batch) holds, which the log cleaner leaves. Each gap is printed
+ * where it is found; the file's totals are printed after its batches.
+ */
+class GapTracker {
+  count = 0;
+  offsets = 0n;
+  constructor(private readonly print: (from: bigint, to: bigint, inBatch: boolean) => void) {}
+  note(from: bigint, to: bigint, inBatch = false): void {
+    if (to < from) return;
+    this.count++;
+    this.offsets += to - from + 1n;
+    this.print(from, to, inBatch);
+  }
 }
