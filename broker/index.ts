@@ -148,7 +148,7 @@ export { ControllerServer } from './controller/controller-server';
 export type { LaunchOptions } from './launch';
 export { BrokerControl, RequestControl } from './fault-injection/node-control';
 export { ClusterControl } from './fault-injection/cluster-control';
-export type { RequestMatch, RequestFault, FaultOptions, InterceptRule, RequestRecording, ObservedRequest } from './fault-injection/request-faults';
+export type { RequestMatch, RequestFault, FaultOptions, InterceptRule, RequestRecording, RecordOptions, ObservedRequest } from './fault-injection/request-faults';
 export type { StorageFault, StorageFileKind } from './fault-injection/storage-faults';
 export type { RequestTopicPartition } from './fault-injection/request-topics';
 export { parseStartupTopic, type StartupTopic } from './startup-topics';

@@ -18,7 +18,7 @@
 import type { Logger } from '../../common/logger';
 import type { FaultyFs } from '../../storage/testing/faulty-fs';
 import type { RequestInterceptor } from '../request-dispatcher';
-import { RequestFaults, type FaultOptions, type InterceptRule, type RequestFault, type RequestMatch, type RequestRecording } from './request-faults';
+import { RequestFaults, type FaultOptions, type InterceptRule, type RecordOptions, type RequestFault, type RequestMatch, type RequestRecording } from './request-faults';
 import { armStorageFault, type StorageFault } from './storage-faults';
 
 /** What a control needs of a running node. */
@@ -63,9 +63,9 @@ export class RequestControl {
     return this.requestFaults.intercept(match, fault, opts);
   }
 
-  /** Records every request meeting `match` (all requests without one) from now until stop(). */
-  record(match?: RequestMatch): RequestRecording {
-    return this.requestFaults.record(match);
+  /** Records every request meeting `match` (all requests without one) from now until stop(); `bodies: false` keeps no bodies. */
+  record(match?: RequestMatch, opts?: RecordOptions): RequestRecording {
+    return this.requestFaults.record(match, opts);
   }
 
   /** Holds every request this node receives until resume() (the node stops serving, connections stay). */

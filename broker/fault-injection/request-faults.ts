@@ -40,7 +40,7 @@ export interface ObservedRequest {
   readonly receivedAtMs: number;
   /** The topics (and partitions) the request names. */
   readonly topics: readonly RequestTopicPartition[];
-  /** The decoded request body (the generated request type of the API). */
+  /** The decoded request body (the generated request type of the API); undefined in a recording made with `bodies: false`. */
   readonly body: unknown;
 }
 
@@ -86,6 +86,14 @@ export interface InterceptRule {
   /** Resolves when the rule has been applied `times` times (or is removed). */
   readonly done: Promise<void>;
   remove(): void;
+}
+
+export interface RecordOptions {
+  /**
+   * Keep each request's decoded body (default true). A body references the request's frame
+   * (Produce records included), so a long recording of busy traffic should drop them.
+   */
+  bodies?: boolean;
 }
 
 export interface RequestRecording {
@@ -149,7 +157,7 @@ function compileMatch(m: RequestMatch): { test: CompiledMatch; apiKey?: number; 
 
 export class RequestFaults {
   private readonly rules: Rule[] = [];
-  private readonly recordings = new Set<{ match: CompiledMatch; requests: ObservedRequest[] }>();
+  private readonly recordings = new Set<{ match: CompiledMatch; requests: ObservedRequest[]; bodies: boolean }>();
   private readonly refused = new Set<number>();
   private pauseGate: { promise: Promise<void>; release: () => void } | null = null;
   private slowMs = 0;
@@ -213,8 +221,8 @@ export class RequestFaults {
     rule.resolve();
   }
 
-  record(match: RequestMatch = {}): RequestRecording {
-    const entry = { match: compileMatch(match).test, requests: [] as ObservedRequest[] };
+  record(match: RequestMatch = {}, opts: RecordOptions = {}): RequestRecording {
+    const entry = { match: compileMatch(match).test, requests: [] as ObservedRequest[], bodies: opts.bodies ?? true };
     this.recordings.add(entry);
     return { requests: entry.requests, stop: () => void this.recordings.delete(entry) };
   }
@@ -273,7 +281,7 @@ export class RequestFaults {
     if (peer !== undefined && this.refused.has(peer)) return { action: 'close', reason: `fault injection: network cut from node ${peer}` };
     if (this.rules.length === 0 && this.recordings.size === 0 && this.pauseGate === null && this.slowMs === 0) return undefined;
     const observed = this.observe(ctx, body);
-    for (const rec of this.recordings) if (rec.match(observed)) rec.requests.push(observed);
+    for (const rec of this.recordings) if (rec.match(observed)) rec.requests.push(rec.bodies ? observed : { ...observed, body: undefined });
     while (this.pauseGate) await this.pauseGate.promise;
     if (this.slowMs > 0) await delay(this.slowMs);
     for (const rule of this.rules) {
