@@ -21,6 +21,8 @@
  *                                           a broker of the cluster whose controller is HOST:PORT
  *
  *   krill dump-log [options] FILE|DIR...     (storage/tools/dump-log.ts)
+ *   krill topics|groups|configs|acls|quorum --bootstrap-server H:P ...
+ *                                           admin tools over the Kafka protocol (admin-cli/)
  */
 import { launch, listenerUrls, type LaunchOptions } from './launch';
 import { startCluster } from './cluster';
@@ -29,6 +31,7 @@ import type { LogLevel } from '../common/logger';
 import { dumpLogMain } from '../storage/tools/dump-log';
 import { parseScramArgument } from './security/sasl/scram-parser';
 import { parseStartupTopic } from './startup-topics';
+import { adminMain, isAdminCommand } from './admin-cli/admin-main';
 
 const USAGE = `usage: krill [--config FILE] [--override key=value ...] [--port N] [--host H] [--data-dir DIR]
              [--max-api-version API=VERSION ...] [--log-level error|warn|info|debug|trace]
@@ -43,7 +46,10 @@ MECH=[name=N,iterations=I,salt=B64,saltedpassword=B64]) adds a SCRAM credential 
 log when the node starts with an empty one, as kafka-storage format --add-scram does.
 --create-topic (repeatable) creates a topic before the ready line; an existing one is kept.
        krill dump-log [--deep-iteration] [--print-data-log] [--index-sanity-check] FILE|DIR...
-Prints and checks log segments and indexes (like kafka-dump-log.sh; --help for its options).`;
+Prints and checks log segments and indexes (like kafka-dump-log.sh; --help for its options).
+       krill topics|groups|configs|acls|quorum --bootstrap-server HOST:PORT ...
+Admin tools over the Kafka protocol, as kafka-topics.sh, kafka-consumer-groups.sh, kafka-configs.sh,
+kafka-acls.sh and kafka-metadata-quorum.sh (--help for each).`;
 
 export type CliOptions = LaunchOptions & {
   help?: boolean;
@@ -165,6 +171,10 @@ export function parseArgs(argv: string[]): CliOptions {
 export async function main(argv: string[]): Promise<void> {
   if (argv[0] === 'dump-log') {
     process.exitCode = dumpLogMain(argv.slice(1));
+    return;
+  }
+  if (isAdminCommand(argv[0])) {
+    process.exitCode = await adminMain(argv[0], argv.slice(1));
     return;
   }
   let opts: ReturnType<typeof parseArgs>;
