@@ -24,6 +24,11 @@
  *
  * `listeners` in `config`, `overrides` or the `configFile` are used as given unless host or port is;
  * otherwise the broker listens on PLAINTEXT://host:port (127.0.0.1 and a free port by default).
+ *
+ * Every embedded broker's partition logs run on a FaultyFs (over `storageFs` when one is given,
+ * node:fs otherwise), which is what `control.failStorage` arms; with no fault armed it only passes
+ * calls through. `control.start()` after `control.stop()` reuses the ports the broker had (port 0
+ * in `config.listeners` included); listeners from `overrides` or a config file are taken as given.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -73,12 +78,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   const ownDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'krill-'));
   const storageFs = opts.control?.storageFs ?? new FaultyFs(opts.storageFs ?? nodeFs);
-  const ownListeners =
-    opts.host === undefined &&
-    opts.port === undefined &&
-    (opts.config?.listeners !== undefined ||
-      (opts.overrides ?? []).some((o) => o.startsWith('listeners=')) ||
-      (opts.configFile !== undefined && loadPropertiesFile(opts.configFile).has('listeners')));
+  let ownListeners = false;
   const { control: _given, ...launchable } = opts;
   const launchOpts = (bound?: ReadonlyMap<string, number>): LaunchOptions => {
     if (!ownListeners) return { ...launchable, host: opts.host ?? '127.0.0.1', port: bound?.values().next().value ?? opts.port ?? 0, dataDir, storageFs };
@@ -88,6 +88,12 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   };
   let server: KafkaServer;
   try {
+    ownListeners =
+      opts.host === undefined &&
+      opts.port === undefined &&
+      (opts.config?.listeners !== undefined ||
+        (opts.overrides ?? []).some((o) => o.startsWith('listeners=')) ||
+        (opts.configFile !== undefined && loadPropertiesFile(opts.configFile).has('listeners')));
     server = await launch(launchOpts());
   } catch (err) {
     if (ownDir && !opts.keepDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
