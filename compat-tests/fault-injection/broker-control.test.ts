@@ -54,7 +54,7 @@ afterEach(() => broker.control.clear());
 
 test('startup topics exist before startBroker returns, with their partitions and configs', async () => {
   const md = await admin.fetchTopicMetadata({ topics: ['ctl-a', 'ctl-b', 'ctl-c'] });
-  expect(md.topics.map((t) => [t.name, t.partitions.length])).toEqual([
+  expect(md.topics.map((t) => [t.name, t.partitions.length]).sort()).toEqual([
     ['ctl-a', 3],
     ['ctl-b', 1],
     ['ctl-c', 2],
