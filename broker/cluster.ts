@@ -210,6 +210,7 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
         const b = brokers.get(nodeId);
         if (!b) return;
         brokers.delete(nodeId);
+        b.control.resume();
         await b.server.shutdown({ controlled: false });
       },
       async restartController(downMs = 0) {

@@ -114,6 +114,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
       async stop() {
         if (stopped || closed) return;
         stopped = true;
+        control.resume(); // a stop releases a pause: held requests are answered or fail, the shutdown never waits on them
         await server.shutdown();
       },
       async start() {

@@ -125,7 +125,7 @@ export class BrokerControl extends RequestControl {
     return this.storageFs.pendingFaults;
   }
 
-  /** Clean shutdown of this broker; its node id, port and data directory are kept for start(). */
+  /** Clean shutdown of this broker (a pause is released first); its node id, port and data directory are kept for start(). */
   async stop(): Promise<void> {
     await this.need().stop();
   }

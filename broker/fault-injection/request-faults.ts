@@ -4,7 +4,9 @@
  *   1. refuses it by closing the connection when it comes from a node cut off from this one
  *      (`refusePeer`; the sending node is read from krill's inter-node client ids, see peerNodeOf),
  *   2. adds it to every active recording whose match it meets,
- *   3. holds it while the node is paused, then waits the node's added latency (`slow`),
+ *   3. holds it while the node is paused, then waits the node's added latency (`slow`); a held or
+ *      delayed request is parked (RequestContext.parked: it stops counting against
+ *      queued.max.requests, and the wait is not request time for the quota),
  *   4. applies the first armed rule it meets: answer with an error (a real response of that API
  *      and version, error-responses.ts), delay, drop (no answer, the client times out), close the
  *      connection, or run the handler and close instead of answering (a lost response).
@@ -282,6 +284,8 @@ export class RequestFaults {
     if (this.rules.length === 0 && this.recordings.size === 0 && this.pauseGate === null && this.slowMs === 0) return undefined;
     const observed = this.observe(ctx, body);
     for (const rec of this.recordings) if (rec.match(observed)) rec.requests.push(rec.bodies ? observed : { ...observed, body: undefined });
+    // Held or delayed on purpose: not counted against queued.max.requests or the request-time quota.
+    if (this.pauseGate || this.slowMs > 0) ctx.parked();
     while (this.pauseGate) await this.pauseGate.promise;
     if (this.slowMs > 0) await delay(this.slowMs);
     for (const rule of this.rules) {
@@ -291,6 +295,7 @@ export class RequestFaults {
       rule.hits++;
       if (--rule.remaining <= 0) this.removeRule(rule);
       this.log.debug(`fault injection: ${rule.label}`, { apiVersion: observed.apiVersion, correlationId: observed.correlationId, clientId: observed.clientId });
+      if (rule.fault.kind === 'delay') ctx.parked();
       return this.apply(rule.fault, observed);
     }
     return undefined;

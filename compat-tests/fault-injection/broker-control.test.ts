@@ -170,7 +170,9 @@ test('slow adds latency to every request', async () => {
 test('stop and start: same port and data, clients reconnect', async () => {
   await producer.send({ topic: 'ctl-c', messages: [{ partition: 0, value: 'before-stop' }] });
   const port = broker.port;
+  broker.control.pause(); // a stop releases it rather than waiting on held requests
   await broker.control.stop();
+  expect(broker.control.paused).toBe(false);
   expect(broker.control.running).toBe(false);
   await broker.control.start();
   expect(broker.control.running).toBe(true);
