@@ -15,7 +15,7 @@
  *   error is a per-partition error, as a leader reports NOT_LEADER_OR_FOLLOWER for one partition.
  *
  * Fields a version lacks are removed with the descriptors (`fitToVersion`), so the builders can
- * name every field once. `errorResponseSupported` tells whether an API has an error response at
+ * name every field once; `fitResponseToVersion` does the same for a response a test builds. `errorResponseSupported` tells whether an API has an error response at
  * all, so a rule can be refused when it is created rather than when a request arrives.
  */
 import { ErrorCode } from '../../protocol/errors';
@@ -228,6 +228,16 @@ export function errorResponse(apiKey: number, version: number, request: unknown,
   const build = BUILDERS[apiKey];
   const body = build ? build(request, version, error) : { errorCode: error };
   return fitToVersion(d, d.name, body, version);
+}
+
+/**
+ * A response body with the fields this version of the API's response lacks removed (at any
+ * depth), so one body can serve every version (custom responses of the control API).
+ */
+export function fitResponseToVersion(apiKey: number, version: number, body: object): Record<string, unknown> {
+  const d = RESPONSES.get(apiKey);
+  if (!d) throw new Error(`no response schema for API key ${apiKey}`);
+  return fitToVersion(d, d.name, body as Record<string, unknown>, version);
 }
 
 /** Drops the fields (at any depth) that this version of the message does not have. */

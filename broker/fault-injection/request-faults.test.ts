@@ -128,3 +128,17 @@ test('clear() removes rules, ends refusals and latency, and releases a pause', a
   expect(await f.interceptor.intercept(ctx(0, 9, 'krill-broker-1-x'), produce('t', [0]))).toBeUndefined();
   expect(log.matching(/fault injection: rule armed \(Produce -> close\)/)).toHaveLength(1);
 });
+
+test('a custom response (kfake Control): built from the request; undefined passes it on', async () => {
+  const f = new RequestFaults(new CapturingLogger());
+  const rule = f.intercept(
+    { api: 'FindCoordinator' },
+    { respond: (r) => ((r.body as { key: string }).key === 'mine' ? { errorCode: 0, nodeId: 7, host: 'elsewhere', port: 1 } : undefined) },
+    { times: 1 },
+  );
+  expect(await f.interceptor.intercept(ctx(10, 2), { key: 'other', keyType: 0 })).toBeUndefined();
+  expect(rule.hits).toBe(0);
+  expect(await f.interceptor.intercept(ctx(10, 2), { key: 'mine', keyType: 0 })).toEqual({ action: 'respond', response: { errorCode: 0, nodeId: 7, host: 'elsewhere', port: 1 } });
+  expect(rule.active).toBe(false);
+  expect(() => f.intercept({ api: 'Produce' }, { respond: 42 as never })).toThrow('respond must be a function');
+});

@@ -8,8 +8,9 @@
  *      delayed request is parked (RequestContext.parked: it stops counting against
  *      queued.max.requests, and the wait is not request time for the quota),
  *   4. applies the first armed rule it meets: answer with an error (a real response of that API
- *      and version, error-responses.ts), delay, drop (no answer, the client times out), close the
- *      connection, or run the handler and close instead of answering (a lost response).
+ *      and version, error-responses.ts), answer with a response the test builds (kfake's Control;
+ *      a builder returning undefined passes), delay, drop (no answer, the client times out), close
+ *      the connection, or run the handler and close instead of answering (a lost response).
  *
  * Rules: `times` counts the requests a rule applies to (after its probability draw); a rule with
  * neither `times` nor `probability` applies until removed. A rule that is used up removes itself.
@@ -23,7 +24,7 @@ import { principalToString } from '../../common/kafka-principal';
 import type { Logger } from '../../common/logger';
 import type { RequestContext } from '../network/request-context';
 import type { InterceptDecision, RequestInterceptor } from '../request-dispatcher';
-import { errorResponse, errorResponseSupported, errorResponseVersions } from './error-responses';
+import { errorResponse, errorResponseSupported, errorResponseVersions, fitResponseToVersion } from './error-responses';
 import { requestTopics, type RequestTopicPartition } from './request-topics';
 
 /** A request as the control API shows it to matchers and recordings. */
@@ -71,7 +72,14 @@ export type RequestFault =
   /** Close the connection instead of serving the request. */
   | 'close'
   /** Serve the request (its effects happen), then close the connection instead of answering. */
-  | 'closeAfterHandling';
+  | 'closeAfterHandling'
+  /**
+   * Answer with this response body (kfake's Control): an object of the API's generated response
+   * type, encoded at the request's version like a handler's answer, after dropping the fields that
+   * version lacks. Returning undefined passes the request on (to later rules and the handler)
+   * without counting a hit.
+   */
+  | { respond: (request: ObservedRequest) => object | undefined };
 
 export interface FaultOptions {
   /** How many requests the rule applies to (default: until removed). */
@@ -117,7 +125,11 @@ interface Rule {
 }
 
 type CompiledMatch = (r: ObservedRequest) => boolean;
-type CompiledFault = { kind: 'error'; code: number } | { kind: 'delay'; ms: number } | { kind: 'drop' | 'close' | 'closeAfterHandling' };
+type CompiledFault =
+  | { kind: 'error'; code: number }
+  | { kind: 'delay'; ms: number }
+  | { kind: 'drop' | 'close' | 'closeAfterHandling' }
+  | { kind: 'respond'; fn: (request: ObservedRequest) => object | undefined };
 
 /** The node a request comes from, when it is one of krill's own inter-node clients (else undefined). */
 export function peerNodeOf(clientId: string | null): number | undefined {
@@ -292,10 +304,16 @@ export class RequestFaults {
       if (!rule.active || !rule.match(observed)) continue;
       if (rule.fault.kind === 'error' && !errorResponseSupported(observed.apiKey, observed.apiVersion)) continue;
       if (rule.probability < 1 && this.random() >= rule.probability) continue;
+      let custom: object | undefined;
+      if (rule.fault.kind === 'respond') {
+        custom = rule.fault.fn(observed);
+        if (custom === undefined) continue;
+      }
       rule.hits++;
       if (--rule.remaining <= 0) this.removeRule(rule);
       this.log.debug(`fault injection: ${rule.label}`, { apiVersion: observed.apiVersion, correlationId: observed.correlationId, clientId: observed.clientId });
       if (rule.fault.kind === 'delay') ctx.parked();
+      if (custom !== undefined) return { action: 'respond', response: fitResponseToVersion(observed.apiKey, observed.apiVersion, custom) };
       return this.apply(rule.fault, observed);
     }
     return undefined;
@@ -314,6 +332,8 @@ export class RequestFaults {
         return { action: 'close', reason: 'fault injection: connection closed' };
       case 'closeAfterHandling':
         return { action: 'closeAfterHandling', reason: 'fault injection: response lost' };
+      case 'respond':
+        return undefined; // answered in decide()
     }
   }
 
@@ -338,15 +358,19 @@ export class RequestFaults {
 function compileFault(f: RequestFault): CompiledFault {
   if (f === 'drop' || f === 'close' || f === 'closeAfterHandling') return { kind: f };
   if (typeof f === 'object' && f !== null && 'error' in f) return { kind: 'error', code: resolveErrorCode(f.error) };
+  if (typeof f === 'object' && f !== null && 'respond' in f) {
+    if (typeof f.respond !== 'function') throw new Error('respond must be a function of the request returning a response body');
+    return { kind: 'respond', fn: f.respond };
+  }
   if (typeof f === 'object' && f !== null && 'delayMs' in f) {
     if (!Number.isFinite(f.delayMs) || f.delayMs < 0) throw new Error(`invalid delay ${f.delayMs} ms`);
     return { kind: 'delay', ms: f.delayMs };
   }
-  throw new Error(`unknown fault ${JSON.stringify(f)}: { error }, { delayMs }, 'drop', 'close' or 'closeAfterHandling'`);
+  throw new Error(`unknown fault ${JSON.stringify(f)}: { error }, { delayMs }, { respond }, 'drop', 'close' or 'closeAfterHandling'`);
 }
 
 function describeFault(f: CompiledFault): string {
-  return f.kind === 'error' ? errorName(f.code) : f.kind === 'delay' ? `delay ${f.ms} ms` : f.kind;
+  return f.kind === 'error' ? errorName(f.code) : f.kind === 'delay' ? `delay ${f.ms} ms` : f.kind === 'respond' ? 'custom response' : f.kind;
 }
 
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -1,13 +1,14 @@
 /**
  * The public control API of an embedded broker (`startBroker(...).control`, docs/operations.md),
  * driven with KafkaJS 2.2.4 only through exported names: startup topics, error answers for the
- * next N requests and with a probability, delay, drop, close, request recordings, pause/resume,
+ * next N requests and with a probability, a custom response, delay, drop, close, request recordings, pause/resume,
  * added latency, stop/start, and a failed storage write. Nothing here reaches into the server.
  */
 import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
 import { startBroker, type RunningBroker } from '../../broker';
 import { waitFor } from '../replication/helpers';
 import { quietLogger } from '../recovery/helpers';
+import type { ListOffsetsRequest } from '../../protocol/generated/list-offsets';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
@@ -118,6 +119,22 @@ test('a delay holds the request, then it is served normally', async () => {
   const offsets = await admin.fetchTopicOffsets('ctl-a');
   expect(Date.now() - t0).toBeGreaterThanOrEqual(380);
   expect(offsets).toHaveLength(3);
+});
+
+test('a custom response built from the request: KafkaJS reads the offsets the test made up', async () => {
+  const rule = broker.control.intercept(
+    { api: 'ListOffsets', topic: 'ctl-b' },
+    {
+      respond: (r) => {
+        const req = r.body as ListOffsetsRequest;
+        return { topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: 0, timestamp: -1n, offset: 1234n, leaderEpoch: 0 })) })) };
+      },
+    },
+    { times: 1 },
+  );
+  expect(await admin.fetchTopicOffsets('ctl-b')).toEqual([expect.objectContaining({ partition: 0, high: '1234' })]);
+  expect(rule.hits).toBe(1);
+  expect((await admin.fetchTopicOffsets('ctl-b'))[0].high).not.toBe('1234');
 });
 
 test('a dropped request gets no answer: the client times out, the next request is served', async () => {
