@@ -8,6 +8,7 @@
  *   await cluster.startBroker(1);        // back, same node id, port and data directory
  *   cluster.slowReplication(2, 500);     // fault: broker 2's follower fetches wait 500 ms each
  *   cluster.control.cut(0, 1);           // fault injection (fault-injection/cluster-control.ts)
+ *   await startCluster({ brokers: 3, topics: ['orders:6:3'] });   // startup topics, on every broker before it returns
  *   await cluster.close();
  *
  * Shape: one controller (a ControllerServer, node id 3000 unless `controllerNodeId` is given, on
@@ -22,6 +23,10 @@
  * sets `listeners` (e.g. SSL with `inter.broker.listener.name`): then those are used, and a port 0
  * in them is the port the broker got on its first start when it restarts. Data: one temp directory (controller/ and broker-<id>/ inside), removed by
  * close() unless keepDataDir, or `dataDir` if given.
+ *
+ * Each node has one control for the cluster's lifetime (broker controls are created at a broker's
+ * first start and reattached on every restart; the controller's likewise), so rules, recordings
+ * and cuts survive restarts.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
