@@ -4,11 +4,13 @@
  *   krill [--config server.properties] [--override key=value ...] [--port N] [--host H]
  *         [--data-dir DIR] [--max-api-version API=V ...] [--log-level LEVEL]
  *         [--add-scram 'SCRAM-SHA-256=[name=alice,password=alice-secret]' ...]
+ *         [--create-topic name[:partitions[:replication-factor]][:key=value...] ...]
  *
  * Starts one broker (127.0.0.1:9092, data under ./data by default), prints one line naming the
  * bound address(es) on stdout once it serves requests, and shuts down cleanly on SIGTERM/SIGINT.
  * `--add-scram` (repeatable, `-S`) is `kafka-storage format --add-scram`: SCRAM credentials written
  * to the metadata log on the first start of a fresh node (broker/security/sasl/scram-parser.ts).
+ * `--create-topic` (repeatable) creates a topic before the ready line (broker/startup-topics.ts).
  *
  * Clusters (docs/replication.md):
  *   krill --brokers N [--port P]           N brokers (node ids 0..N-1, ports P..P+N-1) and a
@@ -19,6 +21,8 @@
  *                                           a broker of the cluster whose controller is HOST:PORT
  *
  *   krill dump-log [options] FILE|DIR...     (storage/tools/dump-log.ts)
+ *   krill topics|groups|configs|acls|quorum --bootstrap-server H:P ...
+ *                                           admin tools over the Kafka protocol (admin-cli/)
  */
 import { launch, listenerUrls, type LaunchOptions } from './launch';
 import { startCluster } from './cluster';
@@ -26,10 +30,13 @@ import { ControllerServer } from './controller/controller-server';
 import type { LogLevel } from '../common/logger';
 import { dumpLogMain } from '../storage/tools/dump-log';
 import { parseScramArgument } from './security/sasl/scram-parser';
+import { parseStartupTopic } from './startup-topics';
+import { adminMain, isAdminCommand } from './admin-cli/admin-main';
 
 const USAGE = `usage: krill [--config FILE] [--override key=value ...] [--port N] [--host H] [--data-dir DIR]
              [--max-api-version API=VERSION ...] [--log-level error|warn|info|debug|trace]
              [--add-scram 'SCRAM-SHA-512=[name=NAME,password=PASSWORD]' ...]
+             [--create-topic NAME[:PARTITIONS[:REPLICATION-FACTOR]][:KEY=VALUE...] ...]
              [--brokers N | --process-roles controller | --node-id N --controller HOST:PORT]
 Starts a krill broker (Kafka wire protocol). Config keys are Kafka's (server.properties).
 --brokers N runs an N-broker cluster (and its controller) in this process on ports P..P+N;
@@ -37,8 +44,12 @@ Starts a krill broker (Kafka wire protocol). Config keys are Kafka's (server.pro
 one broker of that cluster (separate processes, or machines). --add-scram (repeatable; also
 MECH=[name=N,iterations=I,salt=B64,saltedpassword=B64]) adds a SCRAM credential to the metadata
 log when the node starts with an empty one, as kafka-storage format --add-scram does.
+--create-topic (repeatable) creates a topic before the ready line; an existing one is kept.
        krill dump-log [--deep-iteration] [--print-data-log] [--index-sanity-check] FILE|DIR...
-Prints and checks log segments and indexes (like kafka-dump-log.sh; --help for its options).`;
+Prints and checks log segments and indexes (like kafka-dump-log.sh; --help for its options).
+       krill topics|groups|configs|acls|quorum --bootstrap-server HOST:PORT ...
+Admin tools over the Kafka protocol, as kafka-topics.sh, kafka-consumer-groups.sh, kafka-configs.sh,
+kafka-acls.sh and kafka-metadata-quorum.sh (--help for each).`;
 
 export type CliOptions = LaunchOptions & {
   help?: boolean;
@@ -53,6 +64,7 @@ export function parseArgs(argv: string[]): CliOptions {
   const overrides: string[] = [];
   const caps: Record<string, number> = {};
   const scram: string[] = [];
+  const topics: string[] = [];
   const need = (i: number, flag: string): string => {
     const v = argv[i + 1];
     if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value`);
@@ -104,6 +116,16 @@ export function parseArgs(argv: string[]): CliOptions {
         scram.push(v);
         break;
       }
+      case '--create-topic': {
+        const v = value();
+        try {
+          parseStartupTopic(v);
+        } catch (err) {
+          throw new Error(`--create-topic: ${(err as Error).message}`);
+        }
+        topics.push(v);
+        break;
+      }
       case '--log-level':
         opts.logLevel = value() as LogLevel;
         break;
@@ -141,12 +163,18 @@ export function parseArgs(argv: string[]): CliOptions {
   if (overrides.length) opts.overrides = overrides;
   if (Object.keys(caps).length) opts.maxApiVersions = caps;
   if (scram.length) opts.scramCredentials = scram;
+  if (topics.length) opts.topics = topics;
+  if (opts.controllerOnly && topics.length) throw new Error('--create-topic: a controller alone has no brokers to create topics on');
   return opts;
 }
 
 export async function main(argv: string[]): Promise<void> {
   if (argv[0] === 'dump-log') {
     process.exitCode = dumpLogMain(argv.slice(1));
+    return;
+  }
+  if (isAdminCommand(argv[0])) {
+    process.exitCode = await adminMain(argv[0], argv.slice(1));
     return;
   }
   let opts: ReturnType<typeof parseArgs>;
@@ -223,6 +251,7 @@ async function runClusterNode(opts: CliOptions): Promise<void> {
       maxApiVersions: opts.maxApiVersions,
       logLevel: opts.logLevel,
       scramCredentials: opts.scramCredentials,
+      topics: opts.topics,
     });
     close = () => cluster.close();
     line = `krill ready: ${cluster.bootstrapServers.map((b) => `PLAINTEXT://${b}`).join(', ')} nodes ${[...cluster.brokers.keys()].join(',')} controller ${cluster.controllerAddress} data ${cluster.dataDir}\n`;

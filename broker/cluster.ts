@@ -7,6 +7,8 @@
  *   await cluster.killBroker(2);         // no goodbye: the controller fences it when its session expires
  *   await cluster.startBroker(1);        // back, same node id, port and data directory
  *   cluster.slowReplication(2, 500);     // fault: broker 2's follower fetches wait 500 ms each
+ *   cluster.control.cut(0, 1);           // fault injection (fault-injection/cluster-control.ts)
+ *   await startCluster({ brokers: 3, topics: ['orders:6:3'] });   // startup topics, on every broker before it returns
  *   await cluster.close();
  *
  * Shape: one controller (a ControllerServer, node id 3000 unless `controllerNodeId` is given, on
@@ -21,6 +23,10 @@
  * sets `listeners` (e.g. SSL with `inter.broker.listener.name`): then those are used, and a port 0
  * in them is the port the broker got on its first start when it restarts. Data: one temp directory (controller/ and broker-<id>/ inside), removed by
  * close() unless keepDataDir, or `dataDir` if given.
+ *
+ * Each node has one control for the cluster's lifetime (broker controls are created at a broker's
+ * first start and reattached on every restart; the controller's likewise), so rules, recordings
+ * and cuts survive restarts.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -29,7 +35,11 @@ import type { ConfigInput } from '../config/kafka-config';
 import { ControllerServer } from './controller/controller-server';
 import type { LogLevel, Logger } from '../common/logger';
 import { parseVersionCaps } from './launch';
+import { pinPorts } from './listener-ports';
 import { startBroker, type RunningBroker } from './';
+import { createStartupTopics, type StartupTopic } from './startup-topics';
+import { BrokerControl, RequestControl } from './fault-injection/node-control';
+import { ClusterControl } from './fault-injection/cluster-control';
 
 export interface StartClusterOptions {
   brokers: number;
@@ -51,6 +61,8 @@ export interface StartClusterOptions {
   logger?: Logger;
   /** SCRAM credentials for the controller to write to a fresh metadata log (`--add-scram`). */
   scramCredentials?: readonly string[];
+  /** Topics created once every broker is up, before startCluster returns (broker/startup-topics.ts). */
+  topics?: readonly (string | StartupTopic)[];
 }
 
 export interface RunningCluster {
@@ -76,6 +88,8 @@ export interface RunningCluster {
    * serving meanwhile (nothing in the metadata can change) and reconnect by themselves.
    */
   restartController(downMs?: number): Promise<void>;
+  /** Fault injection: every node's control and network cuts between nodes (docs/operations.md). */
+  readonly control: ClusterControl;
   close(): Promise<void>;
 }
 
@@ -92,8 +106,12 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
   for (let id = 0; id < n; id++) ports.set(id, opts.port !== undefined && opts.port !== 0 ? opts.port + id : 0);
 
   let controller: ControllerServer | undefined;
+  let controllerControl: RequestControl | undefined;
   const brokers = new Map<number, RunningBroker>();
+  const controls = new Map<number, BrokerControl>();
   const cleanup = async () => {
+    for (const c of controls.values()) c.resume();
+    controllerControl?.resume();
     await Promise.all([...brokers.values()].map((b) => b.close().catch(() => undefined)));
     brokers.clear();
     await controller?.shutdown().catch(() => undefined);
@@ -118,7 +136,12 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
         logger: opts.logger?.child(`controller-${controllerNodeId}`),
         scramCredentials: opts.scramCredentials,
       });
+    const attachController = (c: ControllerServer) => {
+      controllerControl ??= new RequestControl(c.nodeId, c.logger);
+      controllerControl.attach({ logger: c.logger, dispatcherInterceptors: c.dispatcherInterceptors, topicName: (id) => c.controller.image.topicById(id)?.name });
+    };
     controller = await startController(controllerPort);
+    attachController(controller);
     const controllerAddress = `${controller.endpoint.host}:${controller.endpoint.port}`;
 
     const boundPorts = new Map<number, Map<string, number>>();
@@ -142,7 +165,18 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
         maxApiVersions: opts.maxApiVersions,
         logLevel: opts.logLevel,
         logger: opts.logger?.child(`broker-${id}`),
+        control: controls.get(id),
       });
+      if (!controls.has(id)) {
+        controls.set(id, b.control);
+        b.control.bindLifecycle({
+          get running() {
+            return brokers.has(id);
+          },
+          stop: () => running.stopBroker(id),
+          start: async () => void (await running.startBroker(id)),
+        });
+      }
       ports.set(id, b.port);
       boundPorts.set(id, new Map(b.server.advertisedEndpoints.map((e) => [e.listenerName, e.port])));
       brokers.set(id, b);
@@ -150,7 +184,12 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
     };
     await Promise.all([...ports.keys()].map((id) => start(id)));
     const clusterId = controller.clusterId;
-    return {
+    if (opts.topics && opts.topics.length > 0) {
+      const servers = [...brokers.values()].map((b) => b.server);
+      await createStartupTopics(servers[0], opts.topics, { waitOn: servers });
+    }
+    const control = new ClusterControl(controls, () => controllerControl!, controllerNodeId);
+    const running: RunningCluster = {
       get bootstrapServers() {
         return [...ports.entries()].sort((a, b) => a[0] - b[0]).map(([, port]) => `${host}:${port}`);
       },
@@ -176,13 +215,16 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
         const b = brokers.get(nodeId);
         if (!b) return;
         brokers.delete(nodeId);
+        b.control.resume();
         await b.server.shutdown({ controlled: false });
       },
       async restartController(downMs = 0) {
         const port = controller!.endpoint.port;
+        controllerControl?.resume();
         await controller!.shutdown();
         if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
         controller = await startController(port);
+        attachController(controller);
       },
       slowReplication(nodeId: number, delayMs: number) {
         brokers.get(nodeId)?.server.replicaManager.setFollowerFetchDelay(delayMs);
@@ -193,23 +235,12 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
         if (running) return running;
         return start(nodeId);
       },
+      control,
       close: cleanup,
     };
+    return running;
   } catch (err) {
     await cleanup();
     throw err;
   }
-}
-
-/** `listeners` with each port 0 replaced by the port that listener got before (so a restart keeps it). */
-function pinPorts(listeners: string, bound: ReadonlyMap<string, number> | undefined): string {
-  if (!bound) return listeners;
-  return listeners
-    .split(',')
-    .map((entry) => {
-      const m = /^\s*([^:]+):\/\/(.*):0\s*$/.exec(entry);
-      const port = m ? bound.get(m[1].toUpperCase()) : undefined;
-      return m && port !== undefined ? `${m[1]}://${m[2]}:${port}` : entry;
-    })
-    .join(',');
 }

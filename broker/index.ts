@@ -12,12 +12,23 @@
  *   await startBroker({ config: { listeners: 'SSL://127.0.0.1:0', ...certs.brokerSsl() } });
  *                                                      // TLS: any Kafka listeners and ssl.* keys
  *
+ *   await startBroker({ topics: ['orders:6', { name: 'audit', config: { 'cleanup.policy': 'compact' } }] });
+ *                                                      // startup topics, created before it returns
+ *   broker.control.intercept({ api: 'Produce', topic: 'orders' }, { error: 'NOT_LEADER_OR_FOLLOWER' }, { times: 2 });
+ *   broker.control.failStorage({ op: 'fsync', file: 'log', topic: 'orders' });
+ *   await broker.control.stop(); await broker.control.start();   // fault injection (docs/operations.md)
+ *
  * It goes through the same startup code as the `krill` command. Also exported: startCluster
  * (cluster.ts, N brokers and a controller in this process), KafkaServer and ControllerServer, and
  * createTestCertificates (testing/certificates.ts, made with the system openssl).
  *
  * `listeners` in `config`, `overrides` or the `configFile` are used as given unless host or port is;
  * otherwise the broker listens on PLAINTEXT://host:port (127.0.0.1 and a free port by default).
+ *
+ * Every embedded broker's partition logs run on a FaultyFs (over `storageFs` when one is given,
+ * node:fs otherwise), which is what `control.failStorage` arms; with no fault armed it only passes
+ * calls through. `control.start()` after `control.stop()` reuses the ports the broker had (port 0
+ * in `config.listeners` included); listeners from `overrides` or a config file are taken as given.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -25,6 +36,10 @@ import * as path from 'node:path';
 import { launch, type LaunchOptions } from './launch';
 import { loadPropertiesFile } from '../config/properties';
 import type { KafkaServer } from './server';
+import { nodeFs } from '../storage/fs';
+import { FaultyFs } from '../storage/testing/faulty-fs';
+import { BrokerControl } from './fault-injection/node-control';
+import { pinPorts } from './listener-ports';
 
 export interface StartBrokerOptions extends Omit<LaunchOptions, 'host' | 'port' | 'dataDir'> {
   /** Default 127.0.0.1. */
@@ -34,6 +49,11 @@ export interface StartBrokerOptions extends Omit<LaunchOptions, 'host' | 'port' 
   /** Default: a fresh temp directory, removed by close() unless keepDataDir is set. */
   dataDir?: string;
   keepDataDir?: boolean;
+  /**
+   * An existing control to attach this broker to (its rules, recordings and storage faults carry
+   * over): how startCluster keeps one control per node across restarts. Default: a new one.
+   */
+  control?: BrokerControl;
 }
 
 export interface RunningBroker {
@@ -46,8 +66,10 @@ export interface RunningBroker {
   readonly nodeId: number;
   readonly clusterId: string;
   readonly dataDir: string;
-  /** The server itself, for tests that look inside (partitions, logs, metadata). */
+  /** The server itself, for tests that look inside (partitions, logs, metadata); a new one after control.start(). */
   readonly server: KafkaServer;
+  /** Fault injection and lifecycle: requests, storage, stop/start, pause, latency (docs/operations.md). */
+  readonly control: BrokerControl;
   /** Clean shutdown (checkpoints and clean-shutdown marker written). */
   close(): Promise<void>;
 }
@@ -55,21 +77,56 @@ export interface RunningBroker {
 export async function startBroker(opts: StartBrokerOptions = {}): Promise<RunningBroker> {
   const ownDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'krill-'));
+  const storageFs = opts.control?.storageFs ?? new FaultyFs(opts.storageFs ?? nodeFs);
+  let ownListeners = false;
+  const { control: _given, ...launchable } = opts;
+  const launchOpts = (bound?: ReadonlyMap<string, number>): LaunchOptions => {
+    if (!ownListeners) return { ...launchable, host: opts.host ?? '127.0.0.1', port: bound?.values().next().value ?? opts.port ?? 0, dataDir, storageFs };
+    const listeners = opts.config?.listeners;
+    const config = listeners === undefined || listeners === null ? opts.config : { ...opts.config, listeners: pinPorts(String(listeners), bound) };
+    return { ...launchable, config, dataDir, storageFs };
+  };
   let server: KafkaServer;
   try {
-    const ownListeners =
+    ownListeners =
       opts.host === undefined &&
       opts.port === undefined &&
       (opts.config?.listeners !== undefined ||
         (opts.overrides ?? []).some((o) => o.startsWith('listeners=')) ||
         (opts.configFile !== undefined && loadPropertiesFile(opts.configFile).has('listeners')));
-    server = await launch(ownListeners ? { ...opts, dataDir } : { ...opts, host: opts.host ?? '127.0.0.1', port: opts.port ?? 0, dataDir });
+    server = await launch(launchOpts());
   } catch (err) {
     if (ownDir && !opts.keepDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     throw err;
   }
+  const control = opts.control ?? new BrokerControl(server.nodeId, server.logger, storageFs);
+  const attach = (s: KafkaServer) =>
+    control.attach({ logger: s.logger, dispatcherInterceptors: s.dispatcherInterceptors, topicName: (id) => s.metadata.topicById(id)?.name });
+  attach(server);
   const ep = server.advertisedEndpoints[0];
+  let stopped = false;
   let closed = false;
+  if (!opts.control) {
+    control.bindLifecycle({
+      get running() {
+        return !stopped && !closed;
+      },
+      async stop() {
+        if (stopped || closed) return;
+        stopped = true;
+        control.resume(); // a stop releases a pause: held requests are answered or fail, the shutdown never waits on them
+        await server.shutdown();
+      },
+      async start() {
+        if (closed) throw new Error(`broker ${server.nodeId} is closed`);
+        if (!stopped) return;
+        const bound = new Map(server.advertisedEndpoints.map((e) => [e.listenerName, e.port]));
+        server = await launch(launchOpts(bound));
+        attach(server);
+        stopped = false;
+      },
+    });
+  }
   return {
     bootstrapServers: server.advertisedEndpoints.map((e) => `${e.host}:${e.port}`),
     listeners: Object.fromEntries(server.advertisedEndpoints.map((e) => [e.listenerName, `${e.host}:${e.port}`])),
@@ -78,10 +135,14 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     nodeId: server.nodeId,
     clusterId: server.clusterId,
     dataDir,
-    server,
+    get server() {
+      return server;
+    },
+    control,
     async close() {
       if (closed) return;
       closed = true;
+      control.resume(); // held requests are answered (or fail) rather than hang the shutdown
       await server.shutdown();
       if (ownDir && !opts.keepDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     },
@@ -92,4 +153,10 @@ export { KafkaServer } from './server';
 export { startCluster, type StartClusterOptions, type RunningCluster } from './cluster';
 export { ControllerServer } from './controller/controller-server';
 export type { LaunchOptions } from './launch';
+export { BrokerControl, RequestControl } from './fault-injection/node-control';
+export { ClusterControl } from './fault-injection/cluster-control';
+export type { RequestMatch, RequestFault, FaultOptions, InterceptRule, RequestRecording, RecordOptions, ObservedRequest } from './fault-injection/request-faults';
+export type { StorageFault, StorageFileKind } from './fault-injection/storage-faults';
+export type { RequestTopicPartition } from './fault-injection/request-topics';
+export { parseStartupTopic, type StartupTopic } from './startup-topics';
 export { createTestCertificates, type TestCertificates, type TestIdentity } from './testing/certificates';

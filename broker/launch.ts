@@ -1,7 +1,8 @@
 /**
  * The one broker startup path shared by the CLI and the embedding API (and so startCluster's
  * brokers): turns krill's short options (host, port, data dir, version caps by API name or key)
- * into Kafka config properties, starts a KafkaServer and describes where it listens.
+ * into Kafka config properties, starts a KafkaServer, creates the startup topics (before the
+ * caller reports ready) and describes where it listens.
  */
 import type { ConfigInput } from '../config/kafka-config';
 import { KafkaServer } from './server';
@@ -9,6 +10,7 @@ import type { LogLevel, Logger } from '../common/logger';
 import type { StorageFs } from '../storage/fs';
 import { ALL_APIS } from '../protocol/generated';
 import type { Authorizer } from '../metadata/authorizer/authorizer';
+import { createStartupTopics, type StartupTopic } from './startup-topics';
 
 export interface LaunchOptions {
   /** server.properties file. */
@@ -36,6 +38,11 @@ export interface LaunchOptions {
    * fresh combined node, ignored afterwards (docs/security.md).
    */
   scramCredentials?: readonly string[];
+  /**
+   * Topics created before the broker reports ready (`--create-topic`, broker/startup-topics.ts):
+   * 'name[:partitions[:replication-factor]][:key=value...]' or a StartupTopic.
+   */
+  topics?: readonly (string | StartupTopic)[];
 }
 
 export function parseVersionCaps(caps: Readonly<Record<string, number>> | undefined): Map<number, number> {
@@ -57,7 +64,7 @@ export async function launch(opts: LaunchOptions): Promise<KafkaServer> {
     props.listeners = `PLAINTEXT://${opts.host ?? '127.0.0.1'}:${opts.port ?? 9092}`;
   }
   if (opts.dataDir !== undefined) props['log.dirs'] = opts.dataDir;
-  return KafkaServer.start({
+  const server = await KafkaServer.start({
     file: opts.configFile,
     props,
     overrides: opts.overrides,
@@ -68,6 +75,14 @@ export async function launch(opts: LaunchOptions): Promise<KafkaServer> {
     authorizer: opts.authorizer,
     scramCredentials: opts.scramCredentials,
   });
+  try {
+    await createStartupTopics(server, opts.topics ?? []);
+  } catch (err) {
+    server.logger.error('startup topics failed; shutting down', { err });
+    await server.shutdown();
+    throw err;
+  }
+  return server;
 }
 
 export function listenerUrls(server: KafkaServer): string[] {

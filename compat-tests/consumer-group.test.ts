@@ -193,9 +193,7 @@ describe('KafkaJS consumer groups (embedded broker)', () => {
     const survivorJoins = survivor.joins;
     // The victim's process "dies": every request from it is dropped with its connection, so the
     // coordinator never hears from it again (no LeaveGroup, no heartbeat).
-    const server = broker.embedded!.server;
-    const killed = { intercept: (ctx: { clientId: string | null }) => (ctx.clientId === 'victim' ? ({ action: 'close', reason: 'killed' } as const) : undefined) };
-    server.dispatcherInterceptors.push(killed);
+    const killed = broker.embedded!.control.intercept({ clientId: 'victim' }, 'close');
     const t0 = Date.now();
     try {
       const d = await stableWith(admin, 'crash-group', 'six', [survivor], 6);
@@ -206,7 +204,7 @@ describe('KafkaJS consumer groups (embedded broker)', () => {
       await produceN(producer, 'six', 12, 'after-crash', 6);
       await until('the survivor consumes every partition', () => sawRange([survivor], 'six', 6, 110, 112));
     } finally {
-      server.dispatcherInterceptors.splice(server.dispatcherInterceptors.indexOf(killed), 1);
+      killed.remove();
     }
   });
 

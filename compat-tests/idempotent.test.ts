@@ -1,6 +1,6 @@
 /**
  * Idempotent producers against an embedded krill broker, with lost responses: a test-only
- * dispatcher interceptor (`closeAfterHandling`) lets the broker append a Produce and then close the
+ * control rule (`closeAfterHandling`, docs/operations.md) lets the broker append a Produce and then close the
  * connection instead of answering, so the client retries a batch the log already holds. The
  * producer state must answer the retry with the original offsets: no duplicates, offsets contiguous.
  * - KafkaJS 2.2.4 `producer({ idempotent: true })` (KafkaJS requires maxInFlightRequests 1 for it);
@@ -8,7 +8,7 @@
  */
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { startBroker, type RunningBroker } from '../broker';
-import type { RequestInterceptor } from '../broker/request-dispatcher';
+import type { InterceptRule } from '../broker';
 import { RecordBatch } from '../protocol/records/record-batch';
 import { readRecords } from '../protocol/records/record';
 import { recordsBuffer } from '../storage/log-segment';
@@ -28,26 +28,20 @@ afterAll(async () => {
   await broker?.close();
 });
 
-/** Closes the connection after every `every`-th Produce was handled (appended), instead of answering. */
-function dropProduceResponses(every: number): { interceptor: RequestInterceptor; dropped: () => number } {
+/**
+ * While `fn` runs, the connection is closed after every `every`-th Produce was handled (appended),
+ * instead of answering (the control API's 'closeAfterHandling'); returns what fn returned and how
+ * many responses were lost.
+ */
+async function withLostProduceResponses<T>(every: number, fn: () => Promise<T>): Promise<{ result: T; dropped: number }> {
   let seen = 0;
-  let dropped = 0;
-  const interceptor: RequestInterceptor = {
-    intercept(ctx) {
-      if (ctx.apiKey !== 0) return undefined;
-      seen++;
-      if (seen % every !== 0) return undefined;
-      dropped++;
-      return { action: 'closeAfterHandling', reason: 'test: response lost after append' };
-    },
-  };
-  return { interceptor, dropped: () => dropped };
-}
-
-function withInterceptor<T>(i: RequestInterceptor, fn: () => Promise<T>): Promise<T> {
-  const list = broker.server.dispatcherInterceptors;
-  list.push(i);
-  return fn().finally(() => list.splice(list.indexOf(i), 1));
+  const rule: InterceptRule = broker.control.intercept({ api: 'Produce', when: () => ++seen % every === 0 }, 'closeAfterHandling');
+  try {
+    const result = await fn();
+    return { result, dropped: rule.hits };
+  } finally {
+    rule.remove();
+  }
 }
 
 /** Every record value in the partition's log, in offset order, and the batches' offsets. */
@@ -81,9 +75,8 @@ test('KafkaJS idempotent producer: retries after lost responses leave no duplica
   await admin.disconnect();
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
-  const fault = dropProduceResponses(3);
   const count = 40;
-  const results = await withInterceptor(fault.interceptor, async () => {
+  const { result: results, dropped } = await withLostProduceResponses(3, async () => {
     const out = [];
     for (let i = 0; i < count; i += 2) {
       out.push(
@@ -93,7 +86,7 @@ test('KafkaJS idempotent producer: retries after lost responses leave no duplica
     return out;
   });
   await producer.disconnect();
-  expect(fault.dropped()).toBeGreaterThan(3);
+  expect(dropped).toBeGreaterThan(3);
   // Each send got the offsets its batch really has (the retry was answered with the original ones).
   expect(results.map((r) => r[0].baseOffset)).toEqual(Array.from({ length: count / 2 }, (_, i) => String(i * 2)));
   const { values, offsets } = logValues(topic);
@@ -104,9 +97,8 @@ test('KafkaJS idempotent producer: retries after lost responses leave no duplica
 test('librdkafka enable.idempotence=true: retries after lost responses leave no duplicates, offsets contiguous', async () => {
   const topic = 'idem-rdkafka';
   const count = 200;
-  const fault = dropProduceResponses(4);
-  const delivered = await withInterceptor(
-    fault.interceptor,
+  const { result: delivered, dropped } = await withLostProduceResponses(
+    4,
     () =>
       new Promise<{ offset: number; value: string }[]>((resolve, reject) => {
         const producer = new RdKafka.Producer({
@@ -150,7 +142,7 @@ test('librdkafka enable.idempotence=true: retries after lost responses leave no 
         producer.connect();
       }),
   );
-  expect(fault.dropped()).toBeGreaterThan(0);
+  expect(dropped).toBeGreaterThan(0);
   expect(delivered.map((d) => d.offset).sort((a, b) => a - b)).toEqual(Array.from({ length: count }, (_, i) => i));
   const { values, offsets } = logValues(topic);
   expect(values).toEqual(Array.from({ length: count }, (_, i) => `v${i}`));

@@ -20,6 +20,7 @@ import * as path from 'node:path';
 import { ErrorCode } from '../../protocol/errors';
 import { connect, produce, type BrokerConnection } from '../../client/network-client';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
+import type { RequestRecording } from '../../broker';
 import { committedOffsets, markersSettled, layout, offsetsOf, readCommitted, scanLog, stableCommittedOffsets } from '../helpers/transactions';
 import { waitFor } from '../replication/helpers';
 
@@ -29,8 +30,8 @@ const RUN_TIMEOUT_MS = 30_000;
 let broker: TestBroker;
 let conn: BrokerConnection;
 let tmp: string;
-/** Versions platformatic's clients used, by API key (the broker's own WriteTxnMarkers are not theirs). */
-const versionsSeen = new Map<number, Set<number>>();
+/** The requests platformatic's clients sent (the broker's own WriteTxnMarkers are not theirs). */
+let clientRequests: RequestRecording;
 
 beforeAll(async () => {
   broker = await startTestBroker('embedded', {
@@ -41,15 +42,7 @@ beforeAll(async () => {
       'group.initial.rebalance.delay.ms': 0,
     },
   });
-  broker.embedded!.server.dispatcherInterceptors.push({
-    intercept(ctx) {
-      if (ctx.clientId?.startsWith('plat-txn')) {
-        if (!versionsSeen.has(ctx.apiKey)) versionsSeen.set(ctx.apiKey, new Set());
-        versionsSeen.get(ctx.apiKey)!.add(ctx.apiVersion);
-      }
-      return undefined;
-    },
-  });
+  clientRequests = broker.embedded!.control.record({ clientId: /^plat-txn/ }, { bodies: false });
   conn = await connect(broker.host, broker.port);
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-platformatic-txn-'));
   const res = await conn.send('CreateTopics', undefined, {
@@ -257,7 +250,7 @@ describe('platformatic transactional Producer', () => {
 
   test('platformatic used the newest versions of the transaction APIs', () => {
     // Relies on the tests above (jest runs a file's tests in order).
-    const seen = (key: number) => [...(versionsSeen.get(key) ?? [])].sort((a, b) => a - b);
+    const seen = (key: number) => [...new Set(clientRequests.requests.filter((r) => r.apiKey === key).map((r) => r.apiVersion))].sort((a, b) => a - b);
     expect({
       Produce: seen(0),
       Fetch: seen(1),

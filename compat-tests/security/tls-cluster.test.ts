@@ -9,8 +9,7 @@
  * comes back on the same SSL port and rejoins the ISR.
  */
 import { startCluster, type RunningCluster } from '../../broker/cluster';
-import { createTestCertificates, type TestCertificates } from '../../broker';
-import { principalToString } from '../../common/kafka-principal';
+import { createTestCertificates, type RequestRecording, type TestCertificates } from '../../broker';
 import { FAST_CLUSTER_CONFIG, waitFor } from '../replication/helpers';
 import { kafkaJs } from './tls-helpers';
 import { RawSocket, requestFrame } from '../helpers/raw-socket';
@@ -22,7 +21,8 @@ let certs: TestCertificates;
 let cluster: RunningCluster;
 let kafka: Kafka;
 /** Who sent the follower fetches each broker served (principal and security protocol). */
-const followerFetchers = new Set<string>();
+/** The follower fetches each broker received. */
+const followerFetches: RequestRecording[] = [];
 
 beforeAll(async () => {
   certs = createTestCertificates();
@@ -38,15 +38,13 @@ beforeAll(async () => {
       ...certs.brokerSsl({ format: 'PKCS12', clientAuth: 'required' }),
     },
   });
-  for (const b of cluster.brokers.values()) {
-    b.server.dispatcherInterceptors.push({
-      intercept(ctx, request) {
-        if (ctx.apiKey === 1 && ((request as { replicaState?: { replicaId: number }; replicaId?: number }).replicaState?.replicaId ?? -1) >= 0) {
-          followerFetchers.add(`${principalToString(ctx.principal)} ${ctx.connection.securityProtocol}`);
-        }
-        return undefined;
-      },
-    });
+  for (const id of cluster.brokers.keys()) {
+    followerFetches.push(
+      cluster.control.broker(id).record({
+        api: 'Fetch',
+        when: (r) => ((r.body as { replicaState?: { replicaId: number }; replicaId?: number }).replicaState?.replicaId ?? (r.body as { replicaId?: number }).replicaId ?? -1) >= 0,
+      }, { bodies: false }),
+    );
   }
   kafka = kafkaJs(cluster.bootstrapServers, 'tls-cluster', { ssl: { ca: [certs.ca.cert], cert: certs.client.cert, key: certs.client.key } });
 });
@@ -103,7 +101,7 @@ test('acks=-1 with min.insync.replicas=3 over mutual TLS: every follower fetched
   }
   expect(total).toBe(100n);
   // Brokers authenticated to each other with the broker certificate.
-  expect(followerFetchers).toEqual(new Set(['User:CN=localhost SSL']));
+  expect(new Set(followerFetches.flatMap((rec) => rec.requests.map((r) => `${r.principal} ${r.securityProtocol}`)))).toEqual(new Set(['User:CN=localhost SSL']));
 });
 
 test('a restarted broker comes back on the same SSL port and rejoins the ISR', async () => {

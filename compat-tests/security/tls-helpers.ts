@@ -6,7 +6,6 @@
  */
 import type { Kafka, KafkaConfig as KafkaJsConfig } from 'kafkajs';
 import { startBroker, type RunningBroker, type StartBrokerOptions } from '../../broker';
-import { principalToString } from '../../common/kafka-principal';
 import { Logger } from '../../common/logger';
 import type { TestCertificates } from '../../broker/testing/certificates';
 import { quietKafka } from './kafkajs-helpers';
@@ -59,7 +58,7 @@ export class WatchedLogger extends Logger {
 export interface TlsBroker {
   broker: RunningBroker;
   /** Every request served, in order: who sent it and where. */
-  callers: Caller[];
+  readonly callers: readonly Caller[];
   log: WatchedLogger;
   close(): Promise<void>;
 }
@@ -77,20 +76,15 @@ export async function startTlsBroker(
     ...opts,
     config: { listeners: 'SSL://127.0.0.1:0', 'security.inter.broker.protocol': 'SSL', ...certs.brokerSsl(sslOpts), ...config },
   });
-  const callers: Caller[] = [];
-  broker.server.dispatcherInterceptors.push({
-    intercept(ctx) {
-      callers.push({
-        apiKey: ctx.apiKey,
-        principal: principalToString(ctx.principal),
-        listener: ctx.connection.listenerName,
-        securityProtocol: ctx.connection.securityProtocol,
-        clientId: ctx.clientId,
-      });
-      return undefined;
+  const served = broker.control.record({}, { bodies: false });
+  return {
+    broker,
+    get callers(): Caller[] {
+      return served.requests.map((r) => ({ apiKey: r.apiKey, principal: r.principal, listener: r.listenerName, securityProtocol: r.securityProtocol, clientId: r.clientId }));
     },
-  });
-  return { broker, callers, log, close: () => broker.close() };
+    log,
+    close: () => broker.close(),
+  };
 }
 
 /** A quiet KafkaJS client (kafkajs-helpers' quietKafka) with `clientId` and `extra` (ssl, sasl, retry, ...) over it. */

@@ -26,7 +26,6 @@ import { startBroker, type RunningBroker } from '../../broker';
 import { ErrorCode } from '../../protocol/errors';
 import { buildRecordBatch } from '../../protocol/records/memory-records-builder';
 import { connect, type BrokerConnection } from '../../client/network-client';
-import { FaultyFs } from '../../storage/testing/faulty-fs';
 import { describeTransaction, expectContiguousOffsets, lastStableOffset, storedBatches } from '../helpers/transactions';
 import { quietLogger } from '../recovery/helpers';
 import { waitFor } from '../replication/helpers';
@@ -81,9 +80,8 @@ async function readCommitted(kafka: Kafka, topics: string[], count: number, grou
 }
 
 test('KAFKA-7866: a failed .txnindex creation at the first ABORT marker never duplicates an offset, never exposes aborted data, and is repaired at restart', async () => {
-  const storageFs = new FaultyFs();
   const lines: string[] = [];
-  let broker = await startBroker({ logger: quietLogger(lines), config: CONFIG, overrides: OVERRIDES, dataDir: dirA, storageFs });
+  let broker = await startBroker({ logger: quietLogger(lines), config: CONFIG, overrides: OVERRIDES, dataDir: dirA });
   const port = broker.port;
   let kafka = kafkaFor(broker);
   let conn: BrokerConnection = await connect(broker.host, port);
@@ -120,13 +118,13 @@ test('KAFKA-7866: a failed .txnindex creation at the first ABORT marker never du
     await waitFor('the first commit complete', async () => (await describeTransaction(conn, 'k7866-first')).transactionState === 'CompleteCommit');
 
     // The next one aborts: the first ABORT marker of the partition in dir B creates its .txnindex, and that fails.
-    storageFs.failTransactionIndex({ under: logB.dir, errno: 'EMFILE' });
+    broker.control.failStorage({ op: 'open', file: 'txnindex', topic: TOPIC, partition: 0, errno: 'EMFILE' });
     txn = await p1.transaction();
     await txn.send({ topic: TOPIC, messages: [{ value: 'aborted-2b' }] });
     await txn.send({ topic: OTHER, messages: [{ value: 'aborted-2a' }] });
     const abortedFirstOffset = (await lastStableOffset(conn, TOPIC, 0)).offset;
     await txn.abort(); // answered once PrepareAbort is durable
-    await waitFor('the injected EMFILE', () => storageFs.injected.some((i) => i.errno === 'EMFILE' && i.path.endsWith('.txnindex')));
+    await waitFor('the injected EMFILE', () => broker.control.storageFaultsInjected.some((i) => i.errno === 'EMFILE' && i.path.endsWith('.txnindex')));
     expect(broker.server.logManager.offlineLogDirs).toEqual([path.resolve(dirB)]);
     // The failure is logged with its context: which marker, where the LEO and the LSO stay.
     expect(lines.some((l) => /transaction index append for the ABORT marker .* failed; the log end offset stays at \d+, the last stable offset at or below \d+: EMFILE/.test(l))).toBe(true);
@@ -185,7 +183,7 @@ test('KAFKA-7866: a failed .txnindex creation at the first ABORT marker never du
     await broker.close();
 
     // Restart with the same directories and no faults.
-    broker = await startBroker({ logger: quietLogger(lines), config: CONFIG, overrides: OVERRIDES, dataDir: dirA, port, storageFs: new FaultyFs() });
+    broker = await startBroker({ logger: quietLogger(lines), config: CONFIG, overrides: OVERRIDES, dataDir: dirA, port });
     kafka = kafkaFor(broker);
     conn = await connect(broker.host, port);
     const reloaded = broker.server.logManager.getLog(TOPIC, 0)!;

@@ -14,7 +14,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '../../broker';
-import type { RequestInterceptor } from '../../broker/request-dispatcher';
 import { ErrorCode } from '../../protocol/errors';
 import { connect, type BrokerConnection } from '../../client/network-client';
 import { describeTransaction, expectContiguousOffsets, lastStableOffset, storedBatches } from '../helpers/transactions';
@@ -216,7 +215,6 @@ describe('transaction coordinator state across a restart', () => {
     const port = broker.port;
     let kafka = kafkaFor(broker, 'txn-restart');
     let conn = await connect(broker.host, port);
-    const dropMarkers: RequestInterceptor = { intercept: (ctx) => (ctx.apiKey === 27 ? { action: 'close', reason: 'test: markers lost' } : undefined) };
     const producers: Producer[] = [];
     try {
       const admin = kafka.admin();
@@ -230,7 +228,8 @@ describe('transaction coordinator state across a restart', () => {
       const open = await p2.transaction();
       await open.send({ topic: 'tx-restart', messages: [{ partition: 0, value: 'open-0' }] });
 
-      broker.server.dispatcherInterceptors.push(dropMarkers);
+      // The markers are lost: every WriteTxnMarkers connection is closed before it is served.
+      broker.control.intercept({ api: 'WriteTxnMarkers' }, 'close');
       const txn = await p1.transaction();
       await txn.send({ topic: 'tx-restart', messages: [{ partition: 0, value: 'c-0' }, { partition: 1, value: 'c-1' }] });
       // EndTxn is answered once PrepareCommit is durable; the markers then fail to arrive.

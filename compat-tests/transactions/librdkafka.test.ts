@@ -17,7 +17,7 @@
  * Each test also scans the partition logs directly: every offset held once, markers (control
  * batches) exactly after each transaction's records, carrying its producer id and epoch.
  */
-import { startBroker, type RunningBroker } from '../../broker';
+import { startBroker, type RequestRecording, type RunningBroker } from '../../broker';
 import { ErrorCode } from '../../protocol/errors';
 import { ControlRecordType } from '../../protocol/records/control-record';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
@@ -31,8 +31,8 @@ let bootstrap: string;
 let conn: BrokerConnection;
 const producers: TxnProducer[] = [];
 const readers: { close(): Promise<void> }[] = [];
-/** Versions librdkafka's clients used, by API key (the broker's own WriteTxnMarkers are not theirs). */
-const versionsSeen = new Map<number, Set<number>>();
+/** The requests librdkafka's clients sent (the broker's own WriteTxnMarkers are not theirs). */
+let clientRequests: RequestRecording;
 
 beforeAll(async () => {
   broker = await startBroker({
@@ -47,15 +47,7 @@ beforeAll(async () => {
     },
   });
   bootstrap = broker.bootstrapServers.join(',');
-  broker.server.dispatcherInterceptors.push({
-    intercept(ctx) {
-      if (ctx.clientId?.startsWith('rdk-') || ctx.clientId?.startsWith('reader-') || ctx.clientId?.startsWith('ctp-')) {
-        if (!versionsSeen.has(ctx.apiKey)) versionsSeen.set(ctx.apiKey, new Set());
-        versionsSeen.get(ctx.apiKey)!.add(ctx.apiVersion);
-      }
-      return undefined;
-    },
-  });
+  clientRequests = broker.control.record({ clientId: /^(rdk-|reader-|ctp-)/ }, { bodies: false });
   conn = await connect(broker.host, broker.port);
   const res = await conn.send('CreateTopics', undefined, {
     topics: ['rdk-txn', 'rdk-open', 'ctp-in', 'ctp-out', 'rdk-fence'].map((name) => ({ name, numPartitions: 2, replicationFactor: 1 })),
@@ -410,7 +402,7 @@ test('a transaction left open past transaction.timeout.ms is aborted by the coor
 
 test('librdkafka 2.12 used its own (older) versions of the transaction APIs', () => {
   // Relies on the tests above (jest runs a file's tests in order).
-  const seen = (key: number) => [...(versionsSeen.get(key) ?? [])].sort((a, b) => a - b);
+  const seen = (key: number) => [...new Set(clientRequests.requests.filter((r) => r.apiKey === key).map((r) => r.apiVersion))].sort((a, b) => a - b);
   expect({
     Produce: seen(0),
     Fetch: seen(1),
