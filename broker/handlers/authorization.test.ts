@@ -3,7 +3,7 @@
  * authorizer is a scripted allow table (broker/security/testing/scripted-authorizer.ts; everything
  * not allowed is denied): for each API the operations KafkaApis checks, the answer when they are
  * allowed, and Kafka's error (per partition, per topic, per group or top level) at every advertised
- * version when they are not; the filtered answers (Metadata, ListGroups, ListTransactions,
+ * version when they are not; the filtered answers (Metadata, DescribeTopicPartitions, ListGroups, ListTransactions,
  * OffsetFetch, DescribeTransactions) and the authorized-operations bit fields.
  */
 import { startBroker, type RunningBroker } from '..';
@@ -359,6 +359,23 @@ describe('Metadata', () => {
     authz.allow(DESCRIBE, CLUSTER, CLUSTER_NAME).allow(IDEMPOTENT_WRITE, CLUSTER, CLUSTER_NAME);
     const res = await call(API.Metadata, 10, { topics: [], allowAutoTopicCreation: false, includeClusterAuthorizedOperations: true });
     expect(res.clusterAuthorizedOperations).toBe(to32BitField([DESCRIBE, IDEMPOTENT_WRITE]));
+  });
+});
+
+describe('DescribeTopicPartitions', () => {
+  test('DESCRIBE on each topic: all topics leave the others out; listed ones are TOPIC_AUTHORIZATION_FAILED with a zero id, last', async () => {
+    authz.allow(DESCRIBE, TOPIC, 'open').allow(READ, TOPIC, 'open');
+    const all = await call(API.DescribeTopicPartitions, 0, { topics: [], responsePartitionLimit: 2000, cursor: null });
+    expect(all.topics.map((t: any) => [t.name, t.errorCode])).toEqual([['open', NONE]]);
+    expect(all.topics[0].topicAuthorizedOperations).toBe(to32BitField([READ, DESCRIBE]));
+    const listed = await call(API.DescribeTopicPartitions, 0, { topics: [{ name: 'secret' }, { name: 'nowhere' }, { name: 'open' }], responsePartitionLimit: 2000, cursor: null });
+    expect(listed.topics.map((t: any) => [t.name, t.errorCode, t.topicId, t.partitions.length])).toEqual([
+      ['open', NONE, await topicIdOf('open'), 2],
+      ['nowhere', TAF, ZERO_UUID, 0],
+      ['secret', TAF, ZERO_UUID, 0],
+    ]);
+    expect(listed.topics[1].topicAuthorizedOperations).toBe(AUTHORIZED_OPERATIONS_OMITTED);
+    expect(authz.asked.find((a) => a.resourceName === 'secret')).toMatchObject({ operation: DESCRIBE, resourceType: TOPIC, logIfDenied: true });
   });
 });
 

@@ -23,6 +23,7 @@ import { electLeadersHandler } from './elect-leaders';
 import { describeConfigsHandler } from './describe-configs';
 import { describeGroupsHandler } from './describe-groups';
 import { describeProducersHandler } from './describe-producers';
+import { describeTopicPartitionsHandler } from './describe-topic-partitions';
 import { describeTransactionsHandler } from './describe-transactions';
 import { describeUserScramCredentialsHandler } from './describe-user-scram-credentials';
 import { endTxnHandler } from './end-txn';
@@ -93,4 +94,5 @@ export const HANDLERS: readonly HandlerSpec[] = [
   alterClientQuotasHandler,
   describeUserScramCredentialsHandler,
   alterUserScramCredentialsHandler,
+  describeTopicPartitionsHandler,
 ];
