@@ -583,6 +583,21 @@ describe('configs, cluster and quotas', () => {
     expect(broker.server.metadata.topicConfig('open').get('retention.ms')).toBe('3600000');
   });
 
+  test('DescribeLogDirs: DESCRIBE on the cluster, else no results (and CLUSTER_AUTHORIZATION_FAILED from v3)', async () => {
+    for (const v of versions(API.DescribeLogDirs)) {
+      const denied = await call(API.DescribeLogDirs, v, { topics: null });
+      expect(denied.results).toEqual([]);
+      expect(denied.errorCode).toBe(v >= 3 ? CAF : NONE);
+    }
+    expect(authz.asked.find((a) => a.resourceType === CLUSTER)).toMatchObject({ operation: DESCRIBE });
+    authz.allow(DESCRIBE, CLUSTER, CLUSTER_NAME);
+    for (const v of versions(API.DescribeLogDirs)) {
+      const allowed = await call(API.DescribeLogDirs, v, { topics: [{ topic: 'secret', partitions: [0] }] });
+      expect(allowed.errorCode).toBe(NONE);
+      expect(allowed.results.flatMap((r: any) => r.topics.map((t: any) => t.name))).toEqual(['secret']);
+    }
+  });
+
   test('DescribeCluster: nothing required; cluster_authorized_operations 0 without DESCRIBE on the cluster', async () => {
     for (const v of versions(API.DescribeCluster)) {
       const res = await call(API.DescribeCluster, v, { includeClusterAuthorizedOperations: true, endpointType: 1 });

@@ -22,6 +22,7 @@ import { describeClusterHandler } from './describe-cluster';
 import { electLeadersHandler } from './elect-leaders';
 import { describeConfigsHandler } from './describe-configs';
 import { describeGroupsHandler } from './describe-groups';
+import { describeLogDirsHandler } from './describe-log-dirs';
 import { describeProducersHandler } from './describe-producers';
 import { describeTopicPartitionsHandler } from './describe-topic-partitions';
 import { describeTransactionsHandler } from './describe-transactions';
@@ -95,4 +96,5 @@ export const HANDLERS: readonly HandlerSpec[] = [
   describeUserScramCredentialsHandler,
   alterUserScramCredentialsHandler,
   describeTopicPartitionsHandler,
+  describeLogDirsHandler,
 ];
