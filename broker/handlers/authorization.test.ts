@@ -598,6 +598,18 @@ describe('configs, cluster and quotas', () => {
     }
   });
 
+  test('UpdateFeatures: ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED and nothing changes', async () => {
+    // transaction.version stays at 1 whatever is allowed (v0 cannot ask for validate_only).
+    const update = (v: number) => ({ timeoutMs: 1000, featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 1, upgradeType: 1 }], validateOnly: v >= 1 });
+    for (const v of versions(API.UpdateFeatures)) {
+      const denied = await call(API.UpdateFeatures, v, update(v));
+      expect(denied).toMatchObject({ errorCode: CAF, errorMessage: 'Cluster authorization failed.', results: [] });
+    }
+    expect(authz.asked.find((a) => a.resourceType === CLUSTER)).toMatchObject({ operation: ALTER });
+    authz.allow(ALTER, CLUSTER, CLUSTER_NAME);
+    for (const v of versions(API.UpdateFeatures)) expect((await call(API.UpdateFeatures, v, update(v))).errorCode).toBe(NONE);
+  });
+
   test('DescribeCluster: nothing required; cluster_authorized_operations 0 without DESCRIBE on the cluster', async () => {
     for (const v of versions(API.DescribeCluster)) {
       const res = await call(API.DescribeCluster, v, { includeClusterAuthorizedOperations: true, endpointType: 1 });

@@ -48,6 +48,7 @@ import { saslAuthenticateHandler } from './sasl-authenticate';
 import { saslHandshakeHandler } from './sasl-handshake';
 import { syncGroupHandler } from './sync-group';
 import { txnOffsetCommitHandler } from './txn-offset-commit';
+import { updateFeaturesHandler } from './update-features';
 import { writeTxnMarkersHandler } from './write-txn-markers';
 
 export const HANDLERS: readonly HandlerSpec[] = [
@@ -97,4 +98,5 @@ export const HANDLERS: readonly HandlerSpec[] = [
   alterUserScramCredentialsHandler,
   describeTopicPartitionsHandler,
   describeLogDirsHandler,
+  updateFeaturesHandler,
 ];
