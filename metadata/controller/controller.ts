@@ -36,7 +36,7 @@ import { SerialQueue } from '../../common/serial-queue';
 import { topicPartitionKey } from '../../common/topic-partition';
 import type { MetadataLog } from '../metadata-log';
 import { CLUSTER_METADATA_TOPIC, isInternalTopic, unifyCollisionChars, validateTopicName } from '../topic-name';
-import { planFeatureUpdates, type FeatureUpdate } from './feature-control-manager';
+import { checkBrokerFeatures, planFeatureUpdates, type FeatureUpdate } from './feature-control-manager';
 import { BOOTSTRAP_FEATURE_LEVELS, FeatureName, supportedFeatureRecords } from '../features';
 import { ClientQuotaControlManager, type ClientQuotaAlteration, type ClientQuotaAlterationResult } from './client-quota-control-manager';
 import { ScramControlManager, type ScramAlterationResult, type ScramCredentialDeletion, type ScramCredentialUpsertion } from './scram-control-manager';
@@ -332,6 +332,8 @@ export class Controller implements ControllerApi {
    * BrokerRegistration. In cluster mode the broker starts fenced, and a registration for an id
    * whose previous incarnation still has a live session is refused (DUPLICATE_BROKER_REGISTRATION);
    * a previous incarnation that is no longer alive is fenced out of its ISRs and leaderships first.
+   * A broker that cannot run at every finalized feature level is refused (UNSUPPORTED_VERSION,
+   * checkBrokerFeatures); the record keeps the ranges it registered with.
    */
   registerBroker(reg: BrokerRegistration): Promise<bigint> {
     return this.queue.run(() => {
@@ -348,6 +350,8 @@ export class Controller implements ControllerApi {
         }
         records.push(...this.removeFromIsrsAndLeaderships(reg.brokerId, 'a new registration'));
       }
+      const features = checkBrokerFeatures(this.image.finalizedFeatures(), reg.features ?? supportedFeatureRecords());
+      if (!features.ok) throw new KafkaError(ErrorCode.UNSUPPORTED_VERSION, features.message);
       const brokerEpoch = this.nextBrokerEpoch++;
       records.push({
         type: 'RegisterBrokerRecord',
@@ -357,7 +361,7 @@ export class Controller implements ControllerApi {
           incarnationId: reg.incarnationId,
           brokerEpoch,
           endPoints: reg.endpoints,
-          features: reg.features ?? supportedFeatureRecords(),
+          features: features.features,
           rack: reg.rack,
           fenced: this.opts.sessions !== undefined,
           inControlledShutdown: false,

@@ -8,7 +8,7 @@
 import { ErrorCode } from '../../protocol/errors';
 import { InMemoryMetadataLog } from '../metadata-log';
 import { followingImage, testController } from '../testing/test-controller';
-import { planFeatureUpdates, UpgradeType, type FeatureControlContext } from './feature-control-manager';
+import { checkBrokerFeatures, planFeatureUpdates, UpgradeType, type FeatureControlContext } from './feature-control-manager';
 import { FeatureName, METADATA_VERSION_LEVEL, supportedFeatureRecords } from '../features';
 
 const { UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE } = UpgradeType;
@@ -77,6 +77,27 @@ describe('planFeatureUpdates (FeatureControlManager.updateFeature)', () => {
     ]);
     expect(out).toEqual({ ok: false, message: expect.stringContaining("Can't downgrade the version of this feature") });
     expect(c.warnings[c.warnings.length - 1]).toBe((out as { message: string }).message);
+  });
+});
+
+describe('checkBrokerFeatures (ClusterControlManager.processRegistrationFeature)', () => {
+  const finalized = new Map([[MV, 25], [TV, 1]]);
+  test("krill's ranges register as sent", () => {
+    expect(checkBrokerFeatures(finalized, supportedFeatureRecords())).toEqual({ ok: true, features: supportedFeatureRecords() });
+  });
+  test('no metadata.version range means level 1 only; an unlisted finalized feature means level 0 only', () => {
+    expect(checkBrokerFeatures(finalized, [])).toEqual({
+      ok: false,
+      message: 'Unable to register because the broker does not support finalized version 25 of metadata.version. The broker wants a version between 1 and 1, inclusive.',
+    });
+    expect(checkBrokerFeatures(finalized, [{ name: MV, minSupportedVersion: 20, maxSupportedVersion: 25 }])).toEqual({
+      ok: false,
+      message: 'Unable to register because the broker does not support finalized version 1 of transaction.version. The broker wants a version between 0 and 0, inclusive.',
+    });
+    expect(checkBrokerFeatures(new Map([[MV, 25]]), [{ name: MV, minSupportedVersion: 20, maxSupportedVersion: 25 }])).toEqual({
+      ok: true,
+      features: [{ name: MV, minSupportedVersion: 20, maxSupportedVersion: 25 }],
+    });
   });
 });
 

@@ -18,6 +18,10 @@
  *   more needs metadata.version 7 or more.
  * The features krill knows have no dependencies on each other's levels (Kafka's TransactionVersion
  * and GroupVersion declare none).
+ *
+ * Broker registration (ClusterControlManager.processRegistrationFeature): a broker must support
+ * every finalized level; one that sends no metadata.version range is taken to support only level 1
+ * (3.0-IV1), and a finalized feature it does not list only level 0.
  */
 import type { FeatureLevelRecordData } from '../metadata-records';
 import { FeatureName, KNOWN_FEATURES, METADATA_VERSION_NAMES, rangeString, supportedRange, type VersionRange } from '../features';
@@ -103,4 +107,36 @@ function checkUpdate(ctx: FeatureControlContext, u: FeatureUpdate, proposed: Rea
     return invalid(`${u.feature} could not be set to ${u.level} because it depends on metadata.version=4 (3.3-IV0)`);
   }
   return null;
+}
+
+export interface RegisteredFeature {
+  name: string;
+  minSupportedVersion: number;
+  maxSupportedVersion: number;
+}
+
+/**
+ * The features a registering broker is recorded with (metadata.version 1-1 added when it sent no
+ * range for it), or the UNSUPPORTED_VERSION message when it cannot run at a finalized level.
+ */
+export function checkBrokerFeatures(finalized: ReadonlyMap<string, number>, sent: readonly RegisteredFeature[]): { ok: true; features: RegisteredFeature[] } | { ok: false; message: string } {
+  const features = sent.map((f) => ({ ...f }));
+  if (!features.some((f) => f.name === FeatureName.METADATA_VERSION)) {
+    features.push({ name: FeatureName.METADATA_VERSION, minSupportedVersion: 1, maxSupportedVersion: 1 });
+  }
+  const check = (f: RegisteredFeature): string | null => {
+    const level = finalized.get(f.name) ?? (f.name === FeatureName.METADATA_VERSION ? 1 : 0);
+    if (level >= f.minSupportedVersion && level <= f.maxSupportedVersion) return null;
+    return `Unable to register because the broker does not support finalized version ${level} of ${f.name}. The broker wants a version between ${f.minSupportedVersion} and ${f.maxSupportedVersion}, inclusive.`;
+  };
+  for (const f of features) {
+    const message = check(f);
+    if (message) return { ok: false, message };
+  }
+  for (const [name, level] of finalized) {
+    if (level === 0 || features.some((f) => f.name === name)) continue;
+    const message = check({ name, minSupportedVersion: 0, maxSupportedVersion: 0 });
+    if (message) return { ok: false, message };
+  }
+  return { ok: true, features };
 }
