@@ -3,7 +3,8 @@
  * client sends it: @platformatic/kafka ships the codec but never calls it): pagination with
  * response_partition_limit and the cursor, the cap max.request.partition.size.limit, every
  * partition field (ELR lists empty, as Kafka with ELR off), unknown and invalid names, and
- * INVALID_REQUEST for a bad cursor.
+ * INVALID_REQUEST for a bad cursor; in a 3-broker cluster, a stopped broker's replicas are offline
+ * and the partitions it led have moved.
  */
 import { startBroker, type RunningBroker } from '../../broker';
 import { Logger } from '../../common/logger';
@@ -11,6 +12,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
 import { connect, type BrokerConnection } from '../../client/network-client';
 import type { DescribeTopicPartitionsResponse } from '../../protocol/generated/describe-topic-partitions';
+import { connectTo, createTopic, fastCluster, waitFor } from '../replication/helpers';
 
 jest.setTimeout(30_000);
 
@@ -123,5 +125,34 @@ describe('DescribeTopicPartitions against a krill broker', () => {
     expect(negative.topics.map((t) => [t.name, t.errorCode])).toEqual([['dtp-a', ErrorCode.INVALID_REQUEST]]);
     const negativeAll = await describe_([], 100, { topicName: 'dtp-a', partitionIndex: -1 });
     expect(negativeAll.topics).toEqual([]);
+  });
+});
+
+describe('DescribeTopicPartitions in a 3-broker cluster', () => {
+  test('a stopped broker is an offline replica, out of the ISR and no longer a leader', async () => {
+    const cluster = await fastCluster();
+    const conn = await connectTo(cluster.bootstrapServers[0]);
+    try {
+      await createTopic(cluster, 'dtp-rf3', 3, 3);
+      const ask = () => conn.send('DescribeTopicPartitions', 0, { topics: [{ name: 'dtp-rf3' }], responsePartitionLimit: 100, cursor: null });
+      const before = (await ask()).topics[0].partitions;
+      expect(before.map((p) => p.replicaNodes.length)).toEqual([3, 3, 3]);
+      expect(before.every((p) => p.offlineReplicas.length === 0 && p.isrNodes.length === 3)).toBe(true);
+      await cluster.stopBroker(2);
+      const after = await waitFor('broker 2 out of every ISR', async () => {
+        const ps = (await ask()).topics[0].partitions;
+        return ps.every((p) => !p.isrNodes.includes(2)) ? ps : null;
+      });
+      for (const p of after) {
+        expect(p.offlineReplicas).toEqual([2]);
+        expect(p.replicaNodes).toContain(2);
+        expect(p.leaderId).not.toBe(2);
+        expect(p.leaderId).toBeGreaterThanOrEqual(0);
+        expect(p).toMatchObject({ eligibleLeaderReplicas: [], lastKnownElr: [] });
+      }
+    } finally {
+      await conn.close();
+      await cluster.close();
+    }
   });
 });
