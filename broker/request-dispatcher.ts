@@ -51,7 +51,6 @@ export type InterceptDecision =
   | { action: 'closeAfterHandling'; reason?: string }
   | { action: 'pass' };
 
-/** A broker, or the controller node (its own listener and handler registry). */
 /**
  * What limits the versions a dispatcher serves: `versionCaps` (apiKey -> highest version), and
  * `emulatedVersions` when set (krill.kafka.version): only the APIs it lists, within its ranges.
@@ -61,6 +60,7 @@ export interface VersionLimits {
   readonly emulatedVersions?: ReadonlyMap<number, { minVersion: number; maxVersion: number }> | null;
 }
 
+/** A broker, or the controller node (its own listener and handler registry). */
 export class RequestDispatcher<Ctx extends VersionLimits = Broker> implements FrameProcessor {
   private readonly handlers = new Map<number, HandlerSpec<any, any, Ctx>>();
   readonly interceptors: RequestInterceptor[] = [];
