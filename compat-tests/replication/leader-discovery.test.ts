@@ -3,7 +3,8 @@
  * and Fetch v16+ answers with NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH name the current leader
  * (id and epoch) and list its endpoint on the listener the request came in on (krill's client on
  * the wire, every field checked); older versions carry neither. librdkafka 2.12, which uses these
- * fields (it applies the leader from the Produce answer), keeps producing through a leader move.
+ * fields (it applies the leader from the Produce answer), keeps producing through a leader move,
+ * and a librdkafka consumer keeps reading through one, fetching from the new leader.
  */
 import type { RunningCluster } from '../../broker/cluster';
 import { ApiKey } from '../../protocol/generated';
@@ -17,6 +18,7 @@ const RdKafka = require('node-rdkafka');
 jest.setTimeout(60_000);
 
 const TOPIC = 'kip951';
+const FETCH_TOPIC = 'kip951-fetch';
 
 function endpointOf(cluster: RunningCluster, nodeId: number): { nodeId: number; host: string; port: number; rack: string | null } {
   const [host, port] = cluster.bootstrapServers[nodeId].split(':');
@@ -63,12 +65,24 @@ describe('KIP-951: current_leader and node_endpoints after a leader move', () =>
   beforeAll(async () => {
     cluster = await fastCluster();
     await createTopic(cluster, TOPIC, 1, 3);
-    preferred = (await partitionsOf(cluster.bootstrapServers[0], TOPIC))[0].replicas[0];
+    const replicas = (await partitionsOf(cluster.bootstrapServers[0], TOPIC))[0].replicas;
+    preferred = replicas[0];
+    // A second topic with the same replicas, for the consumer test.
+    const created = await (await open(0)).send('CreateTopics', undefined, {
+      topics: [{ name: FETCH_TOPIC, numPartitions: -1, replicationFactor: -1, assignments: [{ partitionIndex: 0, brokerIds: replicas }], configs: [] }],
+      timeoutMs: 10_000,
+      validateOnly: false,
+    });
+    expect(created.topics[0].errorCode).toBe(ErrorCode.NONE);
+    await waitFor('the second topic on every broker', async () => {
+      for (const b of cluster.bootstrapServers) if ((await partitionsOf(b, FETCH_TOPIC).catch(() => []))[0]?.isr.length !== 3) return false;
+      return true;
+    });
     // Move the leadership away from the preferred replica, and bring that replica back as a follower.
     await cluster.stopBroker(preferred);
     await cluster.startBroker(preferred);
     await waitFor('the preferred replica back in the ISR on every broker', async () => {
-      for (const b of cluster.bootstrapServers) if (!(await partitionsOf(b, TOPIC))[0].isr.includes(preferred)) return false;
+      for (const b of cluster.bootstrapServers) for (const t of [TOPIC, FETCH_TOPIC]) if (!(await partitionsOf(b, t))[0].isr.includes(preferred)) return false;
       return true;
     });
     const p = (await partitionsOf(cluster.bootstrapServers[preferred], TOPIC))[0];
@@ -211,6 +225,68 @@ describe('KIP-951: current_leader and node_endpoints after a leader move', () =>
       expect(seq.filter((s) => s.startsWith(`${ApiKey.Produce}@`)).pop()).toBe(`${ApiKey.Produce}@${preferred}`);
     } finally {
       await new Promise<void>((resolve) => producer.disconnect(() => resolve()));
+    }
+  });
+  test('a librdkafka consumer follows the leader to its new broker and reads everything produced there', async () => {
+    expect((await partitionsOf(cluster.bootstrapServers[0], FETCH_TOPIC))[0].leader).toBe(leader);
+    const produceTo = async (nodeId: number, values: string[]) => {
+      const res = await (await open(nodeId)).send('Produce', 11, {
+        transactionalId: null,
+        acks: -1,
+        timeoutMs: 5000,
+        topicData: [{ name: FETCH_TOPIC, partitionData: [{ index: 0, records: buildRecordBatch(values.map((v) => ({ key: null, value: Buffer.from(v) }))) }] }],
+      });
+      expect(res.responses[0].partitionResponses[0].errorCode).toBe(ErrorCode.NONE);
+    };
+    await produceTo(leader, ['a0', 'a1', 'a2']);
+    const consumer = new RdKafka.KafkaConsumer(
+      { 'bootstrap.servers': cluster.bootstrapServers.join(','), 'client.id': 'kip951-consumer', 'group.id': 'kip951-consumer', 'enable.auto.commit': false, 'fetch.wait.max.ms': 50, 'topic.metadata.refresh.interval.ms': 600_000 },
+      { 'auto.offset.reset': 'earliest' },
+    );
+    const got: string[] = [];
+    let failure: Error | null = null;
+    let stopped = false;
+    const fetchesTo = new Map<number, number>();
+    await new Promise<void>((resolve, reject) => {
+      consumer.once('ready', () => resolve());
+      consumer.connect({}, (err: Error | null) => err && reject(err));
+    });
+    try {
+      consumer.assign([{ topic: FETCH_TOPIC, partition: 0, offset: 0 }]);
+      const loop = () => {
+        if (stopped) return;
+        consumer.consume(100, (err: (Error & { code?: number }) | null, messages: { value: Buffer }[]) => {
+          if (err && err.code !== RdKafka.CODES.ERRORS.ERR__TIMED_OUT) failure = err;
+          for (const m of messages ?? []) got.push(m.value.toString());
+          setImmediate(loop);
+        });
+      };
+      loop();
+      const have = (n: number) => waitFor(`${n} consumed (have ${got.length})`, () => failure ?? got.length >= n, 20_000).then(() => {
+        if (failure) throw failure;
+      });
+      await have(3);
+      for (const [id, b] of cluster.brokers) {
+        b.server.dispatcher.interceptors.push({
+          intercept: (ctx) => {
+            if (ctx.clientId === 'kip951-consumer' && ctx.apiKey === ApiKey.Fetch) fetchesTo.set(id, (fetchesTo.get(id) ?? 0) + 1);
+            return undefined;
+          },
+        });
+      }
+      const elect = await (await open(leader)).send('ElectLeaders', 2, { electionType: 0, topicPartitions: [{ topic: FETCH_TOPIC, partitions: [0] }], timeoutMs: 5000 });
+      expect(elect.replicaElectionResults[0].partitionResult[0].errorCode).toBe(ErrorCode.NONE);
+      await waitFor('every broker sees the new leader', async () => {
+        for (const b of cluster.bootstrapServers) if ((await partitionsOf(b, FETCH_TOPIC))[0].leader !== preferred) return false;
+        return true;
+      });
+      await produceTo(preferred, ['b0', 'b1', 'b2']);
+      await have(6);
+      expect(got).toEqual(['a0', 'a1', 'a2', 'b0', 'b1', 'b2']);
+      expect(fetchesTo.get(preferred)).toBeGreaterThan(0);
+    } finally {
+      stopped = true;
+      await new Promise<void>((resolve) => consumer.disconnect(() => resolve()));
     }
   });
 });
