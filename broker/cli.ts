@@ -2,7 +2,7 @@
  * The `krill` command.
  *
  *   krill [--config server.properties] [--override key=value ...] [--port N] [--host H]
- *         [--data-dir DIR] [--max-api-version API=V ...] [--log-level LEVEL]
+ *         [--data-dir DIR] [--max-api-version API=V ...] [--kafka-version X.Y] [--log-level LEVEL]
  *         [--add-scram 'SCRAM-SHA-256=[name=alice,password=alice-secret]' ...]
  *         [--create-topic name[:partitions[:replication-factor]][:key=value...] ...]
  *
@@ -11,6 +11,8 @@
  * `--add-scram` (repeatable, `-S`) is `kafka-storage format --add-scram`: SCRAM credentials written
  * to the metadata log on the first start of a fresh node (broker/security/sasl/scram-parser.ts).
  * `--create-topic` (repeatable) creates a topic before the ready line (broker/startup-topics.ts).
+ * `--kafka-version X.Y` is krill.kafka.version: the brokers advertise exactly the API ranges of
+ * that Apache Kafka release line that krill implements (broker/kafka-version.ts).
  *
  * Clusters (docs/replication.md):
  *   krill --brokers N [--port P]           N brokers (node ids 0..N-1, ports P..P+N-1) and a
@@ -32,9 +34,11 @@ import { dumpLogMain } from '../storage/tools/dump-log';
 import { parseScramArgument } from './security/sasl/scram-parser';
 import { parseStartupTopic } from './startup-topics';
 import { adminMain, isAdminCommand } from './admin-cli/admin-main';
+import { KAFKA_VERSION_CONFIG } from './kafka-version';
+import { KAFKA_RELEASE_API_VERSIONS } from '../protocol/kafka-release-api-versions';
 
 const USAGE = `usage: krill [--config FILE] [--override key=value ...] [--port N] [--host H] [--data-dir DIR]
-             [--max-api-version API=VERSION ...] [--log-level error|warn|info|debug|trace]
+             [--max-api-version API=VERSION ...] [--kafka-version X.Y] [--log-level error|warn|info|debug|trace]
              [--add-scram 'SCRAM-SHA-512=[name=NAME,password=PASSWORD]' ...]
              [--create-topic NAME[:PARTITIONS[:REPLICATION-FACTOR]][:KEY=VALUE...] ...]
              [--brokers N | --process-roles controller | --node-id N --controller HOST:PORT]
@@ -45,6 +49,8 @@ one broker of that cluster (separate processes, or machines). --add-scram (repea
 MECH=[name=N,iterations=I,salt=B64,saltedpassword=B64]) adds a SCRAM credential to the metadata
 log when the node starts with an empty one, as kafka-storage format --add-scram does.
 --create-topic (repeatable) creates a topic before the ready line; an existing one is kept.
+--kafka-version X.Y (2.8, 3.0 ... 3.9) advertises the API versions of that Apache Kafka release
+that krill implements, and refuses the others (config key krill.kafka.version).
        krill dump-log [--deep-iteration] [--print-data-log] [--index-sanity-check] FILE|DIR...
 Prints and checks log segments and indexes (like kafka-dump-log.sh; --help for its options).
        krill topics|groups|configs|acls|quorum --bootstrap-server HOST:PORT ...
@@ -124,6 +130,12 @@ export function parseArgs(argv: string[]): CliOptions {
           throw new Error(`--create-topic: ${(err as Error).message}`);
         }
         topics.push(v);
+        break;
+      }
+      case '--kafka-version': {
+        const v = value();
+        if (!(v in KAFKA_RELEASE_API_VERSIONS)) throw new Error(`invalid --kafka-version ${v} (one of ${Object.keys(KAFKA_RELEASE_API_VERSIONS).join(', ')})`);
+        overrides.unshift(`${KAFKA_VERSION_CONFIG}=${v}`);
         break;
       }
       case '--log-level':

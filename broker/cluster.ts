@@ -57,6 +57,8 @@ export interface StartClusterOptions {
   keepDataDir?: boolean;
   controllerNodeId?: number;
   maxApiVersions?: Readonly<Record<string, number>>;
+  /** Every broker advertises the API ranges of this Kafka release line (krill.kafka.version). */
+  kafkaVersion?: string;
   logLevel?: LogLevel;
   logger?: Logger;
   /** SCRAM credentials for the controller to write to a fresh metadata log (`--add-scram`). */
@@ -163,6 +165,7 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
           'controller.quorum.bootstrap.servers': controllerAddress,
         },
         maxApiVersions: opts.maxApiVersions,
+        kafkaVersion: opts.kafkaVersion,
         logLevel: opts.logLevel,
         logger: opts.logger?.child(`broker-${id}`),
         control: controls.get(id),

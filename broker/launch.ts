@@ -1,11 +1,12 @@
 /**
  * The one broker startup path shared by the CLI and the embedding API (and so startCluster's
- * brokers): turns krill's short options (host, port, data dir, version caps by API name or key)
- * into Kafka config properties, starts a KafkaServer, creates the startup topics (before the
- * caller reports ready) and describes where it listens.
+ * brokers): turns krill's short options (host, port, data dir, version caps by API name or key,
+ * the emulated Kafka release) into Kafka config properties, starts a KafkaServer, creates the
+ * startup topics (before the caller reports ready) and describes where it listens.
  */
 import type { ConfigInput } from '../config/kafka-config';
 import { KafkaServer } from './server';
+import { KAFKA_VERSION_CONFIG } from './kafka-version';
 import type { LogLevel, Logger } from '../common/logger';
 import type { StorageFs } from '../storage/fs';
 import { ALL_APIS } from '../protocol/generated';
@@ -26,6 +27,8 @@ export interface LaunchOptions {
   dataDir?: string;
   /** Highest version to advertise per API, by name ("Produce") or key ("0"). */
   maxApiVersions?: Readonly<Record<string, number>>;
+  /** Shorthand for krill.kafka.version: advertise the API ranges of this Kafka release line ("3.6"). */
+  kafkaVersion?: string;
   logLevel?: LogLevel;
   logger?: Logger;
   /** The file system the partition logs use (fault injection: storage/testing/faulty-fs.ts). */
@@ -64,6 +67,7 @@ export async function launch(opts: LaunchOptions): Promise<KafkaServer> {
     props.listeners = `PLAINTEXT://${opts.host ?? '127.0.0.1'}:${opts.port ?? 9092}`;
   }
   if (opts.dataDir !== undefined) props['log.dirs'] = opts.dataDir;
+  if (opts.kafkaVersion !== undefined) props[KAFKA_VERSION_CONFIG] = opts.kafkaVersion;
   const server = await KafkaServer.start({
     file: opts.configFile,
     props,

@@ -1,7 +1,9 @@
 /**
  * Turns a request frame into a response frame: header -> version gate -> decode -> fault-injection
  * interceptors -> handler -> encode. Owns the mapping from API key to handler (at most one per
- * key). The same dispatcher serves a broker's listeners (HANDLERS) and the controller node's
+ * key), and the version gate: a handler's range, narrowed by version caps and by an emulated Kafka
+ * release (krill.kafka.version, broker/kafka-version.ts), is what ApiVersions advertises and what
+ * is served. The same dispatcher serves a broker's listeners (HANDLERS) and the controller node's
  * listener (CONTROLLER_HANDLERS).
  *
  * Kafka's rules kept here: an ApiVersions request of a version krill does not support is answered
@@ -49,8 +51,17 @@ export type InterceptDecision =
   | { action: 'closeAfterHandling'; reason?: string }
   | { action: 'pass' };
 
+/**
+ * What limits the versions a dispatcher serves: `versionCaps` (apiKey -> highest version), and
+ * `emulatedVersions` when set (krill.kafka.version): only the APIs it lists, within its ranges.
+ */
+export interface VersionLimits {
+  readonly versionCaps: ReadonlyMap<number, number>;
+  readonly emulatedVersions?: ReadonlyMap<number, { minVersion: number; maxVersion: number }> | null;
+}
+
 /** A broker, or the controller node (its own listener and handler registry). */
-export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<number, number> } = Broker> implements FrameProcessor {
+export class RequestDispatcher<Ctx extends VersionLimits = Broker> implements FrameProcessor {
   private readonly handlers = new Map<number, HandlerSpec<any, any, Ctx>>();
   readonly interceptors: RequestInterceptor[] = [];
 
@@ -69,24 +80,42 @@ export class RequestDispatcher<Ctx extends { readonly versionCaps: ReadonlyMap<n
     }
   }
 
-  /** The ranges advertised in ApiVersions, after any version caps. */
+  /** The range served for a handler after the caps and any emulated release; null if none is left. */
+  private rangeOf(h: HandlerSpec<any, any, Ctx>): { minVersion: number; maxVersion: number } | null {
+    let min = h.minVersion;
+    let max = h.maxVersion;
+    const emulated = this.broker.emulatedVersions;
+    if (emulated) {
+      const r = emulated.get(h.apiKey);
+      if (!r) return null;
+      min = Math.max(min, r.minVersion);
+      max = Math.min(max, r.maxVersion);
+    }
+    const cap = this.broker.versionCaps.get(h.apiKey);
+    if (cap !== undefined) max = Math.min(max, cap);
+    return min <= max ? { minVersion: min, maxVersion: max } : null;
+  }
+
+  /** The ranges advertised in ApiVersions, after any version caps and emulated release. */
   advertisedVersions(): { apiKey: number; minVersion: number; maxVersion: number }[] {
-    const caps = this.broker.versionCaps;
     const out: { apiKey: number; minVersion: number; maxVersion: number }[] = [];
     for (const h of [...this.handlers.values()].sort((a, b) => a.apiKey - b.apiKey)) {
-      const cap = caps.get(h.apiKey);
-      const max = cap === undefined ? h.maxVersion : Math.min(cap, h.maxVersion);
-      if (max < h.minVersion) continue;
-      out.push({ apiKey: h.apiKey, minVersion: h.minVersion, maxVersion: max });
+      const r = this.rangeOf(h);
+      if (r) out.push({ apiKey: h.apiKey, ...r });
     }
     return out;
   }
 
+  /** The handlers' own ranges, before caps and emulation (what an emulated release is intersected with). */
+  implementedVersions(): { apiKey: number; minVersion: number; maxVersion: number }[] {
+    return [...this.handlers.values()].map((h) => ({ apiKey: h.apiKey, minVersion: h.minVersion, maxVersion: h.maxVersion }));
+  }
+
   private supported(apiKey: number, version: number): HandlerSpec<any, any, Ctx> | undefined {
     const h = this.handlers.get(apiKey);
-    if (!h || version < h.minVersion || version > h.maxVersion) return undefined;
-    const cap = this.broker.versionCaps.get(apiKey);
-    if (cap !== undefined && version > cap) return undefined;
+    if (!h) return undefined;
+    const r = this.rangeOf(h);
+    if (!r || version < r.minVersion || version > r.maxVersion) return undefined;
     return h;
   }
 

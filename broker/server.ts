@@ -40,6 +40,7 @@ import { transactionCoordinatorConfig } from '../coordinator/transaction/transac
 import { NetworkMarkerTransport } from '../coordinator/transaction/network-marker-transport';
 import { AddPartitionsToTxnManager } from '../coordinator/transaction/add-partitions-to-txn-manager';
 import { RequestDispatcher } from './request-dispatcher';
+import { KAFKA_VERSION_CONFIG, emulatedVersionRanges, type VersionRangeLimit } from './kafka-version';
 import { HANDLERS } from './handlers';
 import { SocketServer, type SocketServerOptions } from './network/socket-server';
 import { socketServerOptions } from './network/socket-server-config';
@@ -121,6 +122,8 @@ export class KafkaServer implements Broker {
   /** Asks transaction coordinators whether a transactional batch's partition is in its transaction (KIP-890). */
   private readonly transactionVerifier: AddPartitionsToTxnManager;
   readonly versionCaps: ReadonlyMap<number, number>;
+  /** krill.kafka.version: the emulated release's ranges that krill implements (null: krill's own). */
+  readonly emulatedVersions: ReadonlyMap<number, VersionRangeLimit> | null;
   readonly dispatcher: RequestDispatcher;
   private readonly socketServer: SocketServer;
   private advertised: AdvertisedEndpoint[] = [];
@@ -262,6 +265,9 @@ export class KafkaServer implements Broker {
     // SASL listeners (broker/security/sasl/): validated here, so one krill cannot serve stops startup.
     const sasl = SaslGate.forListeners(config, config.dataPlaneListeners(), brokerSaslDeps(this.logger, this.metadata));
     this.dispatcher = new RequestDispatcher<Broker>(this, HANDLERS, this.logger.child('request'), this.quotas.request, sasl);
+    const kafkaVersion = config.getString(KAFKA_VERSION_CONFIG);
+    this.emulatedVersions = kafkaVersion === null ? null : emulatedVersionRanges(kafkaVersion, this.dispatcher.implementedVersions());
+    if (kafkaVersion !== null) this.logger.info(`advertising the API versions of Apache Kafka ${kafkaVersion} that krill implements (${this.emulatedVersions!.size} APIs)`);
     this.socketServer = new SocketServer(
       this.dispatcher,
       { ...socketOptions, quotas: { ...socketOptions.quotas, ipConnectionRate: (address) => this.quotas.ipConnectionRate(address) } },

@@ -16,12 +16,14 @@
  * Defaults are written in properties-file form and parsed exactly like a user's value, so a
  * default and the same text in server.properties always mean the same thing.
  *
- * krill differs from Kafka's defaults only in KRILL_DEFAULT_OVERRIDES below.
+ * krill differs from Kafka's defaults only in KRILL_DEFAULT_OVERRIDES below. One property is krill's
+ * own, not Kafka's: krill.kafka.version (internal, at the end of the table).
  */
 import {
   atLeast,
   between,
   ConfigDataType,
+  ConfigException,
   ConfigKeyDef,
   gzipLevel,
   Importance,
@@ -34,6 +36,20 @@ import {
   UpdateMode,
   Validator,
 } from './config-types';
+import { KAFKA_RELEASE_API_VERSIONS } from '../protocol/kafka-release-api-versions';
+
+/** null, or a release line protocol/kafka-release-api-versions.ts has a table for. */
+function kafkaReleaseLine(): Validator {
+  const known = Object.keys(KAFKA_RELEASE_API_VERSIONS);
+  return {
+    ensureValid(name, value) {
+      if (value !== null && !known.includes(value as string)) {
+        throw ConfigException.invalid(name, value, `Not a Kafka release krill can emulate; one of: ${known.join(', ')}`);
+      }
+    },
+    describe: () => `[${known.join(', ')}]`,
+  };
+}
 
 const RO: UpdateMode = 'read-only';
 const PER_BROKER: UpdateMode = 'per-broker';
@@ -459,6 +475,10 @@ export const BROKER_CONFIG_DEFS: readonly ConfigKeyDef[] = [
     'Delay before the log manager starts its periodic tasks (testing aid).', true),
   def('producer.id.expiration.check.interval.ms', 'int', '600000', 'low', RO, atLeast(1),
     'How often expired producer ids are looked for.', true),
+
+  // krill's own (not Kafka's): internal, so DescribeConfigs shows it only when set.
+  def('krill.kafka.version', 'string', null, 'low', RO, kafkaReleaseLine(),
+    'Advertise exactly the API version ranges of this Apache Kafka release line (2.8, 3.0 ... 3.9), intersected with what krill implements (--kafka-version).', true),
 ];
 
 /**

@@ -15,6 +15,7 @@
  * A heartbeat answered STALE_BROKER_EPOCH or BROKER_ID_NOT_REGISTERED (the controller lost or
  * replaced the registration) registers again. All timers are unref'd and cleared by stop().
  */
+import { supportedFeatureRecords } from './features';
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors';
 import { randomUuid } from '../protocol/primitives/uuid';
 import type { Logger } from '../common/logger';
@@ -70,7 +71,7 @@ export class BrokerLifecycleManager {
           clusterId: this.opts.clusterId,
           incarnationId: this.incarnationId,
           listeners: this.opts.listeners(),
-          features: [],
+          features: supportedFeatureRecords(),
           rack: this.opts.rack,
           isMigratingZkBroker: false,
           logDirs: [],

@@ -26,6 +26,12 @@
  * `scramCredentialInfos()` (mechanisms and iterations only); `subscribeScramCredentials` is told
  * after every batch that changed one.
  *
+ * Finalized features (FeatureLevelRecord, Kafka's FeaturesImage): feature name -> level; a record
+ * with level 0 removes the feature, so no level 0 is ever listed. `finalizedFeatures()` and
+ * `featureLevel(name)` read them; ApiVersions reports them with the image's `lastAppliedOffset` as
+ * finalized_features_epoch, as a KRaft broker does. Brokers keep the feature ranges they registered
+ * with (`BrokerState.supportedFeatures`), which UpdateFeatures checks.
+ *
  * ACLs (AccessControlEntryRecord / RemoveAccessControlEntryRecord, Kafka's AclsImage) are kept by
  * id in an AclsImage (authorizer/acls-image.ts): `acls()` / `acl(id)` read them, each batch's
  * changes are in `MetadataDelta.changedAcls`, and `subscribeAcls` (the StandardAuthorizer, the
@@ -72,6 +78,8 @@ export interface BrokerState {
   fenced: boolean;
   inControlledShutdown: boolean;
   endpoints: { name: string; host: string; port: number; securityProtocol: number }[];
+  /** The feature ranges the broker registered with (feature -> supported min and max). */
+  supportedFeatures: Map<string, { min: number; max: number }>;
 }
 
 /** Kafka's client quota entity types (ClientQuotaEntity.USER / CLIENT_ID / IP). */
@@ -193,6 +201,8 @@ export class MetadataCache {
   private readonly scramListeners: ((changes: readonly ScramCredentialChange[]) => void)[] = [];
   /** ACL id -> ACL. */
   private readonly aclsImage = new AclsImage();
+  /** Finalized feature levels (FeatureLevelRecord), never a level of 0. */
+  private readonly features = new Map<string, number>();
   /** Offset of the last metadata record applied. */
   lastAppliedOffset = -1n;
   nextProducerId = 0n;
@@ -268,6 +278,11 @@ export class MetadataCache {
         }
         case 'ProducerIdsRecord':
           this.nextProducerId = rec.data.nextProducerId;
+          break;
+        case 'FeatureLevelRecord':
+          // Kafka's FeaturesDelta: level 0 takes the feature out (metadata.version is never 0).
+          if (rec.data.featureLevel === 0) this.features.delete(rec.data.name);
+          else this.features.set(rec.data.name, rec.data.featureLevel);
           break;
         case 'ClientQuotaRecord':
           this.applyClientQuota(rec.data, quotaChanges);
@@ -418,7 +433,18 @@ export class MetadataCache {
       fenced: d.fenced,
       inControlledShutdown: d.inControlledShutdown,
       endpoints: d.endPoints.map((e) => ({ ...e })),
+      supportedFeatures: new Map(d.features.map((f) => [f.name, { min: f.minSupportedVersion, max: f.maxSupportedVersion }])),
     });
+  }
+
+  /** The finalized feature levels (features at level 0 are not listed). */
+  finalizedFeatures(): Map<string, number> {
+    return new Map(this.features);
+  }
+
+  /** A feature's finalized level, 0 when it is not finalized. */
+  featureLevel(name: string): number {
+    return this.features.get(name) ?? 0;
   }
 
   topic(name: string): TopicState | undefined {

@@ -178,6 +178,12 @@ export interface FenceBrokerRecordData {
   epoch: bigint;
 }
 
+/** A finalized feature level (metadata.version, transaction.version, ...); level 0 removes the feature. */
+export interface FeatureLevelRecordData {
+  name: string;
+  featureLevel: number;
+}
+
 export interface ProducerIdsRecordData {
   brokerId: number;
   brokerEpoch: bigint;
@@ -196,6 +202,7 @@ export type MetadataRecord =
   | { type: 'FenceBrokerRecord'; data: FenceBrokerRecordData }
   | { type: 'UnfenceBrokerRecord'; data: FenceBrokerRecordData }
   | { type: 'ProducerIdsRecord'; data: ProducerIdsRecordData }
+  | { type: 'FeatureLevelRecord'; data: FeatureLevelRecordData }
   | { type: 'AccessControlEntryRecord'; data: AccessControlEntryRecordData }
   | { type: 'RemoveAccessControlEntryRecord'; data: RemoveAccessControlEntryRecordData }
   | { type: 'UserScramCredentialRecord'; data: UserScramCredentialRecordData }

@@ -2,12 +2,12 @@
  * RemoteController: the ControllerApi of a broker whose controller runs elsewhere. Each call is
  * the matching Kafka request to the controller listener (CreateTopics, DeleteTopics,
  * CreatePartitions, IncrementalAlterConfigs / AlterConfigs, ElectLeaders, AllocateProducerIds,
- * AlterClientQuotas, AlterUserScramCredentials, CreateAcls, DeleteAcls), as
+ * AlterClientQuotas, AlterUserScramCredentials, CreateAcls, DeleteAcls, UpdateFeatures), as
  * Kafka's brokers forward admin requests. After a successful write it waits until this broker's
  * metadata includes it, so a client that created a topic through this broker sees it at once.
  *
  * A controller that cannot be reached (after the channel's own connect/request timeouts) fails
- * every item of an admin call (topics, partitions, configs, quota entities, SCRAM users, ACL bindings and filters) with REQUEST_TIMED_OUT, which clients
+ * every item of an admin call (topics, partitions, configs, quota entities, SCRAM users, ACL bindings and filters; UpdateFeatures as a whole) with REQUEST_TIMED_OUT, which clients
  * retry; AllocateProducerIds and ElectLeaders throw instead (their callers map the error).
  */
 import { ErrorCode, KafkaError } from '../protocol/errors';
@@ -28,6 +28,7 @@ import type { ClientQuotaAlteration, ClientQuotaAlterationResult } from './contr
 import type { ScramAlterationResult, ScramCredentialDeletion, ScramCredentialUpsertion } from './controller/scram-control-manager';
 import type { AclCreateResult, AclDeleteResult } from './controller/acl-control-manager';
 import type { AclBinding, AclBindingFilter } from './authorizer/authorizer';
+import type { FeatureUpdate } from './controller/feature-control-manager';
 
 const TOPIC_RESOURCE = 2;
 
@@ -176,6 +177,21 @@ export class RemoteController implements ControllerApi {
     if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, 'ElectLeaders failed on the controller');
     if (res.replicaElectionResults.some((t) => t.partitionResult.some((p) => p.errorCode === ErrorCode.NONE))) await this.settle();
     return res.replicaElectionResults.map((t) => ({ topic: t.topic, partitionResult: t.partitionResult.map((p) => ({ partitionId: p.partitionId, errorCode: p.errorCode, errorMessage: p.errorMessage })) }));
+  }
+
+  /** The controller's top-level answer (Kafka's brokers forward UpdateFeatures and relay the response). */
+  async updateFeatures(updates: FeatureUpdate[], validateOnly: boolean): Promise<{ errorCode: number; errorMessage: string | null }> {
+    try {
+      const res = await this.opts.channel.send('UpdateFeatures', {
+        timeoutMs: this.opts.requestTimeoutMs ?? 30_000,
+        featureUpdates: updates.map((u) => ({ feature: u.feature, maxVersionLevel: u.level, upgradeType: u.upgradeType })),
+        validateOnly,
+      });
+      if (!validateOnly && res.errorCode === ErrorCode.NONE && updates.length > 0) await this.settle();
+      return { errorCode: res.errorCode, errorMessage: res.errorMessage };
+    } catch (err) {
+      return { errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: this.unreachable(err) };
+    }
   }
 
   /** The controller's answer as it gave it (Kafka's brokers forward AlterClientQuotas and relay the response). */

@@ -4,13 +4,14 @@
  * The response header is always v0 (the dispatcher handles that, and answers an unsupported
  * ApiVersions version with a v0 body carrying UNSUPPORTED_VERSION, KIP-511).
  * v3+: the client software name/version must match Kafka's pattern, else INVALID_REQUEST.
- * Not implemented: feature flags (no supported/finalized features are reported).
+ * v3+: supported and finalized features with the finalized features epoch (api-versions-features.ts).
  * Authorization: none; every client may ask, authenticated or not (KafkaApis.handleApiVersionsRequest).
  */
 import { ErrorCode } from '../../protocol/errors';
 import type { ApiVersionsRequest, ApiVersionsResponse } from '../../protocol/generated/api-versions';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
+import { apiVersionsFeatures } from './api-versions-features';
 
 const SOFTWARE_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
 
@@ -27,6 +28,6 @@ export const apiVersionsHandler = defineHandler<ApiVersionsRequest, ApiVersionsR
     ) {
       return { errorCode: ErrorCode.INVALID_REQUEST, apiKeys };
     }
-    return { errorCode: ErrorCode.NONE, apiKeys, finalizedFeaturesEpoch: -1n };
+    return { errorCode: ErrorCode.NONE, apiKeys, ...apiVersionsFeatures(broker.metadata, ctx.apiVersion) };
   },
 });

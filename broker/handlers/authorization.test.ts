@@ -3,7 +3,7 @@
  * authorizer is a scripted allow table (broker/security/testing/scripted-authorizer.ts; everything
  * not allowed is denied): for each API the operations KafkaApis checks, the answer when they are
  * allowed, and Kafka's error (per partition, per topic, per group or top level) at every advertised
- * version when they are not; the filtered answers (Metadata, ListGroups, ListTransactions,
+ * version when they are not; the filtered answers (Metadata, DescribeTopicPartitions, ListGroups, ListTransactions,
  * OffsetFetch, DescribeTransactions) and the authorized-operations bit fields.
  */
 import { startBroker, type RunningBroker } from '..';
@@ -362,6 +362,23 @@ describe('Metadata', () => {
   });
 });
 
+describe('DescribeTopicPartitions', () => {
+  test('DESCRIBE on each topic: all topics leave the others out; listed ones are TOPIC_AUTHORIZATION_FAILED with a zero id, last', async () => {
+    authz.allow(DESCRIBE, TOPIC, 'open').allow(READ, TOPIC, 'open');
+    const all = await call(API.DescribeTopicPartitions, 0, { topics: [], responsePartitionLimit: 2000, cursor: null });
+    expect(all.topics.map((t: any) => [t.name, t.errorCode])).toEqual([['open', NONE]]);
+    expect(all.topics[0].topicAuthorizedOperations).toBe(to32BitField([READ, DESCRIBE]));
+    const listed = await call(API.DescribeTopicPartitions, 0, { topics: [{ name: 'secret' }, { name: 'nowhere' }, { name: 'open' }], responsePartitionLimit: 2000, cursor: null });
+    expect(listed.topics.map((t: any) => [t.name, t.errorCode, t.topicId, t.partitions.length])).toEqual([
+      ['open', NONE, await topicIdOf('open'), 2],
+      ['nowhere', TAF, ZERO_UUID, 0],
+      ['secret', TAF, ZERO_UUID, 0],
+    ]);
+    expect(listed.topics[1].topicAuthorizedOperations).toBe(AUTHORIZED_OPERATIONS_OMITTED);
+    expect(authz.asked.find((a) => a.resourceName === 'secret')).toMatchObject({ operation: DESCRIBE, resourceType: TOPIC, logIfDenied: true });
+  });
+});
+
 describe('topic administration', () => {
   test('CreateTopics: CREATE on the cluster or the topic; configs only with DESCRIBE_CONFIGS', async () => {
     for (const v of versions(API.CreateTopics)) {
@@ -564,6 +581,33 @@ describe('configs, cluster and quotas', () => {
     }
     expect(broker.server.metadata.topicConfig('secret').get('retention.ms')).toBeUndefined();
     expect(broker.server.metadata.topicConfig('open').get('retention.ms')).toBe('3600000');
+  });
+
+  test('DescribeLogDirs: DESCRIBE on the cluster, else no results (and CLUSTER_AUTHORIZATION_FAILED from v3)', async () => {
+    for (const v of versions(API.DescribeLogDirs)) {
+      const denied = await call(API.DescribeLogDirs, v, { topics: null });
+      expect(denied.results).toEqual([]);
+      expect(denied.errorCode).toBe(v >= 3 ? CAF : NONE);
+    }
+    expect(authz.asked.find((a) => a.resourceType === CLUSTER)).toMatchObject({ operation: DESCRIBE });
+    authz.allow(DESCRIBE, CLUSTER, CLUSTER_NAME);
+    for (const v of versions(API.DescribeLogDirs)) {
+      const allowed = await call(API.DescribeLogDirs, v, { topics: [{ topic: 'secret', partitions: [0] }] });
+      expect(allowed.errorCode).toBe(NONE);
+      expect(allowed.results.flatMap((r: any) => r.topics.map((t: any) => t.name))).toEqual(['secret']);
+    }
+  });
+
+  test('UpdateFeatures: ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED and nothing changes', async () => {
+    // transaction.version stays at 1 whatever is allowed (v0 cannot ask for validate_only).
+    const update = (v: number) => ({ timeoutMs: 1000, featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 1, upgradeType: 1 }], validateOnly: v >= 1 });
+    for (const v of versions(API.UpdateFeatures)) {
+      const denied = await call(API.UpdateFeatures, v, update(v));
+      expect(denied).toMatchObject({ errorCode: CAF, errorMessage: 'Cluster authorization failed.', results: [] });
+    }
+    expect(authz.asked.find((a) => a.resourceType === CLUSTER)).toMatchObject({ operation: ALTER });
+    authz.allow(ALTER, CLUSTER, CLUSTER_NAME);
+    for (const v of versions(API.UpdateFeatures)) expect((await call(API.UpdateFeatures, v, update(v))).errorCode).toBe(NONE);
   });
 
   test('DescribeCluster: nothing required; cluster_authorized_operations 0 without DESCRIBE on the cluster', async () => {

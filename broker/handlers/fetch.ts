@@ -23,6 +23,9 @@
  * A partition listed twice is fetched once, at the place of its first listing with the last
  * listing's offsets (FetchRequest.fetchData is a LinkedHashMap), so it is answered once; a partition
  * the metadata does not have (negative index, past the count) is UNKNOWN_TOPIC_OR_PARTITION.
+ * Leader discovery (KIP-951, v16+): a partition answered NOT_LEADER_OR_FOLLOWER or
+ * FENCED_LEADER_EPOCH carries current_leader (id and epoch of the leader this broker knows of) and
+ * node_endpoints lists those leaders on the request's listener (current-leader.ts).
  * Quotas: a consumer's max_bytes is capped at what its consumer_byte_rate allows in one quota
  * window; a fetch over its byte or request-time quota is answered with no partitions and the
  * throttle time, and its connection is muted (KIP-219). Follower fetches are exempt.
@@ -43,6 +46,7 @@ import type { FetchPartitionRequest, FetchPartitionResult } from '../../replicat
 import { FetchSessionCache, type PartitionFetchSpec, type SessionPartition } from '../fetch-session';
 import { defineHandler } from './define-handler';
 import { PartitionMap } from './request-partitions';
+import { LeaderDiscovery } from './current-leader';
 import { authHelper } from '../security/authorize';
 import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 
@@ -174,6 +178,8 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
     // Group by topic in request (or session) order.
     const byTopic = new Map<string, { topicId: string; partitions: Input<FetchResponsePartitionData>[] }>();
     const incremental = context.kind === 'incremental';
+    // KIP-951 (v16+): where this broker is not (or no longer) the leader, who is, and how to reach it.
+    const leaders = v >= 16 ? new LeaderDiscovery(broker, ctx.connection.listenerName) : null;
     results.forEach((r: FetchPartitionResult, i) => {
       const spec = toFetch[i];
       if (context.session) {
@@ -191,6 +197,8 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
         abortedTransactions: readCommitted ? (r.abortedTransactions ?? []).map((t) => ({ producerId: t.producerId, firstOffset: t.firstOffset })) : null,
         preferredReadReplica: -1,
         divergingEpoch: v >= 12 && r.divergingEpoch ? r.divergingEpoch : undefined,
+        currentLeader:
+          leaders && (r.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER || r.errorCode === ErrorCode.FENCED_LEADER_EPOCH) ? leaders.leaderOf(spec.topic, spec.partition) : undefined,
         records: r.records.length === 0 ? EMPTY : r.records.length === 1 ? r.records[0] : Buffer.concat(r.records),
       });
     });
@@ -202,6 +210,6 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
         partitions: [{ partitionIndex: u.partition, errorCode: followerDenied ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.UNKNOWN_TOPIC_ID, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: EMPTY }],
       });
     }
-    return { errorCode: ErrorCode.NONE, sessionId: context.session?.id ?? 0, responses };
+    return { errorCode: ErrorCode.NONE, sessionId: context.session?.id ?? 0, responses, nodeEndpoints: leaders ? leaders.nodeEndpoints() : [] };
   },
 });

@@ -22,7 +22,9 @@ import { describeClusterHandler } from './describe-cluster';
 import { electLeadersHandler } from './elect-leaders';
 import { describeConfigsHandler } from './describe-configs';
 import { describeGroupsHandler } from './describe-groups';
+import { describeLogDirsHandler } from './describe-log-dirs';
 import { describeProducersHandler } from './describe-producers';
+import { describeTopicPartitionsHandler } from './describe-topic-partitions';
 import { describeTransactionsHandler } from './describe-transactions';
 import { describeUserScramCredentialsHandler } from './describe-user-scram-credentials';
 import { endTxnHandler } from './end-txn';
@@ -46,6 +48,7 @@ import { saslAuthenticateHandler } from './sasl-authenticate';
 import { saslHandshakeHandler } from './sasl-handshake';
 import { syncGroupHandler } from './sync-group';
 import { txnOffsetCommitHandler } from './txn-offset-commit';
+import { updateFeaturesHandler } from './update-features';
 import { writeTxnMarkersHandler } from './write-txn-markers';
 
 export const HANDLERS: readonly HandlerSpec[] = [
@@ -93,4 +96,7 @@ export const HANDLERS: readonly HandlerSpec[] = [
   alterClientQuotasHandler,
   describeUserScramCredentialsHandler,
   alterUserScramCredentialsHandler,
+  describeTopicPartitionsHandler,
+  describeLogDirsHandler,
+  updateFeaturesHandler,
 ];

@@ -22,6 +22,9 @@
  * records are looked at. A partition listed twice is one partition, as in Kafka's map: its last
  * valid record set is appended once, an invalid listing's error wins in the answer, and the
  * response has one entry per partition, grouped by topic in order of first appearance.
+ * Leader discovery (KIP-951, v10+): a partition answered NOT_LEADER_OR_FOLLOWER carries
+ * current_leader (id and epoch of the leader this broker knows of) and node_endpoints lists those
+ * leaders on the request's listener (current-leader.ts).
  * Quotas: the request's size is recorded against the client's producer_byte_rate; over it, the
  * response carries throttle_time_ms and the connection is muted that long (also for acks=0, which
  * has no response), as Kafka does.
@@ -39,6 +42,7 @@ import { CompressionType, CURRENT_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, ATTRIBUTES_
 import { ApiKey } from '../../protocol/generated';
 import type { ProducePartitionRequest, ProducePartitionResult } from '../../replication/replica-manager';
 import { CloseConnection, defineHandler } from './define-handler';
+import { LeaderDiscovery } from './current-leader';
 import { PartitionMap, groupByTopic } from './request-partitions';
 import { authHelper } from '../security/authorize';
 import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
@@ -159,6 +163,8 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
       }
       return null;
     }
+    // KIP-951 (v10+): where this broker is not the leader, who is, and how to reach it.
+    const leaders = v >= 10 ? new LeaderDiscovery(broker, ctx.connection.listenerName) : null;
     const responses: Input<ProduceResponseTopicProduceResponse>[] = groupByTopic(asked.values(), (e) => e.topic).map(([name, partitions]) => ({
       name,
       partitionResponses: partitions.map((p) => {
@@ -171,9 +177,10 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
           logStartOffset: r.logStartOffset,
           recordErrors: v >= 8 ? r.recordErrors : [],
           errorMessage: v >= 8 ? r.errorMessage : null,
+          currentLeader: leaders && r.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER ? leaders.leaderOf(name, p.partition) : undefined,
         };
       }),
     }));
-    return { responses };
+    return leaders ? { responses, nodeEndpoints: leaders.nodeEndpoints() } : { responses };
   },
 });

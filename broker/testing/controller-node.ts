@@ -6,6 +6,7 @@
  * controller's handlers advertise; and BrokerRegistration / BrokerHeartbeat bodies as a broker
  * sends them.
  */
+import { supportedFeatureRecords } from '../../metadata/features';
 import { ControllerServer, type ControllerServerOptions } from '../controller/controller-server';
 import { CONTROLLER_HANDLERS } from '../controller/handlers';
 import type { ConfigInput } from '../../config/kafka-config';
@@ -39,14 +40,14 @@ export function controllerVersions(apiKey: number): number[] {
   return Array.from({ length: h.maxVersion - h.minVersion + 1 }, (_, i) => h.minVersion + i);
 }
 
-/** BrokerRegistration (62) for broker `brokerId` with one PLAINTEXT listener on `port`. */
+/** BrokerRegistration (62) for broker `brokerId` with one PLAINTEXT listener on `port` and krill's feature ranges. */
 export function brokerRegistration(controller: ControllerServer, brokerId: number, port: number) {
   return {
     brokerId,
     clusterId: controller.clusterId,
     incarnationId: `AAAAAAAAAAAAAAAAAAAA${String(brokerId).padStart(2, 'A')}`,
     listeners: [{ name: 'PLAINTEXT', host: '127.0.0.1', port, securityProtocol: 0 }],
-    features: [],
+    features: supportedFeatureRecords(),
     rack: null,
   };
 }

@@ -471,6 +471,8 @@ afterAll(removeTempDirs);
 function harness(o: HarnessOptions = {}): Harness {
   const rm = o.rm ?? new TxnLogReplicaManager();
   const metadata = new MetadataCache('txn-test');
+  // As a krill cluster finalizes it: flexible TransactionLogValue v1 records.
+  metadata.apply([{ type: 'FeatureLevelRecord', data: { name: 'transaction.version', featureLevel: 1 } }]);
   const transport = new FakeMarkerTransport();
   const pids = new FakeProducerIds();
   const clock = { now: T0 };

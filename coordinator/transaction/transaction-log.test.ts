@@ -6,7 +6,7 @@
  */
 import { Writer } from '../../protocol/primitives/writer';
 import { writeTransactionLogValue } from '../../protocol/generated/records/transaction-coordinator/transaction-log-value';
-import { readTransactionLogKeyId, readTransactionLogMetadata, transactionLogKey, transactionLogValue } from './transaction-log';
+import { readTransactionLogKeyId, readTransactionLogMetadata, transactionLogKey, transactionLogValue, transactionLogValueVersion } from './transaction-log';
 import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID, type TxnTransitMetadata } from './transaction-metadata';
 import { TransactionState } from './transaction-state';
 
@@ -229,6 +229,20 @@ describe('TransactionLog value', () => {
       });
       expect(() => readTransactionLogMetadata('bad', w.toBuffer())).toThrow(/unknown transaction status/);
     }
+  });
+
+  test('transaction.version picks the value version: 1 from level 1, else 0 (which has no previous producer id)', () => {
+    expect([0, 1, 2].map(transactionLogValueVersion)).toEqual([0, 1, 1]);
+    const t = transit({ lastProducerId: 41n });
+    const v0 = transactionLogValue(t, 0);
+    expect(v0.readInt16BE(0)).toBe(0);
+    const v1 = transactionLogValue(t, 1);
+    expect(v1.readInt16BE(0)).toBe(1);
+    const fromV0 = readTransactionLogMetadata('my-txn', v0)!;
+    const fromV1 = readTransactionLogMetadata('my-txn', v1)!;
+    expect(fromV1.lastProducerId).toBe(41n);
+    expect(fromV0.lastProducerId).toBe(NO_PRODUCER_ID);
+    expect({ ...fromV0, lastProducerId: 41n }).toEqual(fromV1);
   });
 
   test('an unknown value version or a truncated value throws', () => {

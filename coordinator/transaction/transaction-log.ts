@@ -4,8 +4,9 @@
  * TransactionLogKey, the value an int16 version followed by TransactionLogValue, and a null value
  * is a tombstone (the transactional id expired).
  *
- * krill writes value version 1 (flexible, with PreviousProducerId as a tagged field), what a Kafka 4
- * broker writes with transaction.version 1; it reads versions 0 and 1. The partition list is null
+ * The value version follows the finalized transaction.version, as Kafka's
+ * TransactionVersion.transactionLogValueVersion: 1 (flexible, with PreviousProducerId as a tagged
+ * field) from transaction.version 1, else 0 (which has no PreviousProducerId); both are read. The partition list is null
  * in an Empty record, as Kafka writes it. A key with a version other than 0 is skipped by the
  * loader (Kafka's UnknownKey), a value that does not decode is an error for the loader to report.
  */
@@ -17,7 +18,10 @@ import { NO_PRODUCER_EPOCH, TransactionMetadata, partitionsByTopic, type TopicPa
 import { TransactionState, transactionStateFromId } from './transaction-state';
 
 export const TXN_KEY_VERSION = 0;
-export const TXN_VALUE_VERSION = 1;
+/** The value version krill writes at a finalized transaction.version level. */
+export function transactionLogValueVersion(transactionVersion: number): number {
+  return transactionVersion >= 1 ? 1 : 0;
+}
 
 export function transactionLogKey(transactionalId: string): Buffer {
   const w = new Writer(32 + transactionalId.length * 3);
@@ -26,16 +30,16 @@ export function transactionLogKey(transactionalId: string): Buffer {
   return w.toBuffer();
 }
 
-export function transactionLogValue(t: TxnTransitMetadata): Buffer {
+export function transactionLogValue(t: TxnTransitMetadata, version = 1): Buffer {
   if (t.txnState === TransactionState.Empty && t.topicPartitions.length > 0) {
     throw new Error(`an Empty transaction record cannot carry partitions (${t.topicPartitions.length})`);
   }
   const byTopic = partitionsByTopic(t.topicPartitions);
   const w = new Writer(128);
-  w.int16(TXN_VALUE_VERSION);
-  writeTransactionLogValue(w, TXN_VALUE_VERSION, {
+  w.int16(version);
+  writeTransactionLogValue(w, version, {
     producerId: t.producerId,
-    previousProducerId: t.lastProducerId,
+    previousProducerId: version >= 1 ? t.lastProducerId : -1n,
     nextProducerId: -1n,
     producerEpoch: t.producerEpoch,
     transactionTimeoutMs: t.txnTimeoutMs,

@@ -26,7 +26,8 @@ import type { Logger } from '../../common/logger';
 import type { CoordinatorReplicaManager } from '../group/group-coordinator';
 import { partitionForGroup } from '../group/group-partition';
 import type { TransactionCoordinatorConfig } from './transaction-coordinator-config';
-import { readTransactionLogKeyId, readTransactionLogMetadata, transactionLogKey, transactionLogValue } from './transaction-log';
+import { readTransactionLogKeyId, readTransactionLogMetadata, transactionLogKey, transactionLogValue, transactionLogValueVersion } from './transaction-log';
+import { FeatureName } from '../../metadata/features';
 import { IllegalTransactionStateError, TransactionMetadata, type TxnTransitMetadata } from './transaction-metadata';
 import {
   TransactionState,
@@ -192,7 +193,8 @@ export class TransactionStateManager {
     if (!before.metadata || before.coordinatorEpoch !== coordinatorEpoch) return ErrorCode.NOT_COORDINATOR;
     const partition = this.partitionFor(transactionalId);
     const now = this.now();
-    const records = buildRecordBatch([{ key: transactionLogKey(transactionalId), value: transactionLogValue(transit), timestamp: now }], {
+    const valueVersion = transactionLogValueVersion(this.opts.metadata.featureLevel(FeatureName.TRANSACTION_VERSION));
+    const records = buildRecordBatch([{ key: transactionLogKey(transactionalId), value: transactionLogValue(transit, valueVersion), timestamp: now }], {
       compression: CompressionType.NONE,
       now,
     });

@@ -256,12 +256,13 @@ describe('through the Controller', () => {
     try {
       const c = testController(new MetadataLogStore(dir));
       const { image: broker, batches } = followingImage(c);
+      const bootstrapBatches = batches.length; // the fresh log's finalized features
       const results = await c.alterClientQuotas(
         [alt([['user', 'alice'], ['client-id', null]], { producer_byte_rate: 1048576, request_percentage: 25.5 }), alt([['ip', '10.1.2.3']], { connection_creation_rate: 5 })],
         false,
       );
       expect(results.map((r) => r.errorCode)).toEqual([ErrorCode.NONE, ErrorCode.NONE]);
-      expect(batches).toHaveLength(1);
+      expect(batches).toHaveLength(bootstrapBatches + 1);
       expect(broker.clientQuotas()).toEqual(c.image.clientQuotas());
       await c.close();
 

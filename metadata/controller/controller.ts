@@ -36,6 +36,8 @@ import { SerialQueue } from '../../common/serial-queue';
 import { topicPartitionKey } from '../../common/topic-partition';
 import type { MetadataLog } from '../metadata-log';
 import { CLUSTER_METADATA_TOPIC, isInternalTopic, unifyCollisionChars, validateTopicName } from '../topic-name';
+import { checkBrokerFeatures, planFeatureUpdates, type FeatureUpdate } from './feature-control-manager';
+import { BOOTSTRAP_FEATURE_LEVELS, FeatureName, supportedFeatureRecords } from '../features';
 import { ClientQuotaControlManager, type ClientQuotaAlteration, type ClientQuotaAlterationResult } from './client-quota-control-manager';
 import { ScramControlManager, type ScramAlterationResult, type ScramCredentialDeletion, type ScramCredentialUpsertion } from './scram-control-manager';
 import { AclControlManager, type AclCreateResult, type AclDeleteResult } from './acl-control-manager';
@@ -190,6 +192,8 @@ export interface BrokerRegistration {
   endpoints: RegisterBrokerEndpoint[];
   rack: string | null;
   logDirs: string[];
+  /** The feature ranges the broker supports (default: this krill's, for a broker in this process). */
+  features?: { name: string; minSupportedVersion: number; maxSupportedVersion: number }[];
 }
 
 export type MetadataListener = (records: MetadataRecord[], lastOffset: bigint) => void;
@@ -217,6 +221,8 @@ export interface ControllerApi {
   createAcls(bindings: AclBinding[]): Promise<AclCreateResult[]>;
   /** DeleteAcls: one result per filter, in order, with the ACLs each matched; all removals or none. */
   deleteAcls(filters: AclBindingFilter[]): Promise<AclDeleteResult[]>;
+  /** UpdateFeatures (feature-control-manager.ts): all updates or none; NONE, or the first failure as INVALID_UPDATE_VERSION. */
+  updateFeatures(updates: FeatureUpdate[], validateOnly: boolean): Promise<{ errorCode: number; errorMessage: string | null }>;
 }
 
 export class Controller implements ControllerApi {
@@ -250,13 +256,21 @@ export class Controller implements ControllerApi {
         }
       }
     }
+    // The finalized features come first in a fresh log, as in Kafka's bootstrap metadata. A log an
+    // older krill wrote has none: it is finalized at the same levels, which is what that krill did.
+    const features: MetadataRecord[] =
+      this.image.featureLevel(FeatureName.METADATA_VERSION) === 0
+        ? [...BOOTSTRAP_FEATURE_LEVELS].map(([name, featureLevel]): MetadataRecord => ({ type: 'FeatureLevelRecord', data: { name, featureLevel } }))
+        : [];
     const bootstrap = opts.bootstrapRecords ?? [];
-    if (bootstrap.length > 0) {
-      if (opts.log.logEndOffset === 0n) {
-        this.commit([...bootstrap]);
-        this.log.info(`wrote ${bootstrap.length} bootstrap record(s) to the fresh metadata log`);
-      } else {
-        this.log.info(`the metadata log is not empty: ${bootstrap.length} bootstrap record(s) not written`);
+    if (opts.log.logEndOffset === 0n) {
+      this.commit([...features, ...bootstrap]);
+      this.log.info(`wrote ${features.length + bootstrap.length} bootstrap record(s) to the fresh metadata log`);
+    } else {
+      if (bootstrap.length > 0) this.log.info(`the metadata log is not empty: ${bootstrap.length} bootstrap record(s) not written`);
+      if (features.length > 0) {
+        this.commit(features);
+        this.log.info(`the metadata log had no metadata.version: finalized ${[...BOOTSTRAP_FEATURE_LEVELS].map(([n, l]) => `${n}=${l}`).join(', ')}`);
       }
     }
   }
@@ -318,6 +332,8 @@ export class Controller implements ControllerApi {
    * BrokerRegistration. In cluster mode the broker starts fenced, and a registration for an id
    * whose previous incarnation still has a live session is refused (DUPLICATE_BROKER_REGISTRATION);
    * a previous incarnation that is no longer alive is fenced out of its ISRs and leaderships first.
+   * A broker that cannot run at every finalized feature level is refused (UNSUPPORTED_VERSION,
+   * checkBrokerFeatures); the record keeps the ranges it registered with.
    */
   registerBroker(reg: BrokerRegistration): Promise<bigint> {
     return this.queue.run(() => {
@@ -334,6 +350,8 @@ export class Controller implements ControllerApi {
         }
         records.push(...this.removeFromIsrsAndLeaderships(reg.brokerId, 'a new registration'));
       }
+      const features = checkBrokerFeatures(this.image.finalizedFeatures(), reg.features ?? supportedFeatureRecords());
+      if (!features.ok) throw new KafkaError(ErrorCode.UNSUPPORTED_VERSION, features.message);
       const brokerEpoch = this.nextBrokerEpoch++;
       records.push({
         type: 'RegisterBrokerRecord',
@@ -343,7 +361,7 @@ export class Controller implements ControllerApi {
           incarnationId: reg.incarnationId,
           brokerEpoch,
           endPoints: reg.endpoints,
-          features: [],
+          features: features.features,
           rack: reg.rack,
           fenced: this.opts.sessions !== undefined,
           inControlledShutdown: false,
@@ -1122,6 +1140,32 @@ export class Controller implements ControllerApi {
       const { records, results } = this.scramControl.alterCredentials(deletions, upsertions);
       this.commit(records);
       return results;
+    });
+  }
+
+  /**
+   * UpdateFeatures: planFeatureUpdates checks every update against this image, this controller's
+   * supported ranges and those the brokers registered with; the FeatureLevelRecords are committed
+   * as one batch unless validate_only. A failure is INVALID_UPDATE_VERSION for the whole request,
+   * with the message QuorumController gives it.
+   */
+  updateFeatures(updates: FeatureUpdate[], validateOnly: boolean): Promise<{ errorCode: number; errorMessage: string | null }> {
+    return this.queue.run(() => {
+      const finalized = this.image.finalizedFeatures();
+      const outcome = planFeatureUpdates(
+        {
+          nodeId: this.opts.nodeId,
+          finalized,
+          brokers: this.image.allBrokers(),
+          warn: (m) => this.log.warn(m),
+        },
+        updates,
+      );
+      if (!outcome.ok) {
+        return { errorCode: ErrorCode.INVALID_UPDATE_VERSION, errorMessage: `The update failed for all features since the following feature had an error: ${outcome.message}` };
+      }
+      if (!validateOnly && outcome.records.length > 0) this.commit(outcome.records.map((data): MetadataRecord => ({ type: 'FeatureLevelRecord', data })));
+      return { errorCode: ErrorCode.NONE, errorMessage: null };
     });
   }
 

@@ -33,6 +33,7 @@ export const brokerRegistrationHandler = defineControllerHandler<BrokerRegistrat
         endpoints: req.listeners.map((l) => ({ name: l.name, host: l.host, port: l.port, securityProtocol: l.securityProtocol })),
         rack: req.rack,
         logDirs: req.logDirs,
+        features: req.features.map((f) => ({ name: f.name, minSupportedVersion: f.minSupportedVersion, maxSupportedVersion: f.maxSupportedVersion })),
       });
       return { errorCode: ErrorCode.NONE, brokerEpoch };
     } catch (err) {

@@ -72,7 +72,14 @@ describe('controller handlers at every advertised version', () => {
       // Broker 0 is alive: a new incarnation is refused.
       const dup = await call(62, v, { brokerId: 0, clusterId: controller.clusterId, incarnationId: 'BBBBBBBBBBBBBBBBBBBBBQ', listeners: [], features: [], rack: null });
       expect(dup.errorCode).toBe(ErrorCode.DUPLICATE_BROKER_REGISTRATION);
+      // A broker that cannot run at the finalized levels is refused (no metadata.version range = level 1 only).
+      const old = await call(62, v, { ...brokerRegistration(controller, 41, 1), features: [] });
+      expect(old.errorCode).toBe(ErrorCode.UNSUPPORTED_VERSION);
+      const noTv = await call(62, v, { ...brokerRegistration(controller, 42, 1), features: [{ name: 'metadata.version', minSupportedVersion: 25, maxSupportedVersion: 25 }] });
+      expect(noTv.errorCode).toBe(ErrorCode.UNSUPPORTED_VERSION);
     }
+    expect(controller.controller.image.broker(41)).toBeUndefined();
+    expect(controller.controller.image.broker(0)?.supportedFeatures.get('metadata.version')).toEqual({ min: 25, max: 25 });
   });
 
   test('CreateTopics, CreatePartitions, AlterConfigs, IncrementalAlterConfigs, DeleteTopics', async () => {

@@ -22,6 +22,7 @@ import { controllerDeleteTopicsHandler } from './delete-topics';
 import { controllerDescribeAclsHandler } from './describe-acls';
 import { controllerElectLeadersHandler } from './elect-leaders';
 import { controllerIncrementalAlterConfigsHandler } from './incremental-alter-configs';
+import { controllerUpdateFeaturesHandler } from './update-features';
 import { saslAuthenticateHandlerFor } from '../../handlers/sasl-authenticate';
 import { saslHandshakeHandlerFor } from '../../handlers/sasl-handshake';
 
@@ -44,6 +45,7 @@ export const CONTROLLER_HANDLERS: readonly HandlerSpec<any, any, ControllerNode>
   controllerCreateAclsHandler,
   controllerDeleteAclsHandler,
   controllerAlterUserScramCredentialsHandler,
+  controllerUpdateFeaturesHandler,
   // SASL on the controller listener (the connection's authenticator does the work).
   saslHandshakeHandlerFor<ControllerNode>(),
   saslAuthenticateHandlerFor<ControllerNode>(),
