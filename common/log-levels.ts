@@ -5,7 +5,7 @@
  * (KIP-412: DescribeConfigs and IncrementalAlterConfigs) reads and changes at run time.
  *
  * Owns: the explicit levels, the set of logger names that exist (root, every name a Logger was
- * created with, and KAFKA_LOGGER_NAMES) and a version bumped on every change, so that loggers cache
+ * created with, KAFKA_LOGGER_NAMES and the parents Kafka's shipped log4j2.yaml declares) and a version bumped on every change, so that loggers cache
  * their effective level and `enabled()` stays one comparison.
  *
  * Invariants: root always has a level; a name exists once registered (Kafka's loggerExists);
@@ -46,6 +46,9 @@ export const KAFKA_LOGGER_NAMES: Readonly<Record<string, string>> = {
   metrics: 'krill.metrics.MetricsServer',
 };
 
+/** Loggers Kafka's shipped log4j2.yaml declares above the class loggers, so they exist to be set. */
+export const KAFKA_PARENT_LOGGERS: readonly string[] = ['kafka', 'org.apache.kafka'];
+
 /** Kafka's LogLevelConfig.VALID_LOG_LEVELS, and the krill level each one selects (FATAL: only errors). */
 export const LOG4J_LEVELS: Readonly<Record<string, LogLevel>> = {
   FATAL: 'error',
@@ -58,7 +61,7 @@ export const LOG4J_LEVELS: Readonly<Record<string, LogLevel>> = {
 
 export class LogLevels {
   private readonly explicit = new Map<string, LogLevel>();
-  private readonly names = new Set<string>([ROOT_LOGGER, ...Object.values(KAFKA_LOGGER_NAMES)]);
+  private readonly names = new Set<string>([ROOT_LOGGER, ...KAFKA_PARENT_LOGGERS, ...Object.values(KAFKA_LOGGER_NAMES)]);
   private _version = 0;
 
   constructor(rootLevel: LogLevel) {
