@@ -2,13 +2,15 @@
  * The `krill` command.
  *
  *   krill [--config server.properties] [--override key=value ...] [--port N] [--host H]
- *         [--data-dir DIR] [--max-api-version API=V ...] [--log-level LEVEL]
- *         [--add-scram 'SCRAM-SHA-256=[name=alice,password=alice-secret]' ...]
+ *         [--data-dir DIR] [--max-api-version API=V ...] [--log-level LEVEL] [--log-format text|json]
+ *         [--metrics-port N] [--add-scram 'SCRAM-SHA-256=[name=alice,password=alice-secret]' ...]
  *
  * Starts one broker (127.0.0.1:9092, data under ./data by default), prints one line naming the
  * bound address(es) on stdout once it serves requests, and shuts down cleanly on SIGTERM/SIGINT.
  * `--add-scram` (repeatable, `-S`) is `kafka-storage format --add-scram`: SCRAM credentials written
  * to the metadata log on the first start of a fresh node (broker/security/sasl/scram-parser.ts).
+ * `--metrics-port N` (krill.metrics.port) serves /metrics, /ready and /live on N (with --brokers,
+ * broker i on N+i); `--log-format json` writes pino-style JSON lines (docs/operations.md).
  *
  * Clusters (docs/replication.md):
  *   krill --brokers N [--port P]           N brokers (node ids 0..N-1, ports P..P+N-1) and a
@@ -23,12 +25,14 @@
 import { launch, listenerUrls, type LaunchOptions } from './launch';
 import { startCluster } from './cluster';
 import { ControllerServer } from './controller/controller-server';
-import type { LogLevel } from '../common/logger';
+import type { LogFormat, LogLevel } from '../common/logger';
+import { LOG_FORMATS } from '../common/log-format';
 import { dumpLogMain } from '../storage/tools/dump-log';
 import { parseScramArgument } from './security/sasl/scram-parser';
 
 const USAGE = `usage: krill [--config FILE] [--override key=value ...] [--port N] [--host H] [--data-dir DIR]
              [--max-api-version API=VERSION ...] [--log-level error|warn|info|debug|trace]
+             [--log-format text|json] [--metrics-port N]
              [--add-scram 'SCRAM-SHA-512=[name=NAME,password=PASSWORD]' ...]
              [--brokers N | --process-roles controller | --node-id N --controller HOST:PORT]
 Starts a krill broker (Kafka wire protocol). Config keys are Kafka's (server.properties).
@@ -37,6 +41,7 @@ Starts a krill broker (Kafka wire protocol). Config keys are Kafka's (server.pro
 one broker of that cluster (separate processes, or machines). --add-scram (repeatable; also
 MECH=[name=N,iterations=I,salt=B64,saltedpassword=B64]) adds a SCRAM credential to the metadata
 log when the node starts with an empty one, as kafka-storage format --add-scram does.
+--metrics-port N serves Prometheus /metrics and the /ready and /live probes over HTTP on port N.
        krill dump-log [--deep-iteration] [--print-data-log] [--index-sanity-check] FILE|DIR...
 Prints and checks log segments and indexes (like kafka-dump-log.sh; --help for its options).`;
 
@@ -107,6 +112,19 @@ export function parseArgs(argv: string[]): CliOptions {
       case '--log-level':
         opts.logLevel = value() as LogLevel;
         break;
+      case '--log-format': {
+        const v = value();
+        if (!(LOG_FORMATS as readonly string[]).includes(v)) throw new Error(`invalid --log-format ${v} (expected ${LOG_FORMATS.join(' or ')})`);
+        opts.logFormat = v as LogFormat;
+        break;
+      }
+      case '--metrics-port': {
+        const v = value();
+        const port = Number(v);
+        if (!/^\d+$/.test(v) || port > 65535) throw new Error(`invalid --metrics-port ${v}`);
+        opts.metricsPort = port;
+        break;
+      }
       case '--brokers': {
         const v = value();
         const n = Number(v);
@@ -206,6 +224,7 @@ async function runClusterNode(opts: CliOptions): Promise<void> {
         ...(opts.dataDir !== undefined ? { 'log.dirs': opts.dataDir } : {}),
       },
       logLevel: opts.logLevel,
+      logFormat: opts.logFormat,
       scramCredentials: opts.scramCredentials,
     });
     close = () => controller.shutdown();
@@ -222,6 +241,8 @@ async function runClusterNode(opts: CliOptions): Promise<void> {
       keepDataDir: true,
       maxApiVersions: opts.maxApiVersions,
       logLevel: opts.logLevel,
+      logFormat: opts.logFormat,
+      metricsPort: opts.metricsPort,
       scramCredentials: opts.scramCredentials,
     });
     close = () => cluster.close();

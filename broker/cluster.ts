@@ -27,7 +27,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ConfigInput } from '../config/kafka-config';
 import { ControllerServer } from './controller/controller-server';
-import type { LogLevel, Logger } from '../common/logger';
+import type { LogFormat, LogLevel, Logger } from '../common/logger';
 import { parseVersionCaps } from './launch';
 import { startBroker, type RunningBroker } from './';
 
@@ -48,7 +48,13 @@ export interface StartClusterOptions {
   controllerNodeId?: number;
   maxApiVersions?: Readonly<Record<string, number>>;
   logLevel?: LogLevel;
+  logFormat?: LogFormat;
   logger?: Logger;
+  /**
+   * Metrics endpoints (krill.metrics.port) of every broker: 0 gives each a free port, N gives
+   * broker i port N+i (RunningBroker.metricsAddress says which). Unset: none.
+   */
+  metricsPort?: number;
   /** SCRAM credentials for the controller to write to a fresh metadata log (`--add-scram`). */
   scramCredentials?: readonly string[];
 }
@@ -115,6 +121,7 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
         },
         versionCaps: parseVersionCaps(opts.maxApiVersions),
         logLevel: opts.logLevel,
+        logFormat: opts.logFormat,
         logger: opts.logger?.child(`controller-${controllerNodeId}`),
         scramCredentials: opts.scramCredentials,
       });
@@ -141,7 +148,9 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
         },
         maxApiVersions: opts.maxApiVersions,
         logLevel: opts.logLevel,
+        logFormat: opts.logFormat,
         logger: opts.logger?.child(`broker-${id}`),
+        ...(opts.metricsPort === undefined ? {} : { metricsPort: opts.metricsPort === 0 ? 0 : opts.metricsPort + id }),
       });
       ports.set(id, b.port);
       boundPorts.set(id, new Map(b.server.advertisedEndpoints.map((e) => [e.listenerName, e.port])));

@@ -8,6 +8,9 @@
  *   await startBroker({ scramCredentials: ['SCRAM-SHA-512=[name=alice,password=alice-secret]'] });
  *                                                      // --add-scram: SCRAM users on a fresh node
  *
+ *   const b = await startBroker({ metricsPort: 0 });  // Prometheus /metrics, /ready, /live on a free port
+ *   b.metricsAddress                                   // { host: '127.0.0.1', port: 39127 }
+ *
  *   const certs = createTestCertificates();          // a throwaway CA, broker and client certificate
  *   await startBroker({ config: { listeners: 'SSL://127.0.0.1:0', ...certs.brokerSsl() } });
  *                                                      // TLS: any Kafka listeners and ssl.* keys
@@ -46,6 +49,8 @@ export interface RunningBroker {
   readonly nodeId: number;
   readonly clusterId: string;
   readonly dataDir: string;
+  /** Where /metrics, /ready and /live are served; null unless metricsPort (krill.metrics.port) was set. */
+  readonly metricsAddress: { host: string; port: number } | null;
   /** The server itself, for tests that look inside (partitions, logs, metadata). */
   readonly server: KafkaServer;
   /** Clean shutdown (checkpoints and clean-shutdown marker written). */
@@ -63,7 +68,9 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
       (opts.config?.listeners !== undefined ||
         (opts.overrides ?? []).some((o) => o.startsWith('listeners=')) ||
         (opts.configFile !== undefined && loadPropertiesFile(opts.configFile).has('listeners')));
-    server = await launch(ownListeners ? { ...opts, dataDir } : { ...opts, host: opts.host ?? '127.0.0.1', port: opts.port ?? 0, dataDir });
+    // Metrics endpoints bind where the broker does (127.0.0.1 by default), unless told otherwise.
+    const metricsHost = opts.metricsHost ?? (opts.metricsPort !== undefined ? (opts.host ?? '127.0.0.1') : undefined);
+    server = await launch(ownListeners ? { ...opts, metricsHost, dataDir } : { ...opts, metricsHost, host: opts.host ?? '127.0.0.1', port: opts.port ?? 0, dataDir });
   } catch (err) {
     if (ownDir && !opts.keepDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     throw err;
@@ -79,6 +86,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     clusterId: server.clusterId,
     dataDir,
     server,
+    metricsAddress: server.metricsAddress,
     async close() {
       if (closed) return;
       closed = true;

@@ -29,7 +29,10 @@ import { KafkaConfig, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type KafkaConfigIn
 import { logConfigFrom, type EffectiveTopicConfig } from '../config/log-config-from';
 import { topicConfigDef } from '../config/topic-config-def';
 import { resolveAdvertisedEndpoints, type Endpoint } from '../config/listeners';
-import { Logger, type LogLevel } from '../common/logger';
+import { Logger, type LogFormat, type LogLevel } from '../common/logger';
+import { BrokerMetrics } from './metrics/broker-metrics';
+import type { BrokerTopicStats } from './metrics/broker-topic-stats';
+import { MetricsServer } from './metrics/metrics-server';
 import { FetchSessionCache } from './fetch-session';
 import { GroupCoordinator } from '../coordinator/group/group-coordinator';
 import { groupCoordinatorConfig } from '../coordinator/group/group-coordinator-config';
@@ -84,7 +87,11 @@ export interface KafkaServerOptions extends KafkaConfigInit {
   /** apiKey -> highest version to advertise. */
   versionCaps?: ReadonlyMap<number, number>;
   logLevel?: LogLevel;
+  /** text (default) or json (pino-style lines); ignored when `logger` is given. */
+  logFormat?: LogFormat;
   logger?: Logger;
+  /** Called once the metrics endpoints (krill.metrics.port) are bound, before the logs load. */
+  metricsListening?: (address: { host: string; port: number }) => void;
   /** The file system the partition logs use (fault injection: storage/testing/faulty-fs.ts). */
   storageFs?: StorageFs;
   /** Decides what each principal may do; overrides `authorizer.class.name` (tests inject scripted ones). */
@@ -122,6 +129,10 @@ export class KafkaServer implements Broker {
   readonly versionCaps: ReadonlyMap<number, number>;
   readonly dispatcher: RequestDispatcher;
   private readonly socketServer: SocketServer;
+  /** Metrics and their HTTP endpoints (docs/operations.md); null unless krill.metrics.port is set. */
+  readonly metrics: BrokerMetrics | null;
+  private readonly metricsServer: MetricsServer | null;
+  private readonly metricsListening?: (address: { host: string; port: number }) => void;
   private advertised: AdvertisedEndpoint[] = [];
   private readonly topicConfigs = new Map<string, EffectiveTopicConfig>();
   private defaultTopicConfig: EffectiveTopicConfig;
@@ -255,6 +266,33 @@ export class KafkaServer implements Broker {
       { ...socketOptions, quotas: { ...socketOptions.quotas, ipConnectionRate: (address) => this.quotas.ipConnectionRate(address) } },
       this.logger.child('network'),
     );
+    const metricsPort = config.getIntOrNull('krill.metrics.port');
+    this.metrics = metricsPort === null ? null : new BrokerMetrics({
+      replicaManager: this.replicaManager,
+      logManager: this.logManager,
+      metadata: this.metadata,
+      groupCoordinator: this.groupCoordinator,
+      transactionCoordinator: this.transactionCoordinator,
+      minInsyncReplicas: (topic) => this.topicConfig(topic).logConfig.minInSyncReplicas,
+      controllerActive: this.localController ? () => this.state === 'running' : null,
+      requestQueueSize: () => this.socketServer.slots.used,
+      listenerNames: () => config.dataPlaneListeners().map((l) => l.listenerName),
+      connectionCounts: () => this.socketServer.connectionCountByListener(),
+    });
+    const requests = this.metrics?.requests;
+    if (requests) this.dispatcher.requestObserver = (name, version, ms, fromFollower) => requests.record(name, version, ms, fromFollower);
+    this.metricsServer = this.metrics ? new MetricsServer({ scrape: () => this.metrics!.scrape(), isReady: () => this.state === 'running' }, this.logger.child('metrics')) : null;
+    this.metricsListening = opts.metricsListening;
+  }
+
+  /** BrokerTopicMetrics counts, kept only while metrics are on. */
+  get topicStats(): BrokerTopicStats | null {
+    return this.metrics?.topicStats ?? null;
+  }
+
+  /** Where /metrics, /ready and /live are served (null without krill.metrics.port). */
+  get metricsAddress(): { host: string; port: number } | null {
+    return this.metricsServer?.address ?? null;
   }
 
   static async start(opts: KafkaServerOptions = {}): Promise<KafkaServer> {
@@ -278,7 +316,8 @@ export class KafkaServer implements Broker {
         // An unreadable meta.properties is reported by the log manager for that directory.
       }
     }
-    const logger = opts.logger ?? new Logger(`krill[${config.nodeId}]`, opts.logLevel);
+    // Each broker has its own log levels (BROKER_LOGGER), also when several share one logger.
+    const logger = opts.logger ? opts.logger.withOwnLevels() : Logger.root(`krill[${config.nodeId}]`, { level: opts.logLevel, format: opts.logFormat });
     // TLS of this broker's own connections, from the ssl.* settings of the listeners they reach
     // (stores loaded now: a bad one stops startup before anything connects).
     // SASL credentials of the same connections, from the JAAS entries of the listeners they reach
@@ -327,6 +366,11 @@ export class KafkaServer implements Broker {
 
   private async startup(): Promise<void> {
     const t0 = Date.now();
+    if (this.metricsServer) {
+      // First, so that probes see /live and a 503 from /ready while the logs load.
+      const address = await this.metricsServer.listen(this.config.getString('krill.metrics.host') ?? '', this.config.getInt('krill.metrics.port'));
+      this.metricsListening?.(address);
+    }
     this.logger.info(`starting krill node ${this.nodeId} (cluster ${this.clusterId}); CRC32C: ${crc32cImplementation}`);
     if (crc32cImplementation !== 'native') {
       this.logger.warn('fast-crc32c is using its JavaScript fallback: record batch checks will be ~20x slower');
@@ -402,6 +446,7 @@ export class KafkaServer implements Broker {
       alterPartition: remoteAlterPartition(link.controlChannel),
       endpointOf: (brokerId) => interBrokerEndpoint(this.metadata, brokerId, interBroker),
       onIsrChangeProposed: (topic, partition, kind, isr) => this.isrChangeListeners.forEach((l) => l(topic, partition, kind, isr)),
+      onIsrChangeCommitted: (kind) => this.metrics?.isrChanges.record(kind),
     };
   }
 
@@ -450,6 +495,7 @@ export class KafkaServer implements Broker {
     for (const t of delta.removedTopics) {
       this.topicConfigs.delete(t.name);
       this.fetchSessions.forgetTopic(t.name);
+      this.metrics?.onTopicDeleted(t.name);
     }
     this.replicaManager.applyDelta(delta);
     this.groupCoordinator.onMetadataDelta(delta);
@@ -528,6 +574,7 @@ export class KafkaServer implements Broker {
     await this.localController?.close();
     await this.logManager.close();
     this.state = 'stopped';
+    await this.metricsServer?.close();
     this.logger.info('shut down cleanly');
   }
 }

@@ -459,6 +459,13 @@ export const BROKER_CONFIG_DEFS: readonly ConfigKeyDef[] = [
     'Delay before the log manager starts its periodic tasks (testing aid).', true),
   def('producer.id.expiration.check.interval.ms', 'int', '600000', 'low', RO, atLeast(1),
     'How often expired producer ids are looked for.', true),
+
+  // krill's own (no Kafka equivalent: Kafka's metrics leave through JMX): the opt-in HTTP port of
+  // /metrics, /ready and /live (docs/operations.md). Internal in the same sense: not described unless set.
+  def('krill.metrics.port', 'int', null, 'low', RO, between(0, 65535),
+    'Port of the Prometheus /metrics, /ready and /live HTTP endpoints; unset: none (0: a free port).', true),
+  def('krill.metrics.host', 'string', '', 'low', RO, undefined,
+    'Address the metrics endpoints bind; empty: every interface.', true),
 ];
 
 /**

@@ -369,6 +369,13 @@ export class LogManager {
     return [...this.logs.values()];
   }
 
+  /** Log directories taken offline (Kafka's OfflineLogDirectoryCount). */
+  offlineLogDirCount(): number {
+    let n = 0;
+    for (const d of this.dirs.values()) if (!d.online) n++;
+    return n;
+  }
+
   /** Why a partition is unavailable without an offline directory (undefined if it is not). */
   partitionFailure(topic: string, partition: number): string | undefined {
     return this.failedPartitions.get(topicPartitionKey(topic, partition));

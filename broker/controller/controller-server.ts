@@ -21,7 +21,7 @@ import { randomUuid } from '../../protocol/primitives/uuid';
 import { KafkaConfig, type KafkaConfigInit } from '../../config/kafka-config';
 import { logConfigFrom } from '../../config/log-config-from';
 import { topicConfigDef } from '../../config/topic-config-def';
-import { Logger, type LogLevel } from '../../common/logger';
+import { Logger, type LogFormat, type LogLevel } from '../../common/logger';
 import { RequestDispatcher } from '../request-dispatcher';
 import { SocketServer, type SocketServerOptions } from '../network/socket-server';
 import { socketServerOptions } from '../network/socket-server-config';
@@ -40,6 +40,8 @@ import { parseScramArgument, scramCredentialRecords } from '../security/sasl/scr
 export interface ControllerServerOptions extends KafkaConfigInit {
   versionCaps?: ReadonlyMap<number, number>;
   logLevel?: LogLevel;
+  /** text (default) or json lines; ignored when `logger` is given. */
+  logFormat?: LogFormat;
   logger?: Logger;
   /** Use this cluster id for a fresh metadata directory (default: a random one). */
   clusterId?: string;
@@ -140,7 +142,7 @@ export class ControllerServer implements ControllerNode {
     fs.mkdirSync(metadataDir, { recursive: true });
     const clusterId = readMetaProperties(nodeFs, metadataDir)?.clusterId ?? opts.clusterId ?? randomUuid();
     ensureMetaProperties(nodeFs, metadataDir, config.nodeId, clusterId);
-    const logger = opts.logger ?? new Logger(`krill-controller[${config.nodeId}]`, opts.logLevel);
+    const logger = opts.logger ?? Logger.root(`krill-controller[${config.nodeId}]`, { level: opts.logLevel, format: opts.logFormat });
     const log = new MetadataLogStore(metadataDir, logger.child('metadata-log'));
     const socketOptions = await socketServerOptions(config, controllerListeners(config).map((l) => l.listenerName), null);
     const server = new ControllerServer(config, clusterId, log, opts, logger, socketOptions);

@@ -1,0 +1,81 @@
+/**
+ * Metrics of an in-process cluster (startCluster): every broker has its own registry and port, so
+ * each reports its own partitions; a follower that stops fetching is shrunk out of the ISR by the
+ * leader (IsrShrinksPerSec, UnderReplicatedPartitions on the leader) and expanded back once it
+ * catches up (IsrExpandsPerSec); follower fetches count as FetchFollower and replication bytes out.
+ */
+import { Kafka, logLevel } from 'kafkajs';
+import { startCluster, type RunningCluster } from '../../broker';
+import { scrape, type Scrape } from '../../broker/metrics/testing/scrape';
+
+process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
+
+let cluster: RunningCluster;
+
+beforeAll(async () => {
+  cluster = await startCluster({ brokers: 2, metricsPort: 0, logLevel: 'warn', config: { 'replica.lag.time.max.ms': 1000, 'auto.create.topics.enable': false } });
+});
+
+afterAll(async () => {
+  await cluster?.close();
+});
+
+const metricsOf = (id: number): Promise<Scrape> => scrape(cluster.broker(id).metricsAddress!);
+
+async function waitFor(what: string, cond: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test('own registries per broker; ISR shrink and expand of a lagging follower are counted on the leader', async () => {
+  const [a0, a1] = [cluster.broker(0).metricsAddress!, cluster.broker(1).metricsAddress!];
+  expect(a0.port).not.toBe(a1.port);
+  const kafka = new Kafka({ clientId: 'krill-compat-cluster-metrics', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING, retry: { retries: 3 } });
+  const admin = kafka.admin();
+  await admin.connect();
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  try {
+    await admin.createTopics({ topics: [{ topic: 'rf2', replicaAssignment: [{ partition: 0, replicas: [0, 1] }] }], waitForLeaders: true });
+    await producer.connect();
+    await producer.send({ topic: 'rf2', acks: -1, messages: Array.from({ length: 20 }, (_, i) => ({ value: `m${i}` })) });
+    const [leader, follower] = [0, 1];
+    await waitFor('the follower to be in sync', async () => (await metricsOf(leader)).value('kafka_server_replicamanager_underreplicatedpartitions') === 0);
+
+    const l1 = await metricsOf(leader);
+    const f1 = await metricsOf(follower);
+    expect(l1.value('kafka_server_replicamanager_partitioncount')).toBe(1);
+    expect(l1.value('kafka_server_replicamanager_leadercount')).toBe(1);
+    expect(f1.value('kafka_server_replicamanager_partitioncount')).toBe(1);
+    expect(f1.value('kafka_server_replicamanager_leadercount')).toBe(0);
+    expect(l1.value('kafka_server_brokertopicmetrics_messagesin_total', { topic: 'rf2' })).toBe(20);
+    expect(f1.value('kafka_server_brokertopicmetrics_messagesin_total', { topic: 'rf2' })).toBeUndefined(); // follower appends are not client produce
+    expect(l1.sum('kafka_network_requestmetrics_requests_total', { request: 'FetchFollower' })).toBeGreaterThan(0);
+    expect(l1.value('kafka_server_brokertopicmetrics_replicationbytesout_total')).toBeGreaterThanOrEqual(l1.value('kafka_log_log_size', { topic: 'rf2', partition: '0' })!);
+    // The controller runs elsewhere: a cluster broker reports no KafkaController gauges.
+    expect(l1.family('kafka_controller_kafkacontroller_activecontrollercount')).toBeUndefined();
+    expect(l1.value('kafka_server_replicamanager_isrshrinks_total')).toBe(0);
+
+    // The follower stops fetching for longer than replica.lag.time.max.ms while the leader takes
+    // records (a follower at the leader's end offset is in sync however long ago it fetched): the
+    // leader shrinks the ISR.
+    cluster.slowReplication(follower, 3000);
+    await new Promise((r) => setTimeout(r, 600)); // a long-poll fetch in flight comes back first (replica.fetch.wait.max.ms)
+    await producer.send({ topic: 'rf2', acks: 1, messages: [{ value: 'while the follower sleeps' }] });
+    await waitFor('the ISR shrink', async () => (await metricsOf(leader)).value('kafka_server_replicamanager_isrshrinks_total') === 1);
+    const l2 = await metricsOf(leader);
+    expect(l2.value('kafka_server_replicamanager_underreplicatedpartitions')).toBe(1);
+    expect(l2.value('kafka_server_replicamanager_isrexpands_total')).toBe(0);
+    cluster.slowReplication(follower, 0);
+    await waitFor('the ISR expansion', async () => (await metricsOf(leader)).value('kafka_server_replicamanager_isrexpands_total') === 1);
+    const l3 = await metricsOf(leader);
+    expect(l3.value('kafka_server_replicamanager_underreplicatedpartitions')).toBe(0);
+    expect(l3.value('kafka_server_replicamanager_isrshrinks_total')).toBe(1);
+    expect((await metricsOf(follower)).value('kafka_server_replicamanager_isrshrinks_total')).toBe(0);
+  } finally {
+    await producer.disconnect();
+    await admin.disconnect();
+  }
+}, 45_000);
