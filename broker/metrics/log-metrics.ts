@@ -5,15 +5,24 @@
  *   kafka_log_log_numlogsegments{topic,partition}  NumLogSegments
  *   kafka_log_log_logstartoffset / _logendoffset{topic,partition}
  *   kafka_log_logmanager_offlinelogdirectorycount  OfflineLogDirectoryCount
+ *   kafka_log_logmanager_remaininglogstorecover{dir}  remainingLogsToRecover: entries of a log
+ *     directory still to be loaded (and recovered) while it loads, 0 after; the endpoint is up
+ *     during loading, so a slow recovery can be watched
+ *   kafka_log_logflushstats_logflushrateandtimems  LogFlushRateAndTimeMs: a summary of flush times
+ *     in ms (quantiles, _count, _sum), every flush of a partition log that fsynced something
  * The metadata log (__cluster_metadata, not a partition log) is not among them, as in Kafka.
  */
-import type { Registry } from 'prom-client';
+import { Summary, type Registry } from 'prom-client';
+import { KAFKA_PERCENTILES } from './request-metrics';
+import type { LogFlushStats } from '../../storage/log-flush-stats';
 import { collectedGauge } from './collected';
 import type { UnifiedLog } from '../../storage/unified-log';
 
 export interface LogMetricsSource {
   allLogs(): Iterable<UnifiedLog>;
   offlineLogDirCount(): number;
+  remainingLogsToRecover(): { dir: string; remaining: number }[];
+  readonly flushStats: LogFlushStats;
 }
 
 export function registerLogMetrics(registry: Registry, source: LogMetricsSource): void {
@@ -35,4 +44,22 @@ export function registerLogMetrics(registry: Registry, source: LogMetricsSource)
     [],
     (set) => set({}, source.offlineLogDirCount()),
   );
+  collectedGauge(
+    registry,
+    'kafka_log_logmanager_remaininglogstorecover',
+    'remainingLogsToRecover: entries of the log directory still to load while it loads (kafka.log:type=LogManager).',
+    ['dir'],
+    (set) => {
+      for (const r of source.remainingLogsToRecover()) set({ dir: r.dir }, r.remaining);
+    },
+  );
+  const flushTime = new Summary({
+    name: 'kafka_log_logflushstats_logflushrateandtimems',
+    help: 'LogFlushRateAndTimeMs: time of each log flush in ms (kafka.log:type=LogFlushStats).',
+    percentiles: KAFKA_PERCENTILES,
+    maxAgeSeconds: 300,
+    ageBuckets: 5,
+    registers: [registry],
+  });
+  source.flushStats.onFlush = (ms) => flushTime.observe(ms);
 }

@@ -13,7 +13,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { startBroker, type RunningBroker } from '../../broker';
 import { nodeFs, type StorageFs } from '../../storage/fs';
 import { CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_CHECKPOINT_FILE } from '../../storage/log-file-utils';
-import { httpStatus } from '../../broker/metrics/testing/scrape';
+import { httpStatus, scrape } from '../../broker/metrics/testing/scrape';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
@@ -69,6 +69,10 @@ test('/ready is 503 while the logs load and 200 once the broker serves Metadata;
   expect(await httpStatus(address, '/live')).toBe(200);
   expect(await httpStatus(address, '/ready')).toBe(503);
   expect(await httpStatus(address, '/ready')).toBe(503);
+  // Metrics are served meanwhile: the directory's logs are still being recovered.
+  const loading = await scrape(address);
+  expect(loading.value('kafka_log_logmanager_remaininglogstorecover', { dir })).toBeGreaterThan(0);
+  expect(loading.value('kafka_server_replicamanager_partitioncount')).toBe(0);
   expect(broker).toBeUndefined();
   gate.release();
 
@@ -85,6 +89,10 @@ test('/ready is 503 while the logs load and 200 once the broker serves Metadata;
   await admin.disconnect();
   expect(offsets.map((o) => o.high)).toEqual(['1500']);
   expect(broker!.metricsAddress).toEqual(address);
+  const loaded = await scrape(address);
+  expect(loaded.value('kafka_log_logmanager_remaininglogstorecover', { dir })).toBe(0);
+  expect(loaded.value('kafka_server_replicamanager_partitioncount')).toBe(1);
+  expect(loaded.value('kafka_log_log_logendoffset', { topic: 'health', partition: '0' })).toBe(1500);
 
   await broker!.close();
   broker = undefined;

@@ -56,7 +56,8 @@ test('produce, consume and a consumer group: the scraped values are the counts s
   expect(broker.metricsAddress).not.toBeNull();
   admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 3 }] });
+  // flush.messages=1: every append is fsynced, so LogFlushStats counts one flush per produce.
+  await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 3, configEntries: [{ name: 'flush.messages', value: '1' }] }] });
   producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
   const perPartition = [0, 0, 0];
@@ -92,6 +93,12 @@ test('produce, consume and a consumer group: the scraped values are the counts s
   expect(produceTime.quantiles['0.999']).toBeGreaterThanOrEqual(produceTime.quantiles['0.5']);
   expect(produceTime.sum).toBeGreaterThan(0);
   expect(s1.sum('kafka_network_requestmetrics_requests_total', { request: 'CreateTopics' })).toBe(1);
+  const flushes = s1.family('kafka_log_logflushstats_logflushrateandtimems')!;
+  expect(flushes.type).toBe('SUMMARY');
+  expect(Number(flushes.metrics[0].count)).toBe(SENDS);
+  expect(Object.keys(flushes.metrics[0].quantiles ?? {})).toHaveLength(6);
+  expect(s1.value('kafka_log_logmanager_remaininglogstorecover', { dir: broker.dataDir })).toBe(0);
+  expect(s1.value('kafka_log_logmanager_offlinelogdirectorycount')).toBe(0);
   expect(s1.sum('kafka_network_requestmetrics_requests_total', { request: 'Metadata' })).toBeGreaterThan(0);
   expect(s1.sum('kafka_network_requestmetrics_requests_total', { request: 'ApiVersions' })).toBeGreaterThanOrEqual(2);
   expect(s1.value('kafka_server_replicamanager_partitioncount')).toBe(3);
