@@ -12,7 +12,8 @@
  *     in ms (quantiles, _count, _sum), every flush of a partition log that fsynced something
  * The metadata log (__cluster_metadata, not a partition log) is not among them, as in Kafka.
  */
-import { Summary, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { SlidingSummary } from './sliding-summary';
 import { KAFKA_PERCENTILES } from './request-metrics';
 import type { LogFlushStats } from '../../storage/log-flush-stats';
 import { collectedGauge } from './collected';
@@ -53,13 +54,10 @@ export function registerLogMetrics(registry: Registry, source: LogMetricsSource)
       for (const r of source.remainingLogsToRecover()) set({ dir: r.dir }, r.remaining);
     },
   );
-  const flushTime = new Summary({
+  const flushTime = new SlidingSummary(registry, {
     name: 'kafka_log_logflushstats_logflushrateandtimems',
     help: 'LogFlushRateAndTimeMs: time of each log flush in ms (kafka.log:type=LogFlushStats).',
     percentiles: KAFKA_PERCENTILES,
-    maxAgeSeconds: 300,
-    ageBuckets: 5,
-    registers: [registry],
   });
-  source.flushStats.onFlush = (ms) => flushTime.observe(ms);
+  source.flushStats.onFlush = (ms) => flushTime.observe('', ms);
 }

@@ -7,12 +7,13 @@
  *   kafka_network_requestchannel_requestqueuesize                   RequestQueueSize
  * As Kafka's RequestChannel does, a Fetch also counts as FetchConsumer or FetchFollower.
  *
- * Cost: one array slot increment and one summary observation per answered request. Counts are
- * plain numbers read at scrape time. The time is from the full frame being read to the response
+ * Cost: one array slot increment and one SlidingSummary observation (ring writes, no allocation)
+ * per answered request. Counts are plain numbers read at scrape time. The time is from the full frame being read to the response
  * being ready to write (krill writes it at once); requests closed instead of answered (bad input)
  * are not counted, like Kafka's, which never complete.
  */
-import { Counter, Gauge, Summary, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { SlidingSummary } from './sliding-summary';
 
 /** Kafka's 50th, 75th, 95th, 98th, 99th and 999th percentiles of its Yammer histograms. */
 export const KAFKA_PERCENTILES = [0.5, 0.75, 0.95, 0.98, 0.99, 0.999];
@@ -20,7 +21,7 @@ export const KAFKA_PERCENTILES = [0.5, 0.75, 0.95, 0.98, 0.99, 0.999];
 export class RequestMetrics {
   /** request name -> version -> count. */
   private readonly counts = new Map<string, number[]>();
-  private readonly totalTime: Summary<'request'>;
+  private readonly totalTime: SlidingSummary;
 
   constructor(registry: Registry, requestQueueSize: () => number) {
     const counts = this.counts;
@@ -38,15 +39,11 @@ export class RequestMetrics {
         }
       },
     });
-    this.totalTime = new Summary({
+    this.totalTime = new SlidingSummary(registry, {
       name: 'kafka_network_requestmetrics_totaltimems',
       help: 'Time from receiving a request to its response, in ms (kafka.network:type=RequestMetrics,name=TotalTimeMs).',
-      labelNames: ['request'],
+      labelName: 'request',
       percentiles: KAFKA_PERCENTILES,
-      // Kafka's histograms are biased to the last five minutes.
-      maxAgeSeconds: 300,
-      ageBuckets: 5,
-      registers: [registry],
     });
     new Gauge({
       name: 'kafka_network_requestchannel_requestqueuesize',
@@ -68,6 +65,6 @@ export class RequestMetrics {
     let byVersion = this.counts.get(name);
     if (!byVersion) this.counts.set(name, (byVersion = []));
     byVersion[version] = (byVersion[version] ?? 0) + 1;
-    this.totalTime.observe({ request: name }, totalMs);
+    this.totalTime.observe(name, totalMs);
   }
 }

@@ -43,7 +43,10 @@ export class Scrape {
   /** A summary's quantiles, count and sum for the series with exactly `labels` (besides quantile). */
   summary(name: string, labels: Record<string, string>): { quantiles: Record<string, number>; count: number; sum: number } | undefined {
     const own = this.text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name}_count`) || l.startsWith(`${name}_sum`));
-    const plain = new Scrape(own.join('\n') + '\n');
+    // Each series' quantile, _sum and _count lines alternate; grouped by name, each is one family.
+    const series = (l: string) => l.slice(0, l.search(/[{ ]/));
+    const grouped = [name, `${name}_sum`, `${name}_count`].flatMap((n) => own.filter((l) => series(l) === n));
+    const plain = new Scrape(grouped.join('\n') + '\n');
     const count = plain.value(`${name}_count`, labels);
     const sum = plain.value(`${name}_sum`, labels);
     if (count === undefined || sum === undefined) return undefined;
