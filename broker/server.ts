@@ -273,6 +273,7 @@ export class KafkaServer implements Broker {
       metadata: this.metadata,
       groupCoordinator: this.groupCoordinator,
       transactionCoordinator: this.transactionCoordinator,
+      quotas: this.quotas,
       minInsyncReplicas: (topic) => this.topicConfig(topic).logConfig.minInSyncReplicas,
       controllerActive: this.localController ? () => this.state === 'running' : null,
       requestQueueSize: () => this.socketServer.slots.used,

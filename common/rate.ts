@@ -74,6 +74,18 @@ export class Rate {
     return total / (this.windowSpanMs(nowMs) / 1000);
   }
 
+  /** The mean of the recorded values over the retained samples (Kafka's Avg), 0 with none. */
+  average(nowMs: number): number {
+    this.purge(nowMs);
+    let total = 0;
+    let count = 0;
+    for (const s of this.buf) {
+      total += s.value;
+      count += s.eventCount;
+    }
+    return count === 0 ? 0 : total / count;
+  }
+
   /** The span the rate is computed over, padded while the window is filling (never below 1 ms). */
   windowSpanMs(nowMs: number): number {
     this.purge(nowMs);
@@ -147,5 +159,10 @@ export class RateMap<K> {
 
   get size(): number {
     return this.rates.size;
+  }
+
+  /** Every live key's rate (metrics). */
+  entries(): IterableIterator<[K, Rate]> {
+    return this.rates.values();
   }
 }

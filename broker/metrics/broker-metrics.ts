@@ -2,7 +2,8 @@
  * One broker's metrics: its own prom-client Registry (brokers of one process never share one, so
  * startCluster's brokers each report their own), the counters kept on the request paths
  * (BrokerTopicStats, RequestMetrics, ISR changes) and the gauges read from the broker's state at
- * scrape time (replica manager, controller, logs, coordinators, consumer lag, connections), plus
+ * scrape time (replica manager, controller, logs, coordinators, consumer lag, connections, client
+ * quotas), plus
  * prom-client's process and Node.js metrics (process_*, nodejs_*). Names follow the Strimzi JMX
  * exporter rules for Kafka; the list is in docs/operations.md.
  */
@@ -16,6 +17,8 @@ import { registerLogMetrics } from './log-metrics';
 import { registerCoordinatorMetrics } from './coordinator-metrics';
 import { registerConsumerLagMetrics } from './consumer-lag-metrics';
 import { registerNetworkMetrics } from './network-metrics';
+import { registerQuotaMetrics } from './quota-metrics';
+import type { BrokerQuotas } from '../quota/broker-quotas';
 import type { ReplicaManager } from '../../replication/replica-manager';
 import type { LogManager } from '../../storage/log-manager';
 import type { MetadataCache } from '../../metadata/metadata-cache';
@@ -28,6 +31,7 @@ export interface BrokerMetricsSources {
   metadata: MetadataCache;
   groupCoordinator: GroupCoordinator;
   transactionCoordinator: TransactionCoordinator;
+  quotas: BrokerQuotas;
   minInsyncReplicas(topic: string): number;
   /** Whether this node's controller is in this process and active (combined node); null: no local controller. */
   controllerActive: (() => boolean) | null;
@@ -59,6 +63,7 @@ export class BrokerMetrics {
       },
     });
     registerNetworkMetrics(r, () => src.listenerNames(), () => src.connectionCounts());
+    registerQuotaMetrics(r, src.quotas);
     collectDefaultMetrics({ register: r });
   }
 
