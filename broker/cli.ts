@@ -10,7 +10,7 @@
  * `--add-scram` (repeatable, `-S`) is `kafka-storage format --add-scram`: SCRAM credentials written
  * to the metadata log on the first start of a fresh node (broker/security/sasl/scram-parser.ts).
  * `--metrics-port N` (krill.metrics.port) serves /metrics, /ready and /live on N (with --brokers,
- * broker i on N+i); `--log-format json` writes pino-style JSON lines (docs/operations.md).
+ * broker i on N+i; with --process-roles controller, the controller's); `--log-format json` writes pino-style JSON lines (docs/operations.md).
  *
  * Clusters (docs/replication.md):
  *   krill --brokers N [--port P]           N brokers (node ids 0..N-1, ports P..P+N-1) and a
@@ -222,6 +222,7 @@ async function runClusterNode(opts: CliOptions): Promise<void> {
         listeners: `CONTROLLER://${host}:${port}`,
         'controller.listener.names': 'CONTROLLER',
         ...(opts.dataDir !== undefined ? { 'log.dirs': opts.dataDir } : {}),
+        ...(opts.metricsPort !== undefined ? { 'krill.metrics.port': opts.metricsPort } : {}),
       },
       logLevel: opts.logLevel,
       logFormat: opts.logFormat,

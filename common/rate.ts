@@ -11,6 +11,7 @@
  * A bound is checked after each record (Kafka records first, then checks): when the rate exceeds it,
  * `record` returns the throttle time that brings the rate back to the bound,
  * `(rate - bound) / bound * span`, as Kafka's QuotaUtils.throttleTime computes it; 0 otherwise.
+ * `average` is Kafka's Avg over the same samples (the mean recorded value: quota throttle-time).
  */
 import { ExpiringMap } from './expiring-map';
 import type { Time } from './time';

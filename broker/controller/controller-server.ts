@@ -14,7 +14,8 @@
  * (docs/replication.md). Its state is the metadata log, so a restart loses nothing committed.
  *
  * Startup: config -> metadata dir and cluster id (meta.properties) -> metadata log replay ->
- * listener bound -> session and rebalance timers. Shutdown reverses it.
+ * (with krill.metrics.port: the metrics endpoints, /ready 200 once running) -> listener bound ->
+ * session and rebalance timers. Shutdown reverses it.
  */
 import * as fs from 'node:fs';
 import { randomUuid } from '../../protocol/primitives/uuid';
@@ -26,6 +27,8 @@ import { RequestDispatcher } from '../request-dispatcher';
 import { SocketServer, type SocketServerOptions } from '../network/socket-server';
 import { socketServerOptions } from '../network/socket-server-config';
 import { CONTROLLER_HANDLERS } from './handlers';
+import { ControllerNodeMetrics } from '../metrics/controller-node-metrics';
+import { MetricsServer } from '../metrics/metrics-server';
 import { Controller } from '../../metadata/controller/controller';
 import { MetadataLogStore } from '../../metadata/metadata-log-store';
 import type { MetadataLog } from '../../metadata/metadata-log';
@@ -43,6 +46,8 @@ export interface ControllerServerOptions extends KafkaConfigInit {
   /** text (default) or json lines; ignored when `logger` is given. */
   logFormat?: LogFormat;
   logger?: Logger;
+  /** Called once the metrics endpoints (krill.metrics.port) are bound. */
+  metricsListening?: (address: { host: string; port: number }) => void;
   /** Use this cluster id for a fresh metadata directory (default: a random one). */
   clusterId?: string;
   /** Decides what each principal may do; overrides `authorizer.class.name` (tests inject scripted ones). */
@@ -80,6 +85,10 @@ export class ControllerServer implements ControllerNode {
   readonly authorizer: Authorizer;
   readonly dispatcher: RequestDispatcher<ControllerNode>;
   private readonly socketServer: SocketServer;
+  /** Metrics and their HTTP endpoints; null unless krill.metrics.port is set. */
+  readonly metrics: ControllerNodeMetrics | null;
+  private readonly metricsServer: MetricsServer | null;
+  private readonly metricsListening?: (address: { host: string; port: number }) => void;
   private waiters = new Set<{ end: bigint; wake: () => void }>();
   private bound: { host: string; port: number } = { host: '', port: 0 };
   private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
@@ -133,6 +142,22 @@ export class ControllerServer implements ControllerNode {
     const sasl = SaslGate.forListeners(config, controllerListeners(config), { ...scramMechanismDeps(this.controller.image), logger: logger.child('sasl') });
     this.dispatcher = new RequestDispatcher<ControllerNode>(this, CONTROLLER_HANDLERS, logger.child('request'), undefined, sasl);
     this.socketServer = new SocketServer(this.dispatcher, socketOptions, logger.child('network'));
+    this.metrics = config.getIntOrNull('krill.metrics.port') === null ? null : new ControllerNodeMetrics({
+      image: this.controller.image,
+      isActive: () => this.state === 'running',
+      requestQueueSize: () => this.socketServer.slots.used,
+      listenerNames: () => controllerListeners(config).map((l) => l.listenerName),
+      connectionCounts: () => this.socketServer.connectionCountByListener(),
+    });
+    const requests = this.metrics?.requests;
+    if (requests) this.dispatcher.requestObserver = (name, version, ms, fromFollower) => requests.record(name, version, ms, fromFollower);
+    this.metricsServer = this.metrics ? new MetricsServer({ scrape: () => this.metrics!.scrape(), isReady: () => this.state === 'running' }, logger.child('metrics')) : null;
+    this.metricsListening = opts.metricsListening;
+  }
+
+  /** Where /metrics, /ready and /live are served (null without krill.metrics.port). */
+  get metricsAddress(): { host: string; port: number } | null {
+    return this.metricsServer?.address ?? null;
   }
 
   static async start(opts: ControllerServerOptions = {}): Promise<ControllerServer> {
@@ -156,6 +181,10 @@ export class ControllerServer implements ControllerNode {
   }
 
   private async startup(): Promise<void> {
+    if (this.metricsServer) {
+      const address = await this.metricsServer.listen(this.config.getString('krill.metrics.host') ?? '', this.config.getInt('krill.metrics.port'));
+      this.metricsListening?.(address);
+    }
     const listeners = controllerListeners(this.config);
     if (listeners.length === 0) throw new Error('the controller has no listener (listeners / controller.listener.names)');
     const bound = await this.socketServer.listen(listeners.map((l) => ({ name: l.listenerName, host: l.host ?? '', port: l.port, securityProtocol: l.securityProtocol })));
@@ -212,6 +241,7 @@ export class ControllerServer implements ControllerNode {
     await this.socketServer.close();
     await this.controller.close();
     this.state = 'stopped';
+    await this.metricsServer?.close();
     this.logger.info('controller shut down');
   }
 }

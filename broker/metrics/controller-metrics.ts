@@ -4,8 +4,10 @@
  *   kafka_controller_kafkacontroller_activecontrollercount  1 on the node whose controller is active
  *   kafka_controller_kafkacontroller_offlinepartitionscount partitions without a leader
  *   kafka_controller_kafkacontroller_globaltopiccount, _globalpartitioncount
- * Kafka reports these on controller nodes; krill's combined node is one (its controller is always
- * active), a cluster broker (whose controller runs elsewhere) does not register them.
+ *   kafka_controller_kafkacontroller_activebrokercount, _fencedbrokercount  registered brokers
+ * Kafka reports these on controller nodes; krill's combined node and controller-only node are such
+ * (their controller is always active), a cluster broker (whose controller runs elsewhere) does not
+ * register them.
  */
 import type { Registry } from 'prom-client';
 import { collectedGauge } from './collected';
@@ -26,4 +28,6 @@ export function registerControllerMetrics(registry: Registry, metadata: Metadata
     for (const t of metadata.topics()) n += t.partitions.size;
     return n;
   });
+  g('activebrokercount', 'ActiveBrokerCount: registered brokers that are not fenced', () => metadata.allBrokers().filter((b) => !b.fenced).length);
+  g('fencedbrokercount', 'FencedBrokerCount: registered brokers that are fenced', () => metadata.allBrokers().filter((b) => b.fenced).length);
 }

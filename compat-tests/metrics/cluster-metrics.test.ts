@@ -3,10 +3,15 @@
  * each reports its own partitions; a follower that stops fetching is shrunk out of the ISR by the
  * leader (IsrShrinksPerSec, UnderReplicatedPartitions on the leader) and expanded back once it
  * catches up (IsrExpandsPerSec); follower fetches count as FetchFollower and replication bytes out.
+ * A controller-only node serves its own registry (KafkaController gauges, its listener's requests).
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { startCluster, type RunningCluster } from '../../broker';
-import { scrape, type Scrape } from '../../broker/metrics/testing/scrape';
+import { startBroker, startCluster, type RunningBroker, type RunningCluster } from '../../broker';
+import { startTestController } from '../../broker/testing/controller-node';
+import { httpStatus, scrape, type Scrape } from '../../broker/metrics/testing/scrape';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
@@ -79,3 +84,43 @@ test('own registries per broker; ISR shrink and expand of a lagging follower are
     await admin.disconnect();
   }
 }, 45_000);
+
+test('a controller-only node serves its own metrics: KafkaController gauges, its listener\'s requests and connections', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-controller-metrics-'));
+  const controller = await startTestController(path.join(dir, 'controller'), { props: { 'krill.metrics.port': 0, 'krill.metrics.host': '127.0.0.1' } });
+  let broker: RunningBroker | undefined;
+  try {
+    const address = controller.metricsAddress!;
+    expect(await httpStatus(address, '/ready')).toBe(200);
+    broker = await startBroker({
+      dataDir: path.join(dir, 'broker'),
+      logLevel: 'warn',
+      config: { 'process.roles': 'broker', 'node.id': '0', 'controller.quorum.bootstrap.servers': `${controller.endpoint.host}:${controller.endpoint.port}` },
+    });
+    const kafka = new Kafka({ clientId: 'krill-compat-controller-metrics', brokers: broker.bootstrapServers, logLevel: logLevel.NOTHING, retry: { retries: 3 } });
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await admin.createTopics({ topics: [{ topic: 'c1', numPartitions: 2 }], waitForLeaders: true });
+    } finally {
+      await admin.disconnect();
+    }
+    const s = await scrape(address);
+    expect(s.value('kafka_controller_kafkacontroller_activecontrollercount')).toBe(1);
+    expect(s.value('kafka_controller_kafkacontroller_activebrokercount')).toBe(1);
+    expect(s.value('kafka_controller_kafkacontroller_fencedbrokercount')).toBe(0);
+    expect(s.value('kafka_controller_kafkacontroller_globaltopiccount')).toBe(1);
+    expect(s.value('kafka_controller_kafkacontroller_globalpartitioncount')).toBe(2);
+    expect(s.sum('kafka_network_requestmetrics_requests_total', { request: 'BrokerRegistration' })).toBe(1);
+    expect(s.sum('kafka_network_requestmetrics_requests_total', { request: 'BrokerHeartbeat' })).toBeGreaterThan(0);
+    expect(s.sum('kafka_network_requestmetrics_requests_total', { request: 'CreateTopics' })).toBe(1); // forwarded by the broker
+    expect(s.value('kafka_server_socket_server_metrics_connection_count', { listener: 'CONTROLLER', networkProcessor: '0' })).toBeGreaterThanOrEqual(1);
+    // A broker's own metrics are not there: this is the controller's registry.
+    expect(s.family('kafka_server_replicamanager_partitioncount')).toBeUndefined();
+  } finally {
+    await broker?.close();
+    await controller.shutdown();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  expect(controller.metricsAddress).toBeNull();
+});
