@@ -7,15 +7,17 @@
  * through `KafkaServer.start`.
  *
  * Startup: config -> log dirs and cluster id (meta.properties; a cluster broker takes the
- * controller's, learnt with DescribeCluster, and refuses directories of another cluster) ->
- * metadata replay (the local metadata log, or a catch-up Fetch from the controller) -> partition
+ * controller's, learnt with DescribeCluster, and refuses directories of another cluster) -> the
+ * metrics endpoints when krill.metrics.port is set (broker/metrics/: /live at once, /ready 200
+ * only once running) -> metadata replay (the local metadata log, or a catch-up Fetch from the controller) -> partition
  * logs loaded and recovered (LogManager) -> coordinators started, partitions created from the
  * replayed metadata, stray logs removed -> listeners bound -> broker registered with its advertised
  * endpoints (a cluster broker also follows the metadata log, heartbeats and waits to be unfenced,
  * then starts the ISR checks) -> marker delivery -> ready. Shutdown reverses it: controlled
  * shutdown (cluster broker), stop replication and the controller link, stop accepting, answer
  * parked requests, close the local metadata log, then flush every log, write the checkpoints and
- * the clean-shutdown marker.
+ * the clean-shutdown marker, and last close the metrics endpoints (/ready is 503 from the start of
+ * the shutdown).
  *
  * Invariant: after the startup replay, every metadata batch is applied to the MetadataCache first
  * and its delta then goes to the replica manager and both coordinators, in log order.
