@@ -450,6 +450,9 @@ export class KafkaServer implements Broker {
       endpointOf: (brokerId) => interBrokerEndpoint(this.metadata, brokerId, interBroker),
       onIsrChangeProposed: (topic, partition, kind, isr) => this.isrChangeListeners.forEach((l) => l(topic, partition, kind, isr)),
       onIsrChangeCommitted: (kind) => this.metrics?.isrChanges.record(kind),
+      onFollowerAppend: (bytes) => {
+        if (this.metrics) this.metrics.topicStats.replicationBytesIn += bytes;
+      },
     };
   }
 

@@ -79,6 +79,8 @@ export interface PartitionContext {
   onLowWatermarkChanged?(p: Partition): void;
   /** Told about every ISR change proposed (tests count them). */
   onIsrChangeProposed?(p: Partition, kind: 'expand' | 'shrink', isr: number[]): void;
+  /** Told about the bytes of every follower append (ReplicationBytesInPerSec). */
+  onFollowerAppend?(bytes: number): void;
   /**
    * Told once about every ISR change this leader proposed and the controller committed, whichever
    * says so first: the AlterPartition answer or the metadata (IsrShrinksPerSec / IsrExpandsPerSec).
@@ -267,7 +269,9 @@ export class Partition {
   /** Appends a leader's batches as they are (follower). */
   appendRecordsToFollower(records: Buffer): LogAppendInfo {
     if (this.isLeader) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${this.name} is led here; not appending as a follower`);
-    return this.log.appendAsFollower(records);
+    const info = this.log.appendAsFollower(records);
+    this.ctx.onFollowerAppend?.(records.length);
+    return info;
   }
 
   /** See the class comment. Returns true if the HWM moved. */

@@ -154,6 +154,8 @@ export interface ReplicationOptions {
   onIsrChangeProposed?: (topic: string, partition: number, kind: 'expand' | 'shrink', isr: number[]) => void;
   /** Every ISR change of a partition led here that the controller committed (metrics). */
   onIsrChangeCommitted?: (kind: 'expand' | 'shrink') => void;
+  /** The bytes of every batch set a follower here appended (metrics). */
+  onFollowerAppend?: (bytes: number) => void;
 }
 
 export interface ReplicaManagerOptions {
@@ -227,6 +229,7 @@ export class ReplicaManager {
       onLowWatermarkChanged: (p) => this.deleteRecordsPurgatory.checkAndComplete(p.key),
       onIsrChangeProposed: (p, kind, isr) => r?.onIsrChangeProposed?.(p.topic, p.partition, kind, isr),
       onIsrChangeCommitted: (_p, kind) => r?.onIsrChangeCommitted?.(kind),
+      onFollowerAppend: (bytes) => r?.onFollowerAppend?.(bytes),
       info: (msg) => this.log.info(msg),
     };
   }

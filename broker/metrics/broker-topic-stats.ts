@@ -1,8 +1,9 @@
 /**
  * Kafka's BrokerTopicStats: per-topic and all-topics counts of what clients produce and fetch
  * (BytesInPerSec, MessagesInPerSec, BytesOutPerSec, TotalProduceRequestsPerSec,
- * TotalFetchRequestsPerSec, FailedProduceRequestsPerSec, FailedFetchRequestsPerSec) and the bytes
- * followers fetch (ReplicationBytesOutPerSec, all topics only). Exposed by topic-metrics.ts at
+ * TotalFetchRequestsPerSec, FailedProduceRequestsPerSec, FailedFetchRequestsPerSec), the bytes
+ * followers fetch from here (ReplicationBytesOutPerSec) and the bytes this broker's followers
+ * append (ReplicationBytesInPerSec), those two for all topics only. Exposed by topic-metrics.ts at
  * scrape time; exists only while metrics are on, so a broker without them pays nothing.
  *
  * Cost on the produce and fetch paths: one map lookup and a few additions per partition per
@@ -34,6 +35,8 @@ export class BrokerTopicStats {
   readonly allTopics: TopicCounts = zero();
   /** ReplicationBytesOutPerSec: records returned to follower fetches. */
   replicationBytesOut = 0;
+  /** ReplicationBytesInPerSec: records this broker's followers appended. */
+  replicationBytesIn = 0;
   private readonly topics = new Map<string, TopicCounts>();
 
   topic(name: string): TopicCounts {

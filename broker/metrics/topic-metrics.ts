@@ -32,4 +32,11 @@ export function registerTopicMetrics(registry: Registry, stats: BrokerTopicStats
     [],
     (set) => set({}, stats.replicationBytesOut),
   );
+  collectedCounter(
+    registry,
+    'kafka_server_brokertopicmetrics_replicationbytesin_total',
+    'ReplicationBytesInPerSec: record bytes this broker appended as a follower (kafka.server:type=BrokerTopicMetrics,name=ReplicationBytesInPerSec).',
+    [],
+    (set) => set({}, stats.replicationBytesIn),
+  );
 }

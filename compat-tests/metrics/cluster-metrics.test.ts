@@ -59,6 +59,9 @@ test('own registries per broker; ISR shrink and expand of a lagging follower are
     expect(f1.value('kafka_server_brokertopicmetrics_messagesin_total', { topic: 'rf2' })).toBeUndefined(); // follower appends are not client produce
     expect(l1.sum('kafka_network_requestmetrics_requests_total', { request: 'FetchFollower' })).toBeGreaterThan(0);
     expect(l1.value('kafka_server_brokertopicmetrics_replicationbytesout_total')).toBeGreaterThanOrEqual(l1.value('kafka_log_log_size', { topic: 'rf2', partition: '0' })!);
+    // The follower appended exactly what its log holds (and the leader, which appends for clients, nothing).
+    expect(f1.value('kafka_server_brokertopicmetrics_replicationbytesin_total')).toBe(f1.value('kafka_log_log_size', { topic: 'rf2', partition: '0' }));
+    expect(l1.value('kafka_server_brokertopicmetrics_replicationbytesin_total')).toBe(0);
     // The controller runs elsewhere: a cluster broker reports no KafkaController gauges.
     expect(l1.family('kafka_controller_kafkacontroller_activecontrollercount')).toBeUndefined();
     expect(l1.value('kafka_server_replicamanager_isrshrinks_total')).toBe(0);
