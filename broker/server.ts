@@ -281,6 +281,7 @@ export class KafkaServer implements Broker {
       requestQueueSize: () => this.socketServer.slots.used,
       listenerNames: () => config.dataPlaneListeners().map((l) => l.listenerName),
       connectionCounts: () => this.socketServer.connectionCountByListener(),
+      brokerState: () => this.brokerState,
     });
     const requests = this.metrics?.requests;
     if (requests) this.dispatcher.requestObserver = (name, version, ms, fromFollower) => requests.record(name, version, ms, fromFollower);
@@ -388,7 +389,9 @@ export class KafkaServer implements Broker {
     // The ACLs of the whole replayed log are in: every principal can be authorized now (Kafka's
     // AclPublisher completes the initial load once the metadata has caught up).
     this.standardAuthorizer?.completeInitialLoad();
+    this.loadingLogs = true;
     await this.logManager.startup();
+    this.loadingLogs = false;
     this.replayingMetadata = false;
     this.groupCoordinator.startup();
     this.transactionCoordinator.startup();
@@ -429,6 +432,25 @@ export class KafkaServer implements Broker {
   }
 
   private replayingMetadata = false;
+  private loadingLogs = false;
+  private inControlledShutdown = false;
+
+  /**
+   * Kafka's BrokerState byte (kafka.server:type=KafkaServer,name=BrokerState): STARTING 1, RECOVERY 2
+   * while the logs load, RUNNING 3, PENDING_CONTROLLED_SHUTDOWN 6, SHUTTING_DOWN 7, NOT_RUNNING 0.
+   */
+  get brokerState(): number {
+    switch (this.state) {
+      case 'starting':
+        return this.loadingLogs ? 2 : 1;
+      case 'running':
+        return 3;
+      case 'stopping':
+        return this.inControlledShutdown ? 6 : 7;
+      default:
+        return 0;
+    }
+  }
 
   /** Follower fetching and ISR management of a cluster broker (Kafka's replica.* settings). */
   private replicationOptions(link: ClusterLink): ReplicationOptions {
@@ -567,7 +589,9 @@ export class KafkaServer implements Broker {
     this.logger.info('shutting down');
     if (this.clusterLink && wasRunning && opts.controlled !== false && this.config.getBoolean('controlled.shutdown.enable')) {
       // Leaderships move to other replicas while this broker still serves (followers, clients).
+      this.inControlledShutdown = true;
       const done = await this.clusterLink.controlledShutdown();
+      this.inControlledShutdown = false;
       if (!done) this.logger.warn('controlled shutdown did not complete in time; shutting down anyway');
     }
     await this.replicaManager.stopReplication();

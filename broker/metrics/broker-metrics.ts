@@ -18,6 +18,7 @@ import { registerCoordinatorMetrics } from './coordinator-metrics';
 import { registerConsumerLagMetrics } from './consumer-lag-metrics';
 import { registerNetworkMetrics } from './network-metrics';
 import { registerQuotaMetrics } from './quota-metrics';
+import { collectedGauge } from './collected';
 import type { BrokerQuotas } from '../quota/broker-quotas';
 import type { ReplicaManager } from '../../replication/replica-manager';
 import type { LogManager } from '../../storage/log-manager';
@@ -38,6 +39,8 @@ export interface BrokerMetricsSources {
   requestQueueSize(): number;
   listenerNames(): readonly string[];
   connectionCounts(): ReadonlyMap<string, number>;
+  /** Kafka's BrokerState byte. */
+  brokerState(): number;
 }
 
 export class BrokerMetrics {
@@ -64,6 +67,9 @@ export class BrokerMetrics {
     });
     registerNetworkMetrics(r, () => src.listenerNames(), () => src.connectionCounts());
     registerQuotaMetrics(r, src.quotas);
+    collectedGauge(r, 'kafka_server_kafkaserver_brokerstate', 'BrokerState: 1 starting, 2 loading (recovering) logs, 3 running, 6 in controlled shutdown, 7 shutting down (kafka.server:type=KafkaServer,name=BrokerState).', [], (set) =>
+      set({}, src.brokerState()),
+    );
     collectDefaultMetrics({ register: r });
   }
 

@@ -73,6 +73,7 @@ test('/ready is 503 while the logs load and 200 once the broker serves Metadata;
   const loading = await scrape(address);
   expect(loading.value('kafka_log_logmanager_remaininglogstorecover', { dir })).toBeGreaterThan(0);
   expect(loading.value('kafka_server_replicamanager_partitioncount')).toBe(0);
+  expect(loading.value('kafka_server_kafkaserver_brokerstate')).toBe(2); // RECOVERY
   expect(broker).toBeUndefined();
   gate.release();
 
@@ -92,6 +93,7 @@ test('/ready is 503 while the logs load and 200 once the broker serves Metadata;
   const loaded = await scrape(address);
   expect(loaded.value('kafka_log_logmanager_remaininglogstorecover', { dir })).toBe(0);
   expect(loaded.value('kafka_server_replicamanager_partitioncount')).toBe(1);
+  expect(loaded.value('kafka_server_kafkaserver_brokerstate')).toBe(3); // RUNNING
   expect(loaded.value('kafka_log_log_logendoffset', { topic: 'health', partition: '0' })).toBe(1500);
 
   await broker!.close();
