@@ -3,7 +3,8 @@
  * (1028, the reservoir size of Kafka's Yammer histograms) in a ring with their times, plus a count
  * and a sum; quantiles are computed when Prometheus scrapes, from the observations of the last
  * `windowMs` (five minutes, the span Kafka's exponentially decaying reservoir favours), with the
- * interpolation of Yammer's snapshots. prom-client writes the exposition (it registers like any of
+ * interpolation of Yammer's snapshots, labelled as the JMX exporter labels Kafka's percentiles
+ * (quantile="0.50", ..., "0.999"). prom-client writes the exposition (it registers like any of
  * its metrics); its own Summary keeps a t-digest per age bucket, ~10 µs per observation, too much
  * for once per request.
  *
@@ -37,6 +38,16 @@ export interface SlidingSummaryOptions {
   size?: number;
   windowMs?: number;
   now?: () => number;
+}
+
+/**
+ * The quantile label the JMX exporter's rules write for Kafka's `<N>thPercentile` attributes
+ * ("0.$N"): 0.5 -> "0.50", 0.75 -> "0.75", 0.999 -> "0.999".
+ */
+export function jmxQuantileLabel(q: number): string {
+  let digits = String(Math.round(q * 1000)).padStart(3, '0');
+  if (digits.endsWith('0')) digits = digits.slice(0, -1);
+  return `0.${digits}`;
 }
 
 /** Yammer's Snapshot.getValue: the quantile of sorted values, interpolated between neighbours. */
@@ -101,7 +112,7 @@ export class SlidingSummary {
       const recent: number[] = [];
       for (let i = 0; i < s.filled; i++) if (s.times[i] >= since) recent.push(s.values[i]);
       const sorted = Float64Array.from(recent).sort();
-      for (const q of this.opts.percentiles) values.push({ labels: { ...labels, quantile: q }, value: quantile(sorted, q) });
+      for (const q of this.opts.percentiles) values.push({ labels: { ...labels, quantile: jmxQuantileLabel(q) }, value: quantile(sorted, q) });
       values.push({ metricName: `${this.name}_sum`, labels, value: s.sum });
       values.push({ metricName: `${this.name}_count`, labels, value: s.count });
     }
