@@ -53,7 +53,15 @@ export class BrokerMetrics {
     const r = this.registry;
     this.requests = new RequestMetrics(r, () => src.requestQueueSize());
     registerTopicMetrics(r, this.topicStats);
-    registerReplicaManagerMetrics(r, { allPartitions: () => src.replicaManager.allPartitions(), minInsyncReplicas: (t) => src.minInsyncReplicas(t) }, this.isrChanges);
+    registerReplicaManagerMetrics(
+      r,
+      {
+        allPartitions: () => src.replicaManager.allPartitions(),
+        minInsyncReplicas: (t) => src.minInsyncReplicas(t),
+        maxFollowerLag: () => src.replicaManager.fetcherManager?.maxLag() ?? null,
+      },
+      this.isrChanges,
+    );
     if (src.controllerActive) registerControllerMetrics(r, src.metadata, src.controllerActive);
     registerLogMetrics(r, src.logManager);
     registerCoordinatorMetrics(r, src.groupCoordinator, src.transactionCoordinator);

@@ -5,7 +5,10 @@
  *   the hosted partitions at scrape time, as Kafka's gauges are), and
  *   kafka_server_replicamanager_isrshrinks_total, _isrexpands_total (IsrShrinksPerSec,
  *   IsrExpandsPerSec: ISR changes of partitions led here that the controller committed, counted
- *   as they commit, as Kafka marks them).
+ *   as they commit, as Kafka marks them), and
+ *   kafka_server_replicafetchermanager_maxlag{clientId="Replica"}  MaxLag: the largest lag (leader
+ *   high watermark minus this follower's log end offset, at the last fetch answer) of any
+ *   partition followed here; 0 on a broker that follows nothing.
  */
 import type { Registry } from 'prom-client';
 import { collectedCounter, collectedGauge } from './collected';
@@ -25,6 +28,8 @@ export class IsrChangeStats {
 export interface ReplicaManagerMetricsSource {
   allPartitions(): Iterable<Partition>;
   minInsyncReplicas(topic: string): number;
+  /** The follower fetchers' MaxLag; null on a node without replication (combined node). */
+  maxFollowerLag(): bigint | null;
 }
 
 export function registerReplicaManagerMetrics(registry: Registry, source: ReplicaManagerMetricsSource, isr: IsrChangeStats): void {
@@ -56,6 +61,10 @@ export function registerReplicaManagerMetrics(registry: Registry, source: Replic
   gauge('underminisrpartitioncount', 'UnderMinIsrPartitionCount: partitions led here whose ISR is below min.insync.replicas', (c) => c.underMinIsr);
   gauge('atminisrpartitioncount', 'AtMinIsrPartitionCount: partitions led here whose ISR is exactly min.insync.replicas', (c) => c.atMinIsr);
   gauge('offlinereplicacount', 'OfflineReplicaCount: replicas on this broker in an offline log directory', (c) => c.offline);
+  collectedGauge(registry, 'kafka_server_replicafetchermanager_maxlag', 'MaxLag: largest lag in messages of a partition this broker follows (kafka.server:type=ReplicaFetcherManager,name=MaxLag,clientId=Replica).', ['clientId'], (set) => {
+    const lag = source.maxFollowerLag();
+    if (lag !== null) set({ clientId: 'Replica' }, Number(lag));
+  });
   collectedCounter(registry, 'kafka_server_replicamanager_isrshrinks_total', 'IsrShrinksPerSec: committed ISR shrinks of partitions led here (kafka.server:type=ReplicaManager).', [], (set) => set({}, isr.shrinks));
   collectedCounter(registry, 'kafka_server_replicamanager_isrexpands_total', 'IsrExpandsPerSec: committed ISR expansions of partitions led here (kafka.server:type=ReplicaManager).', [], (set) => set({}, isr.expands));
 }

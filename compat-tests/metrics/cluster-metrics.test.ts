@@ -2,7 +2,8 @@
  * Metrics of an in-process cluster (startCluster): every broker has its own registry and port, so
  * each reports its own partitions; a follower that stops fetching is shrunk out of the ISR by the
  * leader (IsrShrinksPerSec, UnderReplicatedPartitions on the leader) and expanded back once it
- * catches up (IsrExpandsPerSec); follower fetches count as FetchFollower and replication bytes out.
+ * catches up (IsrExpandsPerSec), its MaxLag showing while it does; follower fetches count as
+ * FetchFollower and replication bytes out.
  * A controller-only node serves its own registry (KafkaController gauges, its listener's requests).
  */
 import * as fs from 'node:fs';
@@ -18,7 +19,12 @@ process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 let cluster: RunningCluster;
 
 beforeAll(async () => {
-  cluster = await startCluster({ brokers: 2, metricsPort: 0, logLevel: 'warn', config: { 'replica.lag.time.max.ms': 1000, 'auto.create.topics.enable': false } });
+  cluster = await startCluster({
+    brokers: 2,
+    metricsPort: 0,
+    logLevel: 'warn',
+    config: { 'replica.lag.time.max.ms': 1000, 'replica.fetch.max.bytes': 1024, 'auto.create.topics.enable': false },
+  });
 });
 
 afterAll(async () => {
@@ -75,11 +81,20 @@ test('own registries per broker; ISR shrink and expand of a lagging follower are
     await waitFor('the ISR shrink', async () => (await metricsOf(leader)).value('kafka_server_replicamanager_isrshrinks_total') === 1);
     const l2 = await metricsOf(leader);
     expect(l2.value('kafka_server_replicamanager_underreplicatedpartitions')).toBe(1);
+    expect(l2.value('kafka_server_replicafetchermanager_maxlag', { clientId: 'Replica' })).toBe(0); // the leader follows nothing
     expect(l2.value('kafka_server_replicamanager_isrexpands_total')).toBe(0);
+    // Ten more batches while it sleeps; then it fetches one batch (replica.fetch.max.bytes) every
+    // 300 ms, and while it catches up its MaxLag is what it still lacks of the leader's HWM.
+    const value = 'x'.repeat(900);
+    for (let i = 0; i < 10; i++) await producer.send({ topic: 'rf2', acks: 1, messages: [{ value }] });
+    cluster.slowReplication(follower, 300);
+    await waitFor('a follower lag', async () => ((await metricsOf(follower)).value('kafka_server_replicafetchermanager_maxlag', { clientId: 'Replica' }) ?? 0) > 0);
     cluster.slowReplication(follower, 0);
     await waitFor('the ISR expansion', async () => (await metricsOf(leader)).value('kafka_server_replicamanager_isrexpands_total') === 1);
     const l3 = await metricsOf(leader);
     expect(l3.value('kafka_server_replicamanager_underreplicatedpartitions')).toBe(0);
+    // Caught up again: the follower's last answer had the leader's high watermark at its end offset.
+    await waitFor('the follower lag to be 0', async () => (await metricsOf(follower)).value('kafka_server_replicafetchermanager_maxlag', { clientId: 'Replica' }) === 0);
     expect(l3.value('kafka_server_replicamanager_isrshrinks_total')).toBe(1);
     expect((await metricsOf(follower)).value('kafka_server_replicamanager_isrshrinks_total')).toBe(0);
   } finally {
