@@ -21,6 +21,8 @@
  *   --only REGEX     only the workloads whose name matches (e.g. 'produce 1KiB', 'fetch .* raw',
  *                    'consume group', 'acks=-1 3 brokers', 'idempotent', 'txn'); 'startup' selects the
  *                    start-up measurements
+ *   --krill-arg ARG  one more argument for the measured krill broker (repeatable), e.g.
+ *                    `--krill-arg --metrics-port --krill-arg 0` to measure it with metrics on
  *
  * Also: 'consume group <size> kafkajs' (a KafkaJS group consumer reading the acks=1 topic back; krill
  * only, the null sink has no group coordinator); 'produce <size> idempotent acks=-1' (a KafkaJS
@@ -80,10 +82,11 @@ interface Options {
   profileDir: string | null;
   only: RegExp | null;
   priority: number | null;
+  krillArgs: string[];
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { quick: false, json: false, runs: 3, inFlight: 4, profileDir: null, only: null, priority: null };
+  const o: Options = { quick: false, json: false, runs: 3, inFlight: 4, profileDir: null, only: null, priority: null, krillArgs: [] };
   let runsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -110,7 +113,11 @@ function parseOptions(argv: string[]): Options {
       const re = argv[++i];
       if (!re) throw new Error('--only needs a regular expression');
       o.only = new RegExp(re);
-    } else throw new Error(`unknown option ${a}\nusage: run.js [--quick] [--json] [--runs N] [--in-flight N] [--profile DIR] [--priority N] [--only REGEX]`);
+    } else if (a === '--krill-arg') {
+      const v = argv[++i];
+      if (v === undefined) throw new Error('--krill-arg needs a value');
+      o.krillArgs.push(v);
+    } else throw new Error(`unknown option ${a}\nusage: run.js [--quick] [--json] [--runs N] [--in-flight N] [--profile DIR] [--priority N] [--only REGEX] [--krill-arg ARG ...]`);
   }
   if (o.quick && !runsGiven) o.runs = 1;
   return o;
@@ -448,7 +455,7 @@ async function measureThroughput(o: Options, selected: (name: string) => boolean
     procs.krill = await spawnBroker({
       name: 'krill',
       // No initial rebalance delay (Kafka's default is 3 s): the group join is not timed, only waited for.
-      args: [...profArgs('krill'), KRILL_BIN, '--port', '0', '--data-dir', dataDir, '--override', 'group.initial.rebalance.delay.ms=0'],
+      args: [...profArgs('krill'), KRILL_BIN, '--port', '0', '--data-dir', dataDir, '--override', 'group.initial.rebalance.delay.ms=0', ...o.krillArgs],
       readyPattern: KRILL_READY,
     });
     procs.null = await spawnBroker({ name: 'null sink', args: [...profArgs('null'), NULL_BROKER_JS, '--port', '0'], readyPattern: NULL_READY });

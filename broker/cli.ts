@@ -3,6 +3,7 @@
  *
  *   krill [--config server.properties] [--override key=value ...] [--port N] [--host H]
  *         [--data-dir DIR] [--max-api-version API=V ...] [--kafka-version X.Y] [--log-level LEVEL]
+ *         [--log-format text|json] [--metrics-port N]
  *         [--add-scram 'SCRAM-SHA-256=[name=alice,password=alice-secret]' ...]
  *         [--create-topic name[:partitions[:replication-factor]][:key=value...] ...]
  *
@@ -13,6 +14,8 @@
  * `--create-topic` (repeatable) creates a topic before the ready line (broker/startup-topics.ts).
  * `--kafka-version X.Y` is krill.kafka.version: the brokers advertise exactly the API ranges of
  * that Apache Kafka release line that krill implements (broker/kafka-version.ts).
+ * `--metrics-port N` (krill.metrics.port) serves /metrics, /ready and /live on N (with --brokers,
+ * broker i on N+i; with --process-roles controller, the controller's); `--log-format json` writes pino-style JSON lines (docs/operations.md).
  *
  * Clusters (docs/replication.md):
  *   krill --brokers N [--port P]           N brokers (node ids 0..N-1, ports P..P+N-1) and a
@@ -29,7 +32,8 @@
 import { launch, listenerUrls, type LaunchOptions } from './launch';
 import { startCluster } from './cluster';
 import { ControllerServer } from './controller/controller-server';
-import type { LogLevel } from '../common/logger';
+import type { LogFormat, LogLevel } from '../common/logger';
+import { LOG_FORMATS } from '../common/log-format';
 import { dumpLogMain } from '../storage/tools/dump-log';
 import { parseScramArgument } from './security/sasl/scram-parser';
 import { parseStartupTopic } from './startup-topics';
@@ -39,6 +43,7 @@ import { KAFKA_RELEASE_API_VERSIONS } from '../protocol/kafka-release-api-versio
 
 const USAGE = `usage: krill [--config FILE] [--override key=value ...] [--port N] [--host H] [--data-dir DIR]
              [--max-api-version API=VERSION ...] [--kafka-version X.Y] [--log-level error|warn|info|debug|trace]
+             [--log-format text|json] [--metrics-port N]
              [--add-scram 'SCRAM-SHA-512=[name=NAME,password=PASSWORD]' ...]
              [--create-topic NAME[:PARTITIONS[:REPLICATION-FACTOR]][:KEY=VALUE...] ...]
              [--brokers N | --process-roles controller | --node-id N --controller HOST:PORT]
@@ -51,6 +56,7 @@ log when the node starts with an empty one, as kafka-storage format --add-scram 
 --create-topic (repeatable) creates a topic before the ready line; an existing one is kept.
 --kafka-version X.Y (2.8, 3.0 ... 3.9) advertises the API versions of that Apache Kafka release
 that krill implements, and refuses the others (config key krill.kafka.version).
+--metrics-port N serves Prometheus /metrics and the /ready and /live probes over HTTP on port N.
        krill dump-log [--deep-iteration] [--print-data-log] [--index-sanity-check] FILE|DIR...
 Prints and checks log segments and indexes (like kafka-dump-log.sh; --help for its options).
        krill topics|groups|configs|acls|quorum --bootstrap-server HOST:PORT ...
@@ -141,6 +147,19 @@ export function parseArgs(argv: string[]): CliOptions {
       case '--log-level':
         opts.logLevel = value() as LogLevel;
         break;
+      case '--log-format': {
+        const v = value();
+        if (!(LOG_FORMATS as readonly string[]).includes(v)) throw new Error(`invalid --log-format ${v} (expected ${LOG_FORMATS.join(' or ')})`);
+        opts.logFormat = v as LogFormat;
+        break;
+      }
+      case '--metrics-port': {
+        const v = value();
+        const port = Number(v);
+        if (!/^\d+$/.test(v) || port > 65535) throw new Error(`invalid --metrics-port ${v}`);
+        opts.metricsPort = port;
+        break;
+      }
       case '--brokers': {
         const v = value();
         const n = Number(v);
@@ -244,8 +263,10 @@ async function runClusterNode(opts: CliOptions): Promise<void> {
         listeners: `CONTROLLER://${host}:${port}`,
         'controller.listener.names': 'CONTROLLER',
         ...(opts.dataDir !== undefined ? { 'log.dirs': opts.dataDir } : {}),
+        ...(opts.metricsPort !== undefined ? { 'krill.metrics.port': opts.metricsPort } : {}),
       },
       logLevel: opts.logLevel,
+      logFormat: opts.logFormat,
       scramCredentials: opts.scramCredentials,
     });
     close = () => controller.shutdown();
@@ -262,6 +283,8 @@ async function runClusterNode(opts: CliOptions): Promise<void> {
       keepDataDir: true,
       maxApiVersions: opts.maxApiVersions,
       logLevel: opts.logLevel,
+      logFormat: opts.logFormat,
+      metricsPort: opts.metricsPort,
       scramCredentials: opts.scramCredentials,
       topics: opts.topics,
     });

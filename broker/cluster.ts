@@ -33,7 +33,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ConfigInput } from '../config/kafka-config';
 import { ControllerServer } from './controller/controller-server';
-import type { LogLevel, Logger } from '../common/logger';
+import type { LogFormat, LogLevel, Logger } from '../common/logger';
 import { parseVersionCaps } from './launch';
 import { pinPorts } from './listener-ports';
 import { startBroker, type RunningBroker } from './';
@@ -60,7 +60,13 @@ export interface StartClusterOptions {
   /** Every broker advertises the API ranges of this Kafka release line (krill.kafka.version). */
   kafkaVersion?: string;
   logLevel?: LogLevel;
+  logFormat?: LogFormat;
   logger?: Logger;
+  /**
+   * Metrics endpoints (krill.metrics.port) of every broker: 0 gives each a free port, N gives
+   * broker i port N+i (RunningBroker.metricsAddress says which). Unset: none.
+   */
+  metricsPort?: number;
   /** SCRAM credentials for the controller to write to a fresh metadata log (`--add-scram`). */
   scramCredentials?: readonly string[];
   /** Topics created once every broker is up, before startCluster returns (broker/startup-topics.ts). */
@@ -135,6 +141,7 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
         },
         versionCaps: parseVersionCaps(opts.maxApiVersions),
         logLevel: opts.logLevel,
+        logFormat: opts.logFormat,
         logger: opts.logger?.child(`controller-${controllerNodeId}`),
         scramCredentials: opts.scramCredentials,
       });
@@ -167,8 +174,10 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
         maxApiVersions: opts.maxApiVersions,
         kafkaVersion: opts.kafkaVersion,
         logLevel: opts.logLevel,
+        logFormat: opts.logFormat,
         logger: opts.logger?.child(`broker-${id}`),
         control: controls.get(id),
+        ...(opts.metricsPort === undefined ? {} : { metricsPort: opts.metricsPort === 0 ? 0 : opts.metricsPort + id }),
       });
       if (!controls.has(id)) {
         controls.set(id, b.control);

@@ -8,6 +8,9 @@
  *   await startBroker({ scramCredentials: ['SCRAM-SHA-512=[name=alice,password=alice-secret]'] });
  *                                                      // --add-scram: SCRAM users on a fresh node
  *
+ *   const b = await startBroker({ metricsPort: 0 });  // Prometheus /metrics, /ready, /live on a free port
+ *   b.metricsAddress                                   // { host: '127.0.0.1', port: 39127 }
+ *
  *   const certs = createTestCertificates();          // a throwaway CA, broker and client certificate
  *   await startBroker({ config: { listeners: 'SSL://127.0.0.1:0', ...certs.brokerSsl() } });
  *                                                      // TLS: any Kafka listeners and ssl.* keys
@@ -66,6 +69,8 @@ export interface RunningBroker {
   readonly nodeId: number;
   readonly clusterId: string;
   readonly dataDir: string;
+  /** Where /metrics, /ready and /live are served; null unless metricsPort (krill.metrics.port) was set. */
+  readonly metricsAddress: { host: string; port: number } | null;
   /** The server itself, for tests that look inside (partitions, logs, metadata); a new one after control.start(). */
   readonly server: KafkaServer;
   /** Fault injection and lifecycle: requests, storage, stop/start, pause, latency (docs/operations.md). */
@@ -80,11 +85,13 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   const storageFs = opts.control?.storageFs ?? new FaultyFs(opts.storageFs ?? nodeFs);
   let ownListeners = false;
   const { control: _given, ...launchable } = opts;
+  // Metrics endpoints bind where the broker does (127.0.0.1 by default), unless told otherwise.
+  const metricsHost = opts.metricsHost ?? (opts.metricsPort !== undefined ? (opts.host ?? '127.0.0.1') : undefined);
   const launchOpts = (bound?: ReadonlyMap<string, number>): LaunchOptions => {
-    if (!ownListeners) return { ...launchable, host: opts.host ?? '127.0.0.1', port: bound?.values().next().value ?? opts.port ?? 0, dataDir, storageFs };
+    if (!ownListeners) return { ...launchable, metricsHost, host: opts.host ?? '127.0.0.1', port: bound?.values().next().value ?? opts.port ?? 0, dataDir, storageFs };
     const listeners = opts.config?.listeners;
     const config = listeners === undefined || listeners === null ? opts.config : { ...opts.config, listeners: pinPorts(String(listeners), bound) };
-    return { ...launchable, config, dataDir, storageFs };
+    return { ...launchable, metricsHost, config, dataDir, storageFs };
   };
   let server: KafkaServer;
   try {
@@ -139,6 +146,9 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
       return server;
     },
     control,
+    get metricsAddress() {
+      return server.metricsAddress;
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -1,13 +1,14 @@
 /**
  * The one broker startup path shared by the CLI and the embedding API (and so startCluster's
  * brokers): turns krill's short options (host, port, data dir, version caps by API name or key,
- * the emulated Kafka release) into Kafka config properties, starts a KafkaServer, creates the
- * startup topics (before the caller reports ready) and describes where it listens.
+ * the emulated Kafka release) into Kafka config properties (the metrics port into
+ * krill.metrics.port), starts a KafkaServer, creates the startup topics (before the caller reports
+ * ready) and describes where it listens.
  */
 import type { ConfigInput } from '../config/kafka-config';
 import { KafkaServer } from './server';
 import { KAFKA_VERSION_CONFIG } from './kafka-version';
-import type { LogLevel, Logger } from '../common/logger';
+import type { LogFormat, LogLevel, Logger } from '../common/logger';
 import type { StorageFs } from '../storage/fs';
 import { ALL_APIS } from '../protocol/generated';
 import type { Authorizer } from '../metadata/authorizer/authorizer';
@@ -30,7 +31,15 @@ export interface LaunchOptions {
   /** Shorthand for krill.kafka.version: advertise the API ranges of this Kafka release line ("3.6"). */
   kafkaVersion?: string;
   logLevel?: LogLevel;
+  /** text (default) or json: one pino-style JSON object per line (docs/operations.md). */
+  logFormat?: LogFormat;
   logger?: Logger;
+  /** Shorthand for krill.metrics.port: serve /metrics, /ready and /live there (0: a free port). */
+  metricsPort?: number;
+  /** Shorthand for krill.metrics.host (default: every interface). */
+  metricsHost?: string;
+  /** Called once the metrics endpoints are bound, before the logs load. */
+  metricsListening?: (address: { host: string; port: number }) => void;
   /** The file system the partition logs use (fault injection: storage/testing/faulty-fs.ts). */
   storageFs?: StorageFs;
   /** The authorizer to use instead of the one `authorizer.class.name` names (tests). */
@@ -68,13 +77,17 @@ export async function launch(opts: LaunchOptions): Promise<KafkaServer> {
   }
   if (opts.dataDir !== undefined) props['log.dirs'] = opts.dataDir;
   if (opts.kafkaVersion !== undefined) props[KAFKA_VERSION_CONFIG] = opts.kafkaVersion;
+  if (opts.metricsPort !== undefined) props['krill.metrics.port'] = opts.metricsPort;
+  if (opts.metricsHost !== undefined) props['krill.metrics.host'] = opts.metricsHost;
   const server = await KafkaServer.start({
     file: opts.configFile,
     props,
     overrides: opts.overrides,
     versionCaps: parseVersionCaps(opts.maxApiVersions),
     logLevel: opts.logLevel,
+    logFormat: opts.logFormat,
     logger: opts.logger,
+    metricsListening: opts.metricsListening,
     storageFs: opts.storageFs,
     authorizer: opts.authorizer,
     scramCredentials: opts.scramCredentials,

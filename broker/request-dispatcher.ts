@@ -19,6 +19,10 @@
  * ApiVersions, SaslHandshake and SaslAuthenticate (exempt from request quotas), takes raw tokens
  * after a SaslHandshake v0, and turns anything else into a close; an authentication failure closes
  * after connection.failed.authentication.delay.ms, once its answer (if Kafka sends one) is written.
+ *
+ * Metrics: `requestObserver` (set while metrics are on, broker/metrics/request-metrics.ts) hears of
+ * every request the handler answered (or completed without an answer, acks=0), with its time since
+ * its header was read and, for Fetch, whether a follower sent it.
  */
 import { Reader, DecodeError } from '../protocol/primitives/reader';
 import { Writer } from '../protocol/primitives/writer';
@@ -60,10 +64,20 @@ export interface VersionLimits {
   readonly emulatedVersions?: ReadonlyMap<number, { minVersion: number; maxVersion: number }> | null;
 }
 
+/** An answered request: Kafka's API name, version, milliseconds since the frame arrived, and for Fetch whether from a follower. */
+export type RequestObserver = (name: string, version: number, totalMs: number, fetchFromFollower: boolean | undefined) => void;
+
+/** A Fetch request's replica id (replica_state from v15): >= 0 for a follower. */
+function fetchReplicaId(request: unknown, version: number): number {
+  const r = request as { replicaId?: number; replicaState?: { replicaId?: number } };
+  return (version >= 15 ? r.replicaState?.replicaId : r.replicaId) ?? -1;
+}
+
 /** A broker, or the controller node (its own listener and handler registry). */
 export class RequestDispatcher<Ctx extends VersionLimits = Broker> implements FrameProcessor {
   private readonly handlers = new Map<number, HandlerSpec<any, any, Ctx>>();
   readonly interceptors: RequestInterceptor[] = [];
+  requestObserver: RequestObserver | undefined;
 
   constructor(
     private readonly broker: Ctx,
@@ -254,6 +268,10 @@ export class RequestDispatcher<Ctx extends VersionLimits = Broker> implements Fr
     // is, having no answer); the connection is muted for the larger of that throttle and the
     // handler's byte-rate throttle, and the response says so (KIP-219).
     const throttleMs = Math.max(bandwidthThrottleMs, response === null ? 0 : ctx.requestThrottleMs());
+    if (this.requestObserver) {
+      const fromFollower = apiKey === ApiKey.Fetch ? fetchReplicaId(request, apiVersion) >= 0 : undefined;
+      this.requestObserver(handler.name, apiVersion, Number(process.hrtime.bigint() - startNs) / 1e6, fromFollower);
+    }
     if (response === null) return { kind: 'noResponse', throttleMs };
     if (throttleMs > 0 && typeof response === 'object') response = { ...(response as object), throttleTimeMs: throttleMs };
 

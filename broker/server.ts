@@ -7,15 +7,17 @@
  * through `KafkaServer.start`.
  *
  * Startup: config -> log dirs and cluster id (meta.properties; a cluster broker takes the
- * controller's, learnt with DescribeCluster, and refuses directories of another cluster) ->
- * metadata replay (the local metadata log, or a catch-up Fetch from the controller) -> partition
+ * controller's, learnt with DescribeCluster, and refuses directories of another cluster) -> the
+ * metrics endpoints when krill.metrics.port is set (broker/metrics/: /live at once, /ready 200
+ * only once running) -> metadata replay (the local metadata log, or a catch-up Fetch from the controller) -> partition
  * logs loaded and recovered (LogManager) -> coordinators started, partitions created from the
  * replayed metadata, stray logs removed -> listeners bound -> broker registered with its advertised
  * endpoints (a cluster broker also follows the metadata log, heartbeats and waits to be unfenced,
  * then starts the ISR checks) -> marker delivery -> ready. Shutdown reverses it: controlled
  * shutdown (cluster broker), stop replication and the controller link, stop accepting, answer
  * parked requests, close the local metadata log, then flush every log, write the checkpoints and
- * the clean-shutdown marker.
+ * the clean-shutdown marker, and last close the metrics endpoints (/ready is 503 from the start of
+ * the shutdown).
  *
  * Invariant: after the startup replay, every metadata batch is applied to the MetadataCache first
  * and its delta then goes to the replica manager and both coordinators, in log order.
@@ -29,7 +31,10 @@ import { KafkaConfig, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type KafkaConfigIn
 import { logConfigFrom, type EffectiveTopicConfig } from '../config/log-config-from';
 import { topicConfigDef } from '../config/topic-config-def';
 import { resolveAdvertisedEndpoints, type Endpoint } from '../config/listeners';
-import { Logger, type LogLevel } from '../common/logger';
+import { Logger, type LogFormat, type LogLevel } from '../common/logger';
+import { BrokerMetrics } from './metrics/broker-metrics';
+import type { BrokerTopicStats } from './metrics/broker-topic-stats';
+import { MetricsServer } from './metrics/metrics-server';
 import { FetchSessionCache } from './fetch-session';
 import { GroupCoordinator } from '../coordinator/group/group-coordinator';
 import { groupCoordinatorConfig } from '../coordinator/group/group-coordinator-config';
@@ -86,7 +91,11 @@ export interface KafkaServerOptions extends KafkaConfigInit {
   /** apiKey -> highest version to advertise. */
   versionCaps?: ReadonlyMap<number, number>;
   logLevel?: LogLevel;
+  /** text (default) or json (pino-style lines); ignored when `logger` is given. */
+  logFormat?: LogFormat;
   logger?: Logger;
+  /** Called once the metrics endpoints (krill.metrics.port) are bound, before the logs load. */
+  metricsListening?: (address: { host: string; port: number }) => void;
   /** The file system the partition logs use (fault injection: storage/testing/faulty-fs.ts). */
   storageFs?: StorageFs;
   /** Decides what each principal may do; overrides `authorizer.class.name` (tests inject scripted ones). */
@@ -126,6 +135,10 @@ export class KafkaServer implements Broker {
   readonly emulatedVersions: ReadonlyMap<number, VersionRangeLimit> | null;
   readonly dispatcher: RequestDispatcher;
   private readonly socketServer: SocketServer;
+  /** Metrics and their HTTP endpoints (docs/operations.md); null unless krill.metrics.port is set. */
+  readonly metrics: BrokerMetrics | null;
+  private readonly metricsServer: MetricsServer | null;
+  private readonly metricsListening?: (address: { host: string; port: number }) => void;
   private advertised: AdvertisedEndpoint[] = [];
   private readonly topicConfigs = new Map<string, EffectiveTopicConfig>();
   private defaultTopicConfig: EffectiveTopicConfig;
@@ -273,6 +286,35 @@ export class KafkaServer implements Broker {
       { ...socketOptions, quotas: { ...socketOptions.quotas, ipConnectionRate: (address) => this.quotas.ipConnectionRate(address) } },
       this.logger.child('network'),
     );
+    const metricsPort = config.getIntOrNull('krill.metrics.port');
+    this.metrics = metricsPort === null ? null : new BrokerMetrics({
+      replicaManager: this.replicaManager,
+      logManager: this.logManager,
+      metadata: this.metadata,
+      groupCoordinator: this.groupCoordinator,
+      transactionCoordinator: this.transactionCoordinator,
+      quotas: this.quotas,
+      minInsyncReplicas: (topic) => this.topicConfig(topic).logConfig.minInSyncReplicas,
+      controllerActive: this.localController ? () => this.state === 'running' : null,
+      requestQueueSize: () => this.socketServer.slots.used,
+      listenerNames: () => config.dataPlaneListeners().map((l) => l.listenerName),
+      connectionCounts: () => this.socketServer.connectionCountByListener(),
+      brokerState: () => this.brokerState,
+    });
+    const requests = this.metrics?.requests;
+    if (requests) this.dispatcher.requestObserver = (name, version, ms, fromFollower) => requests.record(name, version, ms, fromFollower);
+    this.metricsServer = this.metrics ? new MetricsServer({ scrape: () => this.metrics!.scrape(), isReady: () => this.state === 'running' }, this.logger.child('metrics')) : null;
+    this.metricsListening = opts.metricsListening;
+  }
+
+  /** BrokerTopicMetrics counts, kept only while metrics are on. */
+  get topicStats(): BrokerTopicStats | null {
+    return this.metrics?.topicStats ?? null;
+  }
+
+  /** Where /metrics, /ready and /live are served (null without krill.metrics.port). */
+  get metricsAddress(): { host: string; port: number } | null {
+    return this.metricsServer?.address ?? null;
   }
 
   static async start(opts: KafkaServerOptions = {}): Promise<KafkaServer> {
@@ -296,7 +338,8 @@ export class KafkaServer implements Broker {
         // An unreadable meta.properties is reported by the log manager for that directory.
       }
     }
-    const logger = opts.logger ?? new Logger(`krill[${config.nodeId}]`, opts.logLevel);
+    // Each broker has its own log levels (BROKER_LOGGER), also when several share one logger.
+    const logger = opts.logger ? opts.logger.withOwnLevels() : Logger.root(`krill[${config.nodeId}]`, { level: opts.logLevel, format: opts.logFormat });
     // TLS of this broker's own connections, from the ssl.* settings of the listeners they reach
     // (stores loaded now: a bad one stops startup before anything connects).
     // SASL credentials of the same connections, from the JAAS entries of the listeners they reach
@@ -345,6 +388,11 @@ export class KafkaServer implements Broker {
 
   private async startup(): Promise<void> {
     const t0 = Date.now();
+    if (this.metricsServer) {
+      // First, so that probes see /live and a 503 from /ready while the logs load.
+      const address = await this.metricsServer.listen(this.config.getString('krill.metrics.host') ?? '', this.config.getInt('krill.metrics.port'));
+      this.metricsListening?.(address);
+    }
     this.logger.info(`starting krill node ${this.nodeId} (cluster ${this.clusterId}); CRC32C: ${crc32cImplementation}`);
     if (crc32cImplementation !== 'native') {
       this.logger.warn('fast-crc32c is using its JavaScript fallback: record batch checks will be ~20x slower');
@@ -359,7 +407,9 @@ export class KafkaServer implements Broker {
     // The ACLs of the whole replayed log are in: every principal can be authorized now (Kafka's
     // AclPublisher completes the initial load once the metadata has caught up).
     this.standardAuthorizer?.completeInitialLoad();
+    this.loadingLogs = true;
     await this.logManager.startup();
+    this.loadingLogs = false;
     this.replayingMetadata = false;
     this.groupCoordinator.startup();
     this.transactionCoordinator.startup();
@@ -400,6 +450,25 @@ export class KafkaServer implements Broker {
   }
 
   private replayingMetadata = false;
+  private loadingLogs = false;
+  private inControlledShutdown = false;
+
+  /**
+   * Kafka's BrokerState byte (kafka.server:type=KafkaServer,name=BrokerState): STARTING 1, RECOVERY 2
+   * while the logs load, RUNNING 3, PENDING_CONTROLLED_SHUTDOWN 6, SHUTTING_DOWN 7, NOT_RUNNING 0.
+   */
+  get brokerState(): number {
+    switch (this.state) {
+      case 'starting':
+        return this.loadingLogs ? 2 : 1;
+      case 'running':
+        return 3;
+      case 'stopping':
+        return this.inControlledShutdown ? 6 : 7;
+      default:
+        return 0;
+    }
+  }
 
   /** Follower fetching and ISR management of a cluster broker (Kafka's replica.* settings). */
   private replicationOptions(link: ClusterLink): ReplicationOptions {
@@ -420,6 +489,10 @@ export class KafkaServer implements Broker {
       alterPartition: remoteAlterPartition(link.controlChannel),
       endpointOf: (brokerId) => interBrokerEndpoint(this.metadata, brokerId, interBroker),
       onIsrChangeProposed: (topic, partition, kind, isr) => this.isrChangeListeners.forEach((l) => l(topic, partition, kind, isr)),
+      onIsrChangeCommitted: (kind) => this.metrics?.isrChanges.record(kind),
+      onFollowerAppend: (bytes) => {
+        if (this.metrics) this.metrics.topicStats.replicationBytesIn += bytes;
+      },
     };
   }
 
@@ -468,6 +541,7 @@ export class KafkaServer implements Broker {
     for (const t of delta.removedTopics) {
       this.topicConfigs.delete(t.name);
       this.fetchSessions.forgetTopic(t.name);
+      this.metrics?.onTopicDeleted(t.name);
     }
     this.replicaManager.applyDelta(delta);
     this.groupCoordinator.onMetadataDelta(delta);
@@ -533,7 +607,9 @@ export class KafkaServer implements Broker {
     this.logger.info('shutting down');
     if (this.clusterLink && wasRunning && opts.controlled !== false && this.config.getBoolean('controlled.shutdown.enable')) {
       // Leaderships move to other replicas while this broker still serves (followers, clients).
+      this.inControlledShutdown = true;
       const done = await this.clusterLink.controlledShutdown();
+      this.inControlledShutdown = false;
       if (!done) this.logger.warn('controlled shutdown did not complete in time; shutting down anyway');
     }
     await this.replicaManager.stopReplication();
@@ -546,6 +622,7 @@ export class KafkaServer implements Broker {
     await this.localController?.close();
     await this.logManager.close();
     this.state = 'stopped';
+    await this.metricsServer?.close();
     this.logger.info('shut down cleanly');
   }
 }

@@ -27,6 +27,11 @@ export class ExpiringMap<K, V> {
     return this.entries.size;
   }
 
+  /** The live entries, without marking them used (metrics read them). */
+  *values(): IterableIterator<[K, V]> {
+    for (const [k, e] of this.entries) yield [k, e.value];
+  }
+
   expire(nowMs = this.time.milliseconds()): void {
     this.lastExpiryMs = nowMs;
     for (const [k, e] of this.entries) if (nowMs - e.lastUsedMs >= this.idleMs) this.entries.delete(k);

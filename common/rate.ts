@@ -11,6 +11,7 @@
  * A bound is checked after each record (Kafka records first, then checks): when the rate exceeds it,
  * `record` returns the throttle time that brings the rate back to the bound,
  * `(rate - bound) / bound * span`, as Kafka's QuotaUtils.throttleTime computes it; 0 otherwise.
+ * `average` is Kafka's Avg over the same samples (the mean recorded value: quota throttle-time).
  */
 import { ExpiringMap } from './expiring-map';
 import type { Time } from './time';
@@ -72,6 +73,18 @@ export class Rate {
     let total = 0;
     for (const s of this.buf) total += s.value;
     return total / (this.windowSpanMs(nowMs) / 1000);
+  }
+
+  /** The mean of the recorded values over the retained samples (Kafka's Avg), 0 with none. */
+  average(nowMs: number): number {
+    this.purge(nowMs);
+    let total = 0;
+    let count = 0;
+    for (const s of this.buf) {
+      total += s.value;
+      count += s.eventCount;
+    }
+    return count === 0 ? 0 : total / count;
   }
 
   /** The span the rate is computed over, padded while the window is filling (never below 1 ms). */
@@ -147,5 +160,10 @@ export class RateMap<K> {
 
   get size(): number {
     return this.rates.size;
+  }
+
+  /** Every live key's rate (metrics). */
+  entries(): IterableIterator<[K, Rate]> {
+    return this.rates.values();
   }
 }

@@ -479,6 +479,12 @@ export const BROKER_CONFIG_DEFS: readonly ConfigKeyDef[] = [
   // krill's own (not Kafka's): internal, so DescribeConfigs shows it only when set.
   def('krill.kafka.version', 'string', null, 'low', RO, kafkaReleaseLine(),
     'Advertise exactly the API version ranges of this Apache Kafka release line (2.8, 3.0 ... 3.9), intersected with what krill implements (--kafka-version).', true),
+  // krill's own (no Kafka equivalent: Kafka's metrics leave through JMX): the opt-in HTTP port of
+  // /metrics, /ready and /live (docs/operations.md). Internal in the same sense: not described unless set.
+  def('krill.metrics.port', 'int', null, 'low', RO, between(0, 65535),
+    'Port of the Prometheus /metrics, /ready and /live HTTP endpoints; unset: none (0: a free port).', true),
+  def('krill.metrics.host', 'string', '', 'low', RO, undefined,
+    'Address the metrics endpoints bind; empty: every interface.', true),
 ];
 
 /**

@@ -79,6 +79,13 @@ export interface PartitionContext {
   onLowWatermarkChanged?(p: Partition): void;
   /** Told about every ISR change proposed (tests count them). */
   onIsrChangeProposed?(p: Partition, kind: 'expand' | 'shrink', isr: number[]): void;
+  /** Told about the bytes of every follower append (ReplicationBytesInPerSec). */
+  onFollowerAppend?(bytes: number): void;
+  /**
+   * Told once about every ISR change this leader proposed and the controller committed, whichever
+   * says so first: the AlterPartition answer or the metadata (IsrShrinksPerSec / IsrExpandsPerSec).
+   */
+  onIsrChangeCommitted?(p: Partition, kind: 'expand' | 'shrink'): void;
   info(msg: string): void;
 }
 
@@ -89,6 +96,10 @@ interface PendingIsrChange {
   /** Expand: the replica being added (part of the maximal ISR meanwhile). */
   adding?: number;
   item: AlterPartitionItem;
+}
+
+function sameMembers(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((id) => b.includes(id));
 }
 
 export class Partition {
@@ -170,6 +181,11 @@ export class Partition {
     const now = this.ctx.now();
     const isNewLeader = !this.isLeader;
     const isNewLeaderEpoch = state.leaderEpoch > this.leaderEpoch;
+    // Our own ISR proposal, committed and seen in the metadata before the AlterPartition answer.
+    const p = this.pending;
+    if (p && !isNewLeader && !isNewLeaderEpoch && state.partitionEpoch > this.partitionEpoch && sameMembers(state.isr, p.isr)) {
+      this.ctx.onIsrChangeCommitted?.(this, p.kind);
+    }
     this.replicas = [...state.replicas];
     this.isr = [...state.isr];
     this.leaderRecoveryState = state.leaderRecoveryState;
@@ -253,7 +269,9 @@ export class Partition {
   /** Appends a leader's batches as they are (follower). */
   appendRecordsToFollower(records: Buffer): LogAppendInfo {
     if (this.isLeader) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${this.name} is led here; not appending as a follower`);
-    return this.log.appendAsFollower(records);
+    const info = this.log.appendAsFollower(records);
+    this.ctx.onFollowerAppend?.(records.length);
+    return info;
   }
 
   /** See the class comment. Returns true if the HWM moved. */
@@ -474,6 +492,7 @@ export class Partition {
       this.isr = [...outcome.isr];
       this.partitionEpoch = outcome.partitionEpoch;
       this.pending = null;
+      this.ctx.onIsrChangeCommitted?.(this, pending.kind);
       this.ctx.info(`ISR of ${this.name} is now [${this.isr.join(',')}] at partition epoch ${this.partitionEpoch}${this.isUnderMinIsr ? ' (under min ISR)' : ''}`);
       if (this.maybeIncrementHighWatermark()) this.ctx.onHighWatermarkChanged(this);
       return;

@@ -24,7 +24,8 @@
  * fetcher sleeps until a partition is added. Nothing busy-waits.
  *
  * `fetchDelayMs` on the manager is a fault hook: every fetch of this broker waits that long first
- * (a slow follower).
+ * (a slow follower). `maxLag` is Kafka's ReplicaFetcherManager MaxLag: the largest leader high
+ * watermark minus our log end offset seen in the last answer of any partition followed.
  */
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors';
 import type { Logger } from '../common/logger';
@@ -66,6 +67,8 @@ interface PartitionFetchState {
   fetchOffset: bigint;
   state: FetchStateKind;
   delayedUntil: number;
+  /** Leader's high watermark minus our log end offset, at the last answer (Kafka's FetcherLagMetrics). */
+  lag: bigint;
 }
 
 /** Kafka's OffsetTruncationState. */
@@ -105,6 +108,13 @@ export class ReplicaFetcher {
     });
   }
 
+  /** The largest lag of the partitions this fetcher follows. */
+  maxLag(): bigint {
+    let max = 0n;
+    for (const s of this.partitions.values()) if (s.lag > max) max = s.lag;
+    return max;
+  }
+
   get size(): number {
     return this.partitions.size;
   }
@@ -123,6 +133,7 @@ export class ReplicaFetcher {
       fetchOffset: p.log.logEndOffset,
       state: truncate ? 'truncating' : 'fetching',
       delayedUntil: 0,
+      lag: 0n,
     });
     if (!truncate && p.log.logEndOffset > p.log.highWatermark) {
       // No epochs to compare: only what is committed is known to be the leader's.
@@ -381,6 +392,7 @@ export class ReplicaFetcher {
       }
     }
     const leo = log.logEndOffset;
+    s.lag = pd.highWatermark > leo ? pd.highWatermark - leo : 0n;
     log.updateHighWatermark(pd.highWatermark < leo ? pd.highWatermark : leo);
     if (pd.logStartOffset > log.logStartOffset && pd.logStartOffset <= log.highWatermark) {
       log.maybeIncrementLogStartOffset(pd.logStartOffset, 'LeaderOffsetIncremented');
@@ -439,6 +451,16 @@ export class ReplicaFetcherManager {
     private readonly host: FetcherHost,
     private readonly config: FetcherConfig,
   ) {}
+
+  /** Kafka's MaxLag: the largest lag, in messages, of any partition this broker follows. */
+  maxLag(): bigint {
+    let max = 0n;
+    for (const f of this.fetchers.values()) {
+      const l = f.maxLag();
+      if (l > max) max = l;
+    }
+    return max;
+  }
 
   /** Follows `p` from its current leader at its current epoch (re-added: truncation first). */
   addPartition(p: Partition): void {

@@ -152,6 +152,10 @@ export interface ReplicationOptions {
   endpointOf: (brokerId: number) => { host: string; port: number } | undefined;
   /** Told about every ISR change a leader here proposes (tests and metrics). */
   onIsrChangeProposed?: (topic: string, partition: number, kind: 'expand' | 'shrink', isr: number[]) => void;
+  /** Every ISR change of a partition led here that the controller committed (metrics). */
+  onIsrChangeCommitted?: (kind: 'expand' | 'shrink') => void;
+  /** The bytes of every batch set a follower here appended (metrics). */
+  onFollowerAppend?: (bytes: number) => void;
 }
 
 export interface ReplicaManagerOptions {
@@ -224,6 +228,8 @@ export class ReplicaManager {
       },
       onLowWatermarkChanged: (p) => this.deleteRecordsPurgatory.checkAndComplete(p.key),
       onIsrChangeProposed: (p, kind, isr) => r?.onIsrChangeProposed?.(p.topic, p.partition, kind, isr),
+      onIsrChangeCommitted: (_p, kind) => r?.onIsrChangeCommitted?.(kind),
+      onFollowerAppend: (bytes) => r?.onFollowerAppend?.(bytes),
       info: (msg) => this.log.info(msg),
     };
   }

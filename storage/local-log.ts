@@ -15,6 +15,7 @@
  * completion only ever raises the recovery point, and a truncation in the meantime (tracked by
  * `generation`) voids it.
  */
+import type { LogFlushStats } from './log-flush-stats';
 import * as path from 'node:path';
 import type { ReadBufferPool } from './read-buffer-pool';
 import { ErrorCode, KafkaError } from '../protocol/errors';
@@ -42,6 +43,8 @@ export interface LocalLogParams {
   logger: Logger;
   /** Background failures (async flush, delayed file deletion) are reported here. */
   onBackgroundError: (what: string, err: unknown) => void;
+  /** Counts every flush that fsynced something (LogFlushRateAndTimeMs). */
+  flushStats?: LogFlushStats;
 }
 
 export interface AppendParams {
@@ -75,6 +78,7 @@ export class LocalLog {
   private readonly scheduler: Scheduler;
   private readonly logger: Logger;
   private readonly onBackgroundError: (what: string, err: unknown) => void;
+  private readonly flushStats: LogFlushStats | undefined;
 
   constructor(p: LocalLogParams) {
     this.fs = p.fs;
@@ -86,6 +90,7 @@ export class LocalLog {
     this.scheduler = p.scheduler;
     this.logger = p.logger;
     this.onBackgroundError = p.onBackgroundError;
+    this.flushStats = p.flushStats;
     this._recoveryPoint = p.recoveryPoint;
     this._lastFlushedTime = p.time.milliseconds();
     const active = this.segments.activeSegment;
@@ -206,11 +211,13 @@ export class LocalLog {
   flush(offset: bigint): void {
     this.checkNotClosed();
     if (offset <= this._recoveryPoint) return;
+    const started = performance.now();
     for (const seg of this.segments.valuesInRange(this._recoveryPoint, offset)) seg.flush();
     if (this.dirNeedsFsync) {
       this.fs.fsyncDirSync(this._dir);
       this.dirNeedsFsync = false;
     }
+    this.flushStats?.record(performance.now() - started);
     if (offset > this._recoveryPoint) {
       this._recoveryPoint = bigMin(offset, this.logEndOffset);
       this._lastFlushedTime = this.time.milliseconds();
@@ -224,6 +231,7 @@ export class LocalLog {
     const gen = this.generation;
     const needDir = this.dirNeedsFsync;
     this.dirNeedsFsync = false;
+    const started = performance.now();
     let pending: Promise<void>[];
     try {
       pending = segs.map((s) => s.flushAsync());
@@ -240,6 +248,7 @@ export class LocalLog {
           this.onBackgroundError('flush', e);
           return;
         }
+        this.flushStats?.record(performance.now() - started);
         if (gen === this.generation && offset > this._recoveryPoint && offset <= this.logEndOffset) {
           this._recoveryPoint = offset;
           this._lastFlushedTime = this.time.milliseconds();

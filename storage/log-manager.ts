@@ -2,6 +2,8 @@
  * All partition logs of this broker across its log directories (Kafka's LogManager).
  *
  * Owns: the map topic-partition -> UnifiedLog, the state of each log directory (online/offline),
+ * the flush counts of its logs (LogFlushStats) and how many entries of each directory are left to
+ * load while it loads (remainingLogsToRecover),
  * its checkpoint files (recovery-point-offset-checkpoint, log-start-offset-checkpoint,
  * replication-offset-checkpoint; cleaner-offset-checkpoint belongs to the log cleaner), its
  * clean-shutdown marker and meta.properties, and the background tasks: retention
@@ -24,6 +26,7 @@
  * logs so a large recovery does not starve the event loop); `close` returns a promise but flushes
  * and closes every log synchronously.
  */
+import { LogFlushStats } from './log-flush-stats';
 import * as path from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import { CorruptCheckpointError, CheckpointEntry, OffsetCheckpointFile } from './checkpoint/offset-checkpoint-file';
@@ -219,10 +222,13 @@ export class LogManager {
     const stats = { logs: 0, recovered: 0, scannedBytes: 0, truncated: 0 };
     const ctx = { recoveryPoints, startOffsets, hwms, cleaned, stats };
     let next = 0;
+    let remaining = names.length;
+    this.remainingToLoad.set(d.path, remaining);
     const worker = async (): Promise<void> => {
       while (d.online && next < names.length) {
         const name = names[next++];
         await this.loadDirEntry(d, name, ctx);
+        this.remainingToLoad.set(d.path, --remaining);
         // Small logs recover without an await: let timers and sockets run between them.
         await new Promise<void>((r) => setImmediate(r));
       }
@@ -339,6 +345,7 @@ export class LogManager {
         recoveryProgressIntervalMs: this.opts.recoveryProgressIntervalMs,
         producerIdExpirationMs: this.opts.producerIdExpirationMs,
         onIoError: (log, message) => this.handleLogDirFailure(log.parentDir, message),
+        flushStats: this.flushStats,
       });
     } catch (e) {
       if (isIoError(e)) throw e;
@@ -417,8 +424,25 @@ export class LogManager {
     return this.logs.get(topicPartitionKey(topic, partition));
   }
 
+  /** Every flush of these logs (Kafka's LogFlushStats). */
+  readonly flushStats = new LogFlushStats();
+  /** Log directory -> logs not loaded yet while the directory loads (Kafka's remainingLogsToRecover). */
+  private readonly remainingToLoad = new Map<string, number>();
+
+  /** remainingLogsToRecover of every directory: 0 once it has loaded. */
+  remainingLogsToRecover(): { dir: string; remaining: number }[] {
+    return [...this.dirs.values()].map((d) => ({ dir: d.path, remaining: this.remainingToLoad.get(d.path) ?? 0 }));
+  }
+
   allLogs(): UnifiedLog[] {
     return [...this.logs.values()];
+  }
+
+  /** Log directories taken offline (Kafka's OfflineLogDirectoryCount). */
+  offlineLogDirCount(): number {
+    let n = 0;
+    for (const d of this.dirs.values()) if (!d.online) n++;
+    return n;
   }
 
   /** Why a partition is unavailable without an offline directory (undefined if it is not). */
@@ -482,6 +506,7 @@ export class LogManager {
         hadCleanShutdown: false,
         producerIdExpirationMs: this.opts.producerIdExpirationMs,
         onIoError: (l, message) => this.handleLogDirFailure(l.parentDir, message),
+        flushStats: this.flushStats,
       });
       if (this._cleaner) log.cleanerHooks = this.cleanerHooks;
       this.logs.set(key, log);

@@ -30,6 +30,7 @@
  * Background work (deferred file deletion, fsync after a roll, periodic flush) only ever touches
  * state in a single synchronous callback.
  */
+import type { LogFlushStats } from './log-flush-stats';
 import * as path from 'node:path';
 import type { ReadBufferPool } from './read-buffer-pool';
 import { ErrorCode, KafkaError } from '../protocol/errors';
@@ -198,6 +199,8 @@ export interface UnifiedLogParams {
   producerIdExpirationMs?: number;
   /** Called on an I/O failure; the log manager takes the whole log directory offline. */
   onIoError?: (log: UnifiedLog, message: string, err: unknown) => void;
+  /** The log manager's flush counts (LogFlushRateAndTimeMs). */
+  flushStats?: LogFlushStats;
 }
 
 export class UnifiedLog {
@@ -241,6 +244,7 @@ export class UnifiedLog {
       scheduler,
       logger,
       onBackgroundError: (what, err) => this.handleIoFailure(`background ${what} failed`, err),
+      flushStats: p.flushStats,
     });
     this._logStartOffset = loaded.logStartOffset;
     this._highWatermark = loaded.logStartOffset;

@@ -14,18 +14,21 @@
  * (docs/replication.md). Its state is the metadata log, so a restart loses nothing committed.
  *
  * Startup: config -> metadata dir and cluster id (meta.properties) -> metadata log replay ->
- * listener bound -> session and rebalance timers. Shutdown reverses it.
+ * (with krill.metrics.port: the metrics endpoints, /ready 200 once running) -> listener bound ->
+ * session and rebalance timers. Shutdown reverses it.
  */
 import * as fs from 'node:fs';
 import { randomUuid } from '../../protocol/primitives/uuid';
 import { KafkaConfig, type KafkaConfigInit } from '../../config/kafka-config';
 import { logConfigFrom } from '../../config/log-config-from';
 import { topicConfigDef } from '../../config/topic-config-def';
-import { Logger, type LogLevel } from '../../common/logger';
+import { Logger, type LogFormat, type LogLevel } from '../../common/logger';
 import { RequestDispatcher } from '../request-dispatcher';
 import { SocketServer, type SocketServerOptions } from '../network/socket-server';
 import { socketServerOptions } from '../network/socket-server-config';
 import { CONTROLLER_HANDLERS } from './handlers';
+import { ControllerNodeMetrics } from '../metrics/controller-node-metrics';
+import { MetricsServer } from '../metrics/metrics-server';
 import { Controller } from '../../metadata/controller/controller';
 import { MetadataLogStore } from '../../metadata/metadata-log-store';
 import type { MetadataLog } from '../../metadata/metadata-log';
@@ -40,7 +43,11 @@ import { parseScramArgument, scramCredentialRecords } from '../security/sasl/scr
 export interface ControllerServerOptions extends KafkaConfigInit {
   versionCaps?: ReadonlyMap<number, number>;
   logLevel?: LogLevel;
+  /** text (default) or json lines; ignored when `logger` is given. */
+  logFormat?: LogFormat;
   logger?: Logger;
+  /** Called once the metrics endpoints (krill.metrics.port) are bound. */
+  metricsListening?: (address: { host: string; port: number }) => void;
   /** Use this cluster id for a fresh metadata directory (default: a random one). */
   clusterId?: string;
   /** Decides what each principal may do; overrides `authorizer.class.name` (tests inject scripted ones). */
@@ -78,6 +85,10 @@ export class ControllerServer implements ControllerNode {
   readonly authorizer: Authorizer;
   readonly dispatcher: RequestDispatcher<ControllerNode>;
   private readonly socketServer: SocketServer;
+  /** Metrics and their HTTP endpoints; null unless krill.metrics.port is set. */
+  readonly metrics: ControllerNodeMetrics | null;
+  private readonly metricsServer: MetricsServer | null;
+  private readonly metricsListening?: (address: { host: string; port: number }) => void;
   private waiters = new Set<{ end: bigint; wake: () => void }>();
   private bound: { host: string; port: number } = { host: '', port: 0 };
   private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
@@ -131,6 +142,22 @@ export class ControllerServer implements ControllerNode {
     const sasl = SaslGate.forListeners(config, controllerListeners(config), { ...scramMechanismDeps(this.controller.image), logger: logger.child('sasl') });
     this.dispatcher = new RequestDispatcher<ControllerNode>(this, CONTROLLER_HANDLERS, logger.child('request'), undefined, sasl);
     this.socketServer = new SocketServer(this.dispatcher, socketOptions, logger.child('network'));
+    this.metrics = config.getIntOrNull('krill.metrics.port') === null ? null : new ControllerNodeMetrics({
+      image: this.controller.image,
+      isActive: () => this.state === 'running',
+      requestQueueSize: () => this.socketServer.slots.used,
+      listenerNames: () => controllerListeners(config).map((l) => l.listenerName),
+      connectionCounts: () => this.socketServer.connectionCountByListener(),
+    });
+    const requests = this.metrics?.requests;
+    if (requests) this.dispatcher.requestObserver = (name, version, ms, fromFollower) => requests.record(name, version, ms, fromFollower);
+    this.metricsServer = this.metrics ? new MetricsServer({ scrape: () => this.metrics!.scrape(), isReady: () => this.state === 'running' }, logger.child('metrics')) : null;
+    this.metricsListening = opts.metricsListening;
+  }
+
+  /** Where /metrics, /ready and /live are served (null without krill.metrics.port). */
+  get metricsAddress(): { host: string; port: number } | null {
+    return this.metricsServer?.address ?? null;
   }
 
   static async start(opts: ControllerServerOptions = {}): Promise<ControllerServer> {
@@ -140,7 +167,7 @@ export class ControllerServer implements ControllerNode {
     fs.mkdirSync(metadataDir, { recursive: true });
     const clusterId = readMetaProperties(nodeFs, metadataDir)?.clusterId ?? opts.clusterId ?? randomUuid();
     ensureMetaProperties(nodeFs, metadataDir, config.nodeId, clusterId);
-    const logger = opts.logger ?? new Logger(`krill-controller[${config.nodeId}]`, opts.logLevel);
+    const logger = opts.logger ?? Logger.root(`krill-controller[${config.nodeId}]`, { level: opts.logLevel, format: opts.logFormat });
     const log = new MetadataLogStore(metadataDir, logger.child('metadata-log'));
     const socketOptions = await socketServerOptions(config, controllerListeners(config).map((l) => l.listenerName), null);
     const server = new ControllerServer(config, clusterId, log, opts, logger, socketOptions);
@@ -154,6 +181,10 @@ export class ControllerServer implements ControllerNode {
   }
 
   private async startup(): Promise<void> {
+    if (this.metricsServer) {
+      const address = await this.metricsServer.listen(this.config.getString('krill.metrics.host') ?? '', this.config.getInt('krill.metrics.port'));
+      this.metricsListening?.(address);
+    }
     const listeners = controllerListeners(this.config);
     if (listeners.length === 0) throw new Error('the controller has no listener (listeners / controller.listener.names)');
     const bound = await this.socketServer.listen(listeners.map((l) => ({ name: l.listenerName, host: l.host ?? '', port: l.port, securityProtocol: l.securityProtocol })));
@@ -210,6 +241,7 @@ export class ControllerServer implements ControllerNode {
     await this.socketServer.close();
     await this.controller.close();
     this.state = 'stopped';
+    await this.metricsServer?.close();
     this.logger.info('controller shut down');
   }
 }

@@ -83,13 +83,15 @@ function resourceCounts(resources: readonly { resourceType: number; resourceName
  * The response entries, in order of first listing: an unknown resource type UNSUPPORTED_VERSION
  * (each listing), a resource listed twice INVALID_REQUEST "Duplicate resource." (once), a topic
  * the controller's result (`topicResults` holds them in the order topicResourcesToAlter gave the
- * topics), other resource types INVALID_REQUEST, since dynamic broker configs are not implemented.
+ * topics), another resource type what `otherResult` answers for it (IncrementalAlterConfigs:
+ * BROKER_LOGGER), else INVALID_REQUEST, since dynamic broker configs are not implemented.
  */
 export function alterConfigsResponses(
   resources: readonly { resourceType: number; resourceName: string }[],
   topicResults: readonly { errorCode: number; errorMessage: string | null }[],
   nonTopicMessage = 'krill does not support altering broker configs dynamically yet',
   denials: AlterConfigsDenials = NO_DENIALS,
+  otherResult?: (r: { resourceType: number; resourceName: string }) => { errorCode: number; errorMessage: string | null } | undefined,
 ): { errorCode: number; errorMessage: string | null; resourceType: number; resourceName: string }[] {
   const counts = resourceCounts(resources);
   const answered = new Set<string>();
@@ -107,7 +109,7 @@ export function alterConfigsResponses(
     const denied = denials.get(key);
     if (counts.get(key)! > 1) out.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate resource.' });
     else if (denied) out.push({ ...base, ...denied });
-    else if (r.resourceType !== ConfigResourceType.TOPIC) out.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: nonTopicMessage });
+    else if (r.resourceType !== ConfigResourceType.TOPIC) out.push({ ...base, ...(otherResult?.(r) ?? { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: nonTopicMessage }) });
     else {
       const res = topicResults[next++];
       out.push({ ...base, errorCode: res.errorCode, errorMessage: res.errorMessage });

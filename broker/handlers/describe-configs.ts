@@ -5,7 +5,8 @@
  * inherited values) and, with include_synonyms (v1+), its synonym chain in Kafka's order; unknown
  * topic: UNKNOWN_TOPIC_OR_PARTITION. Broker resources (4): this broker's configs (resource name =
  * its node id) or the cluster defaults (resource name ""); another broker's id gets INVALID_REQUEST.
- * Broker logger resources (8): krill's root logger level. configuration_keys null = all.
+ * Broker logger resources (8): every log4j logger of this broker with its effective level
+ * (broker-logger-configs.ts). configuration_keys null = all.
  * include_documentation (v3+) and config_type (v3+) are filled in.
  * Authorization (ConfigHelper.handleDescribeConfigsRequest): DESCRIBE_CONFIGS on the CLUSTER for
  * broker, broker logger and client metrics resources (else CLUSTER_AUTHORIZATION_FAILED), on the
@@ -22,10 +23,10 @@ import type {
   DescribeConfigsResponse,
   DescribeConfigsResponseDescribeConfigsResult,
 } from '../../protocol/generated/describe-configs';
-import { ConfigSource, ConfigType } from '../../config/config-types';
 import type { DescribeConfigEntry } from '../../config/kafka-config';
 import { ConfigResourceType } from '../../metadata/metadata-records';
 import { defineHandler } from './define-handler';
+import { describeBrokerLoggers } from './broker-logger-configs';
 import { AUTHORIZATION_ERROR_MESSAGE, authHelper, type AuthHelper } from '../security/authorize';
 import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../../metadata/authorizer/authorizer';
 
@@ -92,22 +93,7 @@ export const describeConfigsHandler = defineHandler<DescribeConfigsRequest, Desc
             }
             break;
           case ConfigResourceType.BROKER_LOGGER:
-            if (res.resourceName !== String(broker.nodeId)) {
-              throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unexpected broker id ${res.resourceName}`);
-            }
-            entries = [
-              {
-                name: 'root',
-                value: broker.logger.level.toUpperCase(),
-                readOnly: false,
-                isDefault: false,
-                source: ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG,
-                isSensitive: false,
-                synonyms: [],
-                configType: ConfigType.STRING,
-                documentation: null,
-              },
-            ].filter((e) => !res.configurationKeys || res.configurationKeys.includes(e.name));
+            entries = describeBrokerLoggers(broker.logger, broker.nodeId, res.resourceName, res.configurationKeys);
             break;
           default:
             throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);

@@ -35,6 +35,8 @@
  * topic without it TOPIC_AUTHORIZATION_FAILED (after UNKNOWN_TOPIC_ID, before
  * UNKNOWN_TOPIC_OR_PARTITION). Denied partitions stay in the fetch session and are answered like
  * any partition with an error.
+ * Metrics (while on): each partition of an answered (not throttled) fetch counts once in
+ * BrokerTopicStats (bytes out for consumers, replication bytes out for followers).
  * Not implemented: preferred read replicas (KIP-392).
  */
 import { ErrorCode } from '../../protocol/errors';
@@ -172,6 +174,15 @@ export const fetchHandler = defineHandler<FetchRequest, FetchResponse>({
         // A session this full fetch would have opened is not opened (Kafka's FullFetchContext).
         if (context.kind === 'full' && context.session) broker.fetchSessions.remove(context.session.id);
         return { errorCode: ErrorCode.NONE, sessionId: context.kind === 'incremental' ? context.session.id : 0, responses: [] };
+      }
+    }
+
+    const stats = broker.topicStats;
+    if (stats) {
+      for (const r of results) {
+        // Only partitions the metadata has: a bad request's made-up names do not become series.
+        if (r.errorCode !== ErrorCode.NONE && !broker.metadata.partition(r.topic, r.partition)) continue;
+        stats.recordFetch(r.topic, r.recordsSize, r.errorCode !== ErrorCode.NONE, isFollower);
       }
     }
 

@@ -5,7 +5,9 @@
  * UNKNOWN_TOPIC_OR_PARTITION. validate_only changes nothing. A resource listed twice: one
  * INVALID_REQUEST "Duplicate resource."; an unknown resource type: UNSUPPORTED_VERSION (see
  * alter-configs.ts, whose rules these are).
- * Not implemented: dynamic broker configs; BROKER / BROKER_LOGGER resources get INVALID_REQUEST.
+ * BROKER_LOGGER (8) resources change this broker's log levels at run time, with Kafka's validation
+ * (broker-logger-configs.ts); a failed resource changes nothing.
+ * Not implemented: dynamic broker configs; BROKER resources get INVALID_REQUEST.
  * Authorization: ALTER_CONFIGS as for AlterConfigs (see alter-configs.ts); a BROKER_LOGGER resource
  * needs ALTER_CONFIGS on the CLUSTER (else CLUSTER_AUTHORIZATION_FAILED without a message, as
  * ConfigAdminManager.preprocess answers it).
@@ -18,6 +20,9 @@ import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 import { alterConfigsDenials, alterConfigsResponses, topicResourcesToAlter } from './alter-configs';
 import { authHelper } from '../security/authorize';
+import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
+import { ConfigResourceType } from '../../metadata/metadata-records';
+import { alterBrokerLoggers } from './broker-logger-configs';
 
 export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>({
   apiKey: ApiKey.IncrementalAlterConfigs,
@@ -35,6 +40,18 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
       })),
       req.validateOnly,
     );
-    return { responses: alterConfigsResponses(req.resources, results, undefined, denials) };
+    const brokerLogger = (r: (typeof req.resources)[number]): { errorCode: number; errorMessage: string | null } => {
+      try {
+        alterBrokerLoggers(broker.logger, broker.nodeId, r.resourceName, r.configs, req.validateOnly);
+        return { errorCode: ErrorCode.NONE, errorMessage: null };
+      } catch (err) {
+        if (!(err instanceof KafkaError)) broker.logger.error('IncrementalAlterConfigs on BROKER_LOGGER failed', { resource: r.resourceName, err });
+        else broker.logger.info(`Error preprocessing incrementalAlterConfigs request on BROKER_LOGGER ${r.resourceName}: ${err.message}`);
+        return { errorCode: toErrorCode(err), errorMessage: (err as Error).message };
+      }
+    };
+    const otherResult = (r: { resourceType: number; resourceName: string }) =>
+      r.resourceType === ConfigResourceType.BROKER_LOGGER ? brokerLogger(r as (typeof req.resources)[number]) : undefined;
+    return { responses: alterConfigsResponses(req.resources, results, undefined, denials, otherResult) };
   },
 });

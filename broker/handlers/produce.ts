@@ -34,6 +34,8 @@
  * nothing is appended (acks=0: the connection is closed); then WRITE on each TOPIC, a partition of
  * a topic without it TOPIC_AUTHORIZATION_FAILED (checked before it is looked up). Kafka 4.0 checks
  * no IDEMPOTENT_WRITE here: an idempotent producer was authorized by InitProducerId.
+ * Metrics (while on): each partition handed to the replica manager counts once in BrokerTopicStats
+ * (bytes and messages in when appended, a failed produce request otherwise).
  */
 import { ErrorCode, errorName } from '../../protocol/errors';
 import type { Input } from '../../protocol/primitives/input';
@@ -151,6 +153,8 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
     ctx.throttle(broker.quotas.produce.recordAndGetThrottleTimeMs(ctx.principal.name, ctx.clientId ?? '', ctx.requestBytes, Date.now()));
     const byKey = new PartitionMap<ProducePartitionResult>();
     for (const r of results) byKey.set(r.topic, r.partition, r);
+    const stats = broker.topicStats;
+    if (stats) for (const r of results) stats.recordProduce(r.topic, toAppend.get(r.topic, r.partition)?.records ?? null, r.errorCode === ErrorCode.NONE);
     for (const { topic, partition, value } of rejected.values()) byKey.set(topic, partition, value);
     if (req.acks === 0) {
       // No response; but a failed acks=0 produce closes the connection, as Kafka does, so the

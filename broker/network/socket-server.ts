@@ -264,6 +264,13 @@ export class SocketServer {
     return this.connections.size;
   }
 
+  /** Open connections by listener name (metrics). */
+  connectionCountByListener(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const c of this.connections.keys()) if (!c.isClosed) out.set(c.listenerName, (out.get(c.listenerName) ?? 0) + 1);
+    return out;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const closing = this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));

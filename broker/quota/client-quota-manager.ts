@@ -14,7 +14,8 @@
  * A record returns the throttle time that brings the rate back to the bound (Kafka's
  * QuotaUtils.throttleTime; the request-time quota caps it at one quota window, as Kafka's
  * ClientRequestQuotaManager does). Rates of idle keys are dropped after an hour (Kafka's sensor
- * expiry).
+ * expiry). For the metrics, each quota'd key also keeps its throttle times (Kafka's throttle-time
+ * sensor, an average over the same window); `quotaMetrics` reads both.
  */
 import { RateMap, type RateConfig } from '../../common/rate';
 import type { Time } from '../../common/time';
@@ -61,8 +62,19 @@ export function resolveQuota(source: ClientQuotaSource, key: string, user: strin
   return undefined;
 }
 
+/** One quota'd (user, client id) key as Kafka's quota metrics tag it: an absent part is ''. */
+export interface QuotaMetric {
+  user: string;
+  clientId: string;
+  /** The recorded rate per second (byte-rate, request-time). */
+  rate: number;
+  /** The mean throttle time of its recent requests, ms (throttle-time). */
+  throttleTimeMs: number;
+}
+
 export class ClientQuotaManager {
   private readonly rates: RateMap<string>;
+  private readonly throttleTimes: RateMap<string>;
 
   constructor(
     readonly key: ClientQuotaKey,
@@ -73,14 +85,31 @@ export class ClientQuotaManager {
     private readonly maxThrottleMs = Infinity,
   ) {
     this.rates = new RateMap(config, time, SENSOR_EXPIRY_MS);
+    this.throttleTimes = new RateMap(config, time, SENSOR_EXPIRY_MS);
+  }
+
+  /** Every key with a quota seen recently: its rate and mean throttle time (Kafka's quota metrics). */
+  quotaMetrics(nowMs: number): QuotaMetric[] {
+    const out: QuotaMetric[] = [];
+    for (const [key, rate] of this.rates.entries()) {
+      const sep = key.indexOf('\0');
+      out.push({
+        user: key.slice(0, sep),
+        clientId: key.slice(sep + 1),
+        rate: rate.measure(nowMs),
+        throttleTimeMs: this.throttleTimes.get(key, Infinity).average(nowMs),
+      });
+    }
+    return out;
   }
 
   /** Records `value` for the client and returns the throttle time in ms (0 when within its quota or unbounded). */
   recordAndGetThrottleTimeMs(user: string, clientId: string, value: number, nowMs: number): number {
     const q = resolveQuota(this.source, this.key, user, clientId);
     if (!q) return 0;
-    const t = this.rates.get(q.rateKey, q.bound).record(value, nowMs);
-    return Math.min(t, this.maxThrottleMs);
+    const t = Math.min(this.rates.get(q.rateKey, q.bound).record(value, nowMs), this.maxThrottleMs);
+    this.throttleTimes.get(q.rateKey, Infinity).add(t, nowMs);
+    return t;
   }
 
   /** Takes back a recorded value (a fetch answered empty because it was throttled). */

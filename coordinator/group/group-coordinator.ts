@@ -183,6 +183,13 @@ export class GroupCoordinator {
     return partitionForGroup(groupId, this.numPartitions());
   }
 
+  /** How many __consumer_offsets partitions this broker coordinates, by state (metrics). */
+  partitionStates(): { loading: number; active: number } {
+    let loading = 0;
+    for (const st of this.partitions.values()) if (st.state === 'loading') loading++;
+    return { loading, active: this.partitions.size - loading };
+  }
+
   /** NONE if this broker serves the group now, else why not. */
   groupStatus(groupId: string): number {
     if (!this.active) return ErrorCode.COORDINATOR_NOT_AVAILABLE;

@@ -111,6 +111,17 @@ export class TransactionStateManager {
     this.now = opts.now ?? Date.now;
   }
 
+  /** How many __transaction_state partitions this broker coordinates, by state, and their transactional ids (metrics). */
+  partitionStates(): { loading: number; active: number; transactionalIds: number } {
+    let loading = 0;
+    let transactionalIds = 0;
+    for (const c of this.partitions.values()) {
+      if (c.state === 'loading') loading++;
+      else transactionalIds += c.txns.size;
+    }
+    return { loading, active: this.partitions.size - loading, transactionalIds };
+  }
+
   startup(): void {
     this.active = true;
   }

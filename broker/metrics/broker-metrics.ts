@@ -1,0 +1,93 @@
+/**
+ * One broker's metrics: its own prom-client Registry (brokers of one process never share one, so
+ * startCluster's brokers each report their own), the counters kept on the request paths
+ * (BrokerTopicStats, RequestMetrics, ISR changes) and the gauges read from the broker's state at
+ * scrape time (replica manager, controller, logs, coordinators, consumer lag, connections, client
+ * quotas), plus
+ * prom-client's process and Node.js metrics (process_*, nodejs_*). Names follow the Strimzi JMX
+ * exporter rules for Kafka; the list is in docs/operations.md.
+ */
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { BrokerTopicStats } from './broker-topic-stats';
+import { RequestMetrics } from './request-metrics';
+import { IsrChangeStats, registerReplicaManagerMetrics } from './replica-manager-metrics';
+import { registerTopicMetrics } from './topic-metrics';
+import { registerControllerMetrics } from './controller-metrics';
+import { registerLogMetrics } from './log-metrics';
+import { registerCoordinatorMetrics } from './coordinator-metrics';
+import { registerConsumerLagMetrics } from './consumer-lag-metrics';
+import { registerNetworkMetrics } from './network-metrics';
+import { registerQuotaMetrics } from './quota-metrics';
+import { collectedGauge } from './collected';
+import type { BrokerQuotas } from '../quota/broker-quotas';
+import type { ReplicaManager } from '../../replication/replica-manager';
+import type { LogManager } from '../../storage/log-manager';
+import type { MetadataCache } from '../../metadata/metadata-cache';
+import type { GroupCoordinator } from '../../coordinator/group/group-coordinator';
+import type { TransactionCoordinator } from '../../coordinator/transaction/transaction-coordinator';
+
+export interface BrokerMetricsSources {
+  replicaManager: ReplicaManager;
+  logManager: LogManager;
+  metadata: MetadataCache;
+  groupCoordinator: GroupCoordinator;
+  transactionCoordinator: TransactionCoordinator;
+  quotas: BrokerQuotas;
+  minInsyncReplicas(topic: string): number;
+  /** Whether this node's controller is in this process and active (combined node); null: no local controller. */
+  controllerActive: (() => boolean) | null;
+  requestQueueSize(): number;
+  listenerNames(): readonly string[];
+  connectionCounts(): ReadonlyMap<string, number>;
+  /** Kafka's BrokerState byte. */
+  brokerState(): number;
+}
+
+export class BrokerMetrics {
+  readonly registry = new Registry();
+  readonly topicStats = new BrokerTopicStats();
+  readonly requests: RequestMetrics;
+  readonly isrChanges = new IsrChangeStats();
+
+  constructor(src: BrokerMetricsSources) {
+    const r = this.registry;
+    this.requests = new RequestMetrics(r, () => src.requestQueueSize());
+    registerTopicMetrics(r, this.topicStats);
+    registerReplicaManagerMetrics(
+      r,
+      {
+        allPartitions: () => src.replicaManager.allPartitions(),
+        minInsyncReplicas: (t) => src.minInsyncReplicas(t),
+        maxFollowerLag: () => src.replicaManager.fetcherManager?.maxLag() ?? null,
+      },
+      this.isrChanges,
+    );
+    if (src.controllerActive) registerControllerMetrics(r, src.metadata, src.controllerActive);
+    registerLogMetrics(r, src.logManager);
+    registerCoordinatorMetrics(r, src.groupCoordinator, src.transactionCoordinator);
+    registerConsumerLagMetrics(r, {
+      groups: src.groupCoordinator,
+      allPartitions: () => src.replicaManager.allPartitions(),
+      leaderPartition: (topic, partition) => {
+        const p = src.replicaManager.getPartition(topic, partition);
+        return p?.isLeader ? p : undefined;
+      },
+    });
+    registerNetworkMetrics(r, () => src.listenerNames(), () => src.connectionCounts());
+    registerQuotaMetrics(r, src.quotas);
+    collectedGauge(r, 'kafka_server_kafkaserver_brokerstate', 'BrokerState: 1 starting, 2 loading (recovering) logs, 3 running, 6 in controlled shutdown, 7 shutting down (kafka.server:type=KafkaServer,name=BrokerState).', [], (set) =>
+      set({}, src.brokerState()),
+    );
+    collectDefaultMetrics({ register: r });
+  }
+
+  /** The exposition, in Prometheus text format. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** A deleted topic's own series go, as Kafka removes its BrokerTopicMetrics. */
+  onTopicDeleted(topic: string): void {
+    this.topicStats.removeTopic(topic);
+  }
+}
