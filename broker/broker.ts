@@ -15,6 +15,7 @@ import type { GroupCoordinator } from '../coordinator/group/group-coordinator';
 import type { TransactionCoordinator } from '../coordinator/transaction/transaction-coordinator';
 import type { BrokerQuotas } from './quota/broker-quotas';
 import type { Authorizer } from '../metadata/authorizer/authorizer';
+import type { ClientMetricsManager } from './telemetry/client-metrics-manager';
 
 export interface AdvertisedEndpoint {
   listenerName: string;
@@ -42,6 +43,8 @@ export interface Broker {
   readonly authorizer: Authorizer;
   /** Client quotas (produce / fetch byte rates, request time, controller mutations). */
   readonly quotas: BrokerQuotas;
+  /** Client telemetry (KIP-714): subscriptions, pushes and the last metrics each client pushed. */
+  readonly clientMetrics: ClientMetricsManager;
   /** apiKey -> highest version to advertise (emulating an older Kafka); empty = no caps. */
   readonly versionCaps: ReadonlyMap<number, number>;
   /** This broker's advertised endpoint for a listener name. */

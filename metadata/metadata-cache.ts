@@ -36,6 +36,11 @@
  * id in an AclsImage (authorizer/acls-image.ts): `acls()` / `acl(id)` read them, each batch's
  * changes are in `MetadataDelta.changedAcls`, and `subscribeAcls` (the StandardAuthorizer, the
  * controller's AclControlManager) is called after every batch that changed one, in log order.
+ *
+ * Client-metrics subscriptions (KIP-714) are ConfigRecords of resource type CLIENT_METRICS, kept
+ * with the other configs: `clientMetricsConfig(name)`, `clientMetricsConfigs()` (those with at
+ * least one key), and `clientMetricsConfigVersion`, which every such record bumps so that the
+ * broker's ClientMetricsManager knows when to re-read them.
  */
 import type {
   ClientQuotaRecordData,

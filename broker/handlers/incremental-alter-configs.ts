@@ -4,7 +4,8 @@
  * such as cleanup.policy), validated as a whole (INVALID_CONFIG); unknown topic:
  * UNKNOWN_TOPIC_OR_PARTITION. validate_only changes nothing. A resource listed twice: one
  * INVALID_REQUEST "Duplicate resource."; an unknown resource type: UNSUPPORTED_VERSION (see
- * alter-configs.ts, whose rules these are).
+ * alter-configs.ts, whose rules these are). CLIENT_METRICS resources (KIP-714 subscriptions): SET
+ * and DELETE, validated as Kafka does (metadata/controller/client-metrics-config-control.ts).
  * Not implemented: dynamic broker configs; BROKER / BROKER_LOGGER resources get INVALID_REQUEST.
  * Authorization: ALTER_CONFIGS as for AlterConfigs (see alter-configs.ts); a BROKER_LOGGER resource
  * needs ALTER_CONFIGS on the CLUSTER (else CLUSTER_AUTHORIZATION_FAILED without a message, as
@@ -16,7 +17,7 @@ import type {
 } from '../../protocol/generated/incremental-alter-configs';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
-import { alterConfigsDenials, alterConfigsResponses, topicResourcesToAlter } from './alter-configs';
+import { alterConfigsDenials, alterConfigsResponses, clientMetricsResourcesToAlter, topicResourcesToAlter } from './alter-configs';
 import { authHelper } from '../security/authorize';
 
 export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>({
@@ -35,6 +36,14 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
       })),
       req.validateOnly,
     );
-    return { responses: alterConfigsResponses(req.resources, results, undefined, denials) };
+    const clientMetrics = await broker.controller.alterClientMetricsConfigs(
+      clientMetricsResourcesToAlter(req.resources, denials).map((r) => ({
+        name: r.resourceName,
+        incremental: true,
+        ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })),
+      })),
+      req.validateOnly,
+    );
+    return { responses: alterConfigsResponses(req.resources, results, undefined, denials, clientMetrics) };
   },
 });
