@@ -96,7 +96,7 @@ describe('ClientMetricsManager (KIP-714)', () => {
   });
 
   test("refusals in Kafka's order: reserved id, unknown subscription, compression, size, undecodable payload", () => {
-    const { manager, source, time } = setup({ maxBytes: 64 });
+    const { manager, source, time, logger } = setup({ maxBytes: 64 });
     source.set('s', { metrics: '*', 'interval.ms': '100' });
     const sub = manager.getTelemetrySubscriptions(ZERO_UUID, who());
     const id = sub.clientInstanceId;
@@ -111,6 +111,13 @@ describe('ClientMetricsManager (KIP-714)', () => {
     step();
     expect(manager.pushTelemetry({ ...base, compressionType: 1, metrics: Buffer.from('not gzip') }, who()).errorCode).toBe(ErrorCode.INVALID_RECORD);
     expect(manager.lastPush(id)).toBeUndefined();
+    // Bad input leaves a line saying what and who; the undecodable payload a warning.
+    expect(logger.lines.filter((l) => l.level === 'info' && /refused a telemetry push/.test(l.msg)).map((l) => l.msg.replace(/.*: /, ''))).toEqual([
+      `Invalid request from the client [${ZERO_UUID}], invalid client instance id`,
+      `Unknown compression type [5] is received in telemetry request from [${id}]`,
+      `Telemetry request from [${id}] is larger than the maximum allowed size [64]`,
+    ]);
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([expect.stringMatching(/could not be read: gzip/)]);
   });
 
   test('a decompression bomb within telemetry.max.bytes is INVALID_RECORD', () => {

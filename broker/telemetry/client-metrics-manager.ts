@@ -148,7 +148,9 @@ export class ClientMetricsManager {
   ): { errorCode: number; errorMessage: string | null } {
     const id = req.clientInstanceId;
     if (RESERVED_UUIDS.has(id)) {
-      return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Invalid request from the client [${id}], invalid client instance id` };
+      const errorMessage = `Invalid request from the client [${id}], invalid client instance id`;
+      this.opts.logger.info(`refused a telemetry push (client id ${who.clientId ?? 'null'}, ${who.address}:${who.port}): ${errorMessage}`);
+      return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage };
     }
     const now = this.opts.time.milliseconds();
     const instance = this.clientInstance(id, who, now);
@@ -156,7 +158,11 @@ export class ClientMetricsManager {
       this.validatePush(req, instance, now);
     } catch (err) {
       const e = err as KafkaError;
-      this.opts.logger.debug(`refused a telemetry push from client instance ${id}: ${e.message}`);
+      // Throttling and a stale subscription id are the protocol's normal flow; the rest is bad input.
+      const routine = e.code === ErrorCode.THROTTLING_QUOTA_EXCEEDED || e.code === ErrorCode.UNKNOWN_SUBSCRIPTION_ID;
+      const line = `refused a telemetry push from client instance ${id} (client id ${who.clientId ?? 'null'}, ${who.address}:${who.port}): ${e.message}`;
+      if (routine) this.opts.logger.debug(line);
+      else this.opts.logger.info(line);
       instance.lastKnownError = e.code;
       instance.terminating = req.terminating;
       return { errorCode: e.code, errorMessage: e.message };
