@@ -63,6 +63,11 @@ describe('client telemetry (KIP-714) against a krill broker', () => {
       ['interval.ms', '1000', 7, false, false],
       ['metrics', 'org.apache.kafka.producer.', 7, false, false],
     ]);
+    for (let v = 0; v <= 4; v++) {
+      const res = await conn.send('DescribeConfigs', v, { resources: [{ resourceType: CLIENT_METRICS, resourceName: 'wire-sub', configurationKeys: ['metrics'] }], includeSynonyms: v >= 1, includeDocumentation: v >= 3 });
+      // Every stored key, whatever configuration_keys asks for (Kafka's ConfigHelper).
+      expect(res.results[0].configs.map((c) => c.name).sort()).toEqual(['interval.ms', 'metrics']);
+    }
     expect((await describe_('no-such-sub')).configs).toEqual([]);
     expect(await describe_('')).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Client metrics subscription name must not be empty' });
 
