@@ -28,11 +28,11 @@ const who = (over: Partial<TelemetryRequester> = {}): TelemetryRequester => ({
   ...over,
 });
 
-function setup(opts: { maxBytes?: number; cacheMaxSize?: number } = {}) {
+function setup(opts: { maxBytes?: number; cacheMaxSize?: number; maxRetainedBytes?: number } = {}) {
   const time = new MockTime();
   const source = new Source();
   const logger = new CapturingLogger();
-  const manager = new ClientMetricsManager({ source, telemetryMaxBytes: opts.maxBytes ?? 1024, time, logger, cacheMaxSize: opts.cacheMaxSize });
+  const manager = new ClientMetricsManager({ source, telemetryMaxBytes: opts.maxBytes ?? 1024, time, logger, cacheMaxSize: opts.cacheMaxSize, maxRetainedBytes: opts.maxRetainedBytes });
   return { time, source, logger, manager };
 }
 
@@ -164,5 +164,24 @@ describe('ClientMetricsManager (KIP-714)', () => {
     for (let i = 0; i < 5; i++) manager.getTelemetrySubscriptions(randomUuid(), who({ connectionId: 100 + i }));
     expect(manager.instanceCount).toBe(3);
     expect(logger.matching(/cache is full/)).toHaveLength(1);
+  });
+
+  test('the kept payloads are bounded together: the least recently used last pushes go first', () => {
+    // A budget below one largest push is raised to it: 32 x 64 = 2048 bytes.
+    const { manager, source, logger } = setup({ maxBytes: 64, maxRetainedBytes: 1 });
+    source.set('s', { metrics: '*', 'interval.ms': '100' });
+    const clients = [1, 2, 3].map((connectionId) => manager.getTelemetrySubscriptions(ZERO_UUID, who({ connectionId })));
+    const push = (i: number) =>
+      manager.pushTelemetry({ clientInstanceId: clients[i].clientInstanceId, subscriptionId: clients[i].subscriptionId, terminating: false, compressionType: 1, metrics: zlib.gzipSync(Buffer.alloc(1000)) }, who({ connectionId: i + 1 }));
+    expect(push(0).errorCode).toBe(ErrorCode.NONE);
+    expect(push(1).errorCode).toBe(ErrorCode.NONE);
+    expect(manager.lastPushes()).toHaveLength(2);
+    expect(logger.matching(/payloads reached/)).toEqual([]);
+    expect(push(2).errorCode).toBe(ErrorCode.NONE);
+    expect(manager.lastPush(clients[0].clientInstanceId)).toBeUndefined();
+    expect(manager.lastPushes().map((p) => p.clientInstanceId).sort()).toEqual([clients[1].clientInstanceId, clients[2].clientInstanceId].sort());
+    // The instance itself stays: only its payload went.
+    expect(manager.instanceCount).toBe(3);
+    expect(logger.matching(/payloads reached 2048 bytes/)).toHaveLength(1);
   });
 });

@@ -13,8 +13,10 @@
  * - an instance is forgotten max(`cacheExpiryMs` (60 s), 3 push intervals) after its last request,
  *   or when the connection that created it closes (Kafka's disconnect listener);
  * - a pushed payload is at most telemetry.max.bytes compressed (else TELEMETRY_TOO_LARGE) and at
- *   most DECOMPRESSED_SIZE_MULTIPLE times that decompressed (else INVALID_RECORD), so the cache
- *   holds at most cacheMaxSize such payloads.
+ *   most DECOMPRESSED_SIZE_MULTIPLE times that decompressed (else INVALID_RECORD);
+ * - the kept payloads together are at most maxRetainedBytes (64 MiB, or one largest payload if
+ *   that is more): past it, the least recently used instances' last pushes are dropped (their
+ *   instances stay), with a warning at most every 5 minutes.
  * Kafka hands the (compressed) payload to a receiver plugin; krill's receiver is this cache: it
  * decompresses the payload with the named codec and keeps it; a payload that does not decompress
  * is INVALID_RECORD, as Kafka answers a plugin failure.
@@ -36,6 +38,8 @@ import { computeSubscriptionId } from './subscription-id';
 export const SUPPORTED_COMPRESSION_TYPES: readonly number[] = [CompressionType.ZSTD, CompressionType.LZ4, CompressionType.GZIP, CompressionType.SNAPPY];
 export const CACHE_MAX_SIZE = 16384;
 export const DEFAULT_CACHE_EXPIRY_MS = 60 * 1000;
+/** The most decompressed payload bytes kept over all client instances, unless 32 x telemetry.max.bytes is more. */
+export const DEFAULT_MAX_RETAINED_BYTES = 64 * 1024 * 1024;
 const CACHE_ERROR_LOG_INTERVAL_MS = 5 * 60 * 1000;
 const SWEEP_INTERVAL_MS = 1000;
 /** Kafka's Uuid.RESERVED: never a client instance id. */
@@ -64,6 +68,8 @@ export interface ClientMetricsManagerOptions {
   logger: Logger;
   cacheMaxSize?: number;
   cacheExpiryMs?: number;
+  /** Most payload bytes kept over all instances (krill's; Kafka keeps none): DEFAULT_MAX_RETAINED_BYTES. */
+  maxRetainedBytes?: number;
 }
 
 export interface GetTelemetrySubscriptionsResult {
@@ -89,11 +95,17 @@ export class ClientMetricsManager {
   private subscriptionUpdateVersion = 0;
   private lastCacheErrorLogMs = Number.NEGATIVE_INFINITY;
   private readonly cacheMaxSize: number;
+  private readonly maxRetainedBytes: number;
+  /** Bytes of every instance's lastPush.payload. */
+  private retainedBytes = 0;
+  private lastRetainedLogMs = Number.NEGATIVE_INFINITY;
   private readonly cacheExpiryMs: number;
 
   constructor(private readonly opts: ClientMetricsManagerOptions) {
     this.cacheMaxSize = opts.cacheMaxSize ?? CACHE_MAX_SIZE;
     this.cacheExpiryMs = opts.cacheExpiryMs ?? DEFAULT_CACHE_EXPIRY_MS;
+    // Always room for one push of the largest size accepted.
+    this.maxRetainedBytes = Math.max(opts.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES, opts.telemetryMaxBytes * DECOMPRESSED_SIZE_MULTIPLE);
   }
 
   get telemetryMaxBytes(): number {
@@ -180,6 +192,7 @@ export class ClientMetricsManager {
         return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: null };
       }
       const m = instance.metadata;
+      this.retainedBytes += payload.length - (instance.lastPush?.payload.length ?? 0);
       instance.lastPush = {
         clientInstanceId: id,
         clientId: m.clientId,
@@ -193,6 +206,7 @@ export class ClientMetricsManager {
         terminating: req.terminating,
         payload,
       };
+      this.enforceRetainedBytes(instance);
     }
     instance.lastKnownError = ErrorCode.NONE;
     return { errorCode: ErrorCode.NONE, errorMessage: null };
@@ -224,6 +238,7 @@ export class ClientMetricsManager {
   }
 
   close(): void {
+    this.retainedBytes = 0;
     this.cache.clear();
     this.connectionIds.clear();
     this.instanceConnection.clear();
@@ -352,10 +367,30 @@ export class ClientMetricsManager {
   }
 
   private remove(id: string): void {
+    this.retainedBytes -= this.cache.get(id)?.lastPush?.payload.length ?? 0;
     this.cache.delete(id);
     const conn = this.instanceConnection.get(id);
     this.instanceConnection.delete(id);
     if (conn !== undefined && this.connectionIds.get(conn) === id) this.connectionIds.delete(conn);
+  }
+
+  /**
+   * Keeps the payloads held under maxRetainedBytes: the least recently used instances' last
+   * pushes are dropped first (never `keep`'s, which the budget always has room for).
+   */
+  private enforceRetainedBytes(keep: ClientMetricsInstance): void {
+    if (this.retainedBytes <= this.maxRetainedBytes) return;
+    for (const instance of this.cache.values()) {
+      if (this.retainedBytes <= this.maxRetainedBytes) break;
+      if (instance === keep || !instance.lastPush) continue;
+      this.retainedBytes -= instance.lastPush.payload.length;
+      instance.lastPush = null;
+    }
+    const now = this.opts.time.milliseconds();
+    if (now - this.lastRetainedLogMs > CACHE_ERROR_LOG_INTERVAL_MS) {
+      this.lastRetainedLogMs = now;
+      this.opts.logger.warn(`client telemetry payloads reached ${this.maxRetainedBytes} bytes: dropping the least recently used clients' last pushes`);
+    }
   }
 
   /** Drops expired instances; a full sweep at most every SWEEP_INTERVAL_MS (readers also check each expiry). */
