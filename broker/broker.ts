@@ -16,6 +16,7 @@ import type { TransactionCoordinator } from '../coordinator/transaction/transact
 import type { BrokerQuotas } from './quota/broker-quotas';
 import type { Authorizer } from '../metadata/authorizer/authorizer';
 import type { BrokerTopicStats } from './metrics/broker-topic-stats';
+import type { ClientMetricsManager } from './telemetry/client-metrics-manager';
 
 export interface AdvertisedEndpoint {
   listenerName: string;
@@ -45,6 +46,8 @@ export interface Broker {
   readonly quotas: BrokerQuotas;
   /** BrokerTopicMetrics counts (bytes and messages in, bytes out); null while metrics are off. */
   readonly topicStats: BrokerTopicStats | null;
+  /** Client telemetry (KIP-714): subscriptions, pushes and the last metrics each client pushed. */
+  readonly clientMetrics: ClientMetricsManager;
   /** apiKey -> highest version to advertise (emulating an older Kafka); empty = no caps. */
   readonly versionCaps: ReadonlyMap<number, number>;
   /** This broker's advertised endpoint for a listener name. */

@@ -52,6 +52,7 @@ import { socketServerOptions } from './network/socket-server-config';
 import { controllerClientTls, interBrokerClientTls } from './security/ssl/ssl-settings';
 import type { ClientSecurity } from '../client/network-client';
 import { BrokerQuotas } from './quota/broker-quotas';
+import { ClientMetricsManager } from './telemetry/client-metrics-manager';
 import { ALLOW_ALL, type Authorizer } from '../metadata/authorizer/authorizer';
 import { authorizerFromConfig, type StandardAuthorizer } from '../metadata/authorizer/standard-authorizer';
 import { SystemTime } from '../common/time';
@@ -113,6 +114,12 @@ export class KafkaServer implements Broker {
   readonly logger: Logger;
   readonly metadata: MetadataCache;
   readonly quotas: BrokerQuotas;
+  /**
+   * Client telemetry (KIP-714). For the metrics work: `clientMetrics.lastPushes()` /
+   * `lastPush(clientInstanceId)` give the last metrics each client instance pushed (decompressed
+   * OTLP bytes and who sent them), `instanceCount` how many instances the broker knows.
+   */
+  readonly clientMetrics: ClientMetricsManager;
   readonly authorizer: Authorizer;
   /** The configured StandardAuthorizer (null without authorizer.class.name, or when one was injected). */
   private readonly standardAuthorizer: StandardAuthorizer | null;
@@ -163,6 +170,12 @@ export class KafkaServer implements Broker {
     this.standardAuthorizer?.follow(this.metadata);
     this.authorizer = opts.authorizer ?? this.standardAuthorizer ?? ALLOW_ALL;
     this.quotas = new BrokerQuotas(this.metadata, config, SystemTime);
+    this.clientMetrics = new ClientMetricsManager({
+      source: this.metadata,
+      telemetryMaxBytes: config.getInt('telemetry.max.bytes'),
+      time: SystemTime,
+      logger: this.logger.child('client-metrics'),
+    });
     this.defaultTopicConfig = logConfigFrom(config);
     const controllerAddress = controllerAddressOf(config);
     this.clusterLink = controllerAddress
@@ -615,6 +628,7 @@ export class KafkaServer implements Broker {
     await this.replicaManager.stopReplication();
     await this.clusterLink?.stop();
     await this.socketServer.close();
+    this.clientMetrics.close();
     this.transactionVerifier.close();
     await this.transactionCoordinator.shutdown();
     await this.groupCoordinator.shutdown();

@@ -36,6 +36,11 @@
  * id in an AclsImage (authorizer/acls-image.ts): `acls()` / `acl(id)` read them, each batch's
  * changes are in `MetadataDelta.changedAcls`, and `subscribeAcls` (the StandardAuthorizer, the
  * controller's AclControlManager) is called after every batch that changed one, in log order.
+ *
+ * Client-metrics subscriptions (KIP-714) are ConfigRecords of resource type CLIENT_METRICS, kept
+ * with the other configs: `clientMetricsConfig(name)`, `clientMetricsConfigs()` (those with at
+ * least one key), and `clientMetricsConfigVersion`, which every such record bumps so that the
+ * broker's ClientMetricsManager knows when to re-read them.
  */
 import type {
   ClientQuotaRecordData,
@@ -193,6 +198,7 @@ export class MetadataCache {
   private brokers = new Map<number, BrokerState>();
   /** resourceType -> resourceName -> config name -> value */
   private configs = new Map<number, Map<string, Map<string, string>>>();
+  private clientMetricsVersion = 0;
   /** clientQuotaEntityKey -> the entity and its quotas (never empty). */
   private quotas = new Map<string, { entity: ClientQuotaEntity; quotas: Map<string, number> }>();
   private readonly quotaListeners: { listener: ClientQuotaListener; onError: (err: unknown) => void }[] = [];
@@ -416,6 +422,7 @@ export class MetadataCache {
   }
 
   private applyConfig(d: ConfigRecordData): void {
+    if (d.resourceType === ConfigResourceType.CLIENT_METRICS) this.clientMetricsVersion++;
     let byName = this.configs.get(d.resourceType);
     if (!byName) this.configs.set(d.resourceType, (byName = new Map()));
     let kv = byName.get(d.resourceName);
@@ -484,6 +491,26 @@ export class MetadataCache {
   /** Topic-level overrides (only what was set explicitly). */
   topicConfig(topic: string): Map<string, string> {
     return new Map(this.configs.get(ConfigResourceType.TOPIC)?.get(topic) ?? []);
+  }
+
+  /** A client-metrics subscription's configs (CLIENT_METRICS resource; empty when there is none). */
+  clientMetricsConfig(name: string): Map<string, string> {
+    return new Map(this.configs.get(ConfigResourceType.CLIENT_METRICS)?.get(name) ?? []);
+  }
+
+  /** Every client-metrics subscription with at least one config: name -> a copy of its configs. */
+  clientMetricsConfigs(): Map<string, Map<string, string>> {
+    const out = new Map<string, Map<string, string>>();
+    for (const [name, kv] of this.configs.get(ConfigResourceType.CLIENT_METRICS) ?? []) if (kv.size > 0) out.set(name, new Map(kv));
+    return out;
+  }
+
+  /**
+   * Bumped by every applied CLIENT_METRICS ConfigRecord: a reader that caches subscriptions
+   * rebuilds them when it changes (the broker's ClientMetricsManager), with no listener to keep.
+   */
+  get clientMetricsConfigVersion(): number {
+    return this.clientMetricsVersion;
   }
 
   /** Cluster-wide ('' resource name) or per-broker dynamic broker configs. */

@@ -1,7 +1,7 @@
 /**
  * RemoteController: the ControllerApi of a broker whose controller runs elsewhere. Each call is
  * the matching Kafka request to the controller listener (CreateTopics, DeleteTopics,
- * CreatePartitions, IncrementalAlterConfigs / AlterConfigs, ElectLeaders, AllocateProducerIds,
+ * CreatePartitions, IncrementalAlterConfigs / AlterConfigs (topic and CLIENT_METRICS resources), ElectLeaders, AllocateProducerIds,
  * AlterClientQuotas, AlterUserScramCredentials, CreateAcls, DeleteAcls, UpdateFeatures), as
  * Kafka's brokers forward admin requests. After a successful write it waits until this broker's
  * metadata includes it, so a client that created a topic through this broker sees it at once.
@@ -29,8 +29,10 @@ import type { ScramAlterationResult, ScramCredentialDeletion, ScramCredentialUps
 import type { AclCreateResult, AclDeleteResult } from './controller/acl-control-manager';
 import type { AclBinding, AclBindingFilter } from './authorizer/authorizer';
 import type { FeatureUpdate } from './controller/feature-control-manager';
+import type { ClientMetricsConfigChange } from './controller/client-metrics-config-control';
 
 const TOPIC_RESOURCE = 2;
+const CLIENT_METRICS_RESOURCE = 16;
 
 export interface RemoteControllerOptions {
   channel: NodeChannel;
@@ -164,6 +166,44 @@ export class RemoteController implements ControllerApi {
     }
     if (wrote && !validateOnly) await this.settle();
     return changes.map((c) => out.find((o) => o.topic === c.topic)!);
+  }
+
+  /** As alterTopicConfigs, with CLIENT_METRICS resources; each change is forwarded by its kind. */
+  async alterClientMetricsConfigs(
+    changes: ClientMetricsConfigChange[],
+    validateOnly: boolean,
+  ): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]> {
+    const out = new Map<ClientMetricsConfigChange, { name: string; errorCode: number; errorMessage: string | null }>();
+    let wrote = false;
+    for (const incremental of [true, false]) {
+      const group = changes.filter((c) => c.incremental === incremental);
+      if (group.length === 0) continue;
+      try {
+        const res = incremental
+          ? await this.opts.channel.send('IncrementalAlterConfigs', {
+              resources: group.map((c) => ({
+                resourceType: CLIENT_METRICS_RESOURCE,
+                resourceName: c.name,
+                configs: c.ops.map((o) => ({ name: o.name, configOperation: o.op, value: o.value })),
+              })),
+              validateOnly,
+            })
+          : await this.opts.channel.send('AlterConfigs', {
+              resources: group.map((c) => ({ resourceType: CLIENT_METRICS_RESOURCE, resourceName: c.name, configs: c.ops.map((o) => ({ name: o.name, value: o.value })) })),
+              validateOnly,
+            });
+        group.forEach((c, i) => {
+          const r = res.responses[i];
+          if (r?.errorCode === ErrorCode.NONE) wrote = true;
+          out.set(c, { name: c.name, errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: r?.errorMessage ?? null });
+        });
+      } catch (err) {
+        const msg = this.unreachable(err);
+        for (const c of group) out.set(c, { name: c.name, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg });
+      }
+    }
+    if (wrote && !validateOnly) await this.settle();
+    return changes.map((c) => out.get(c)!);
   }
 
   async allocateProducerIds(brokerId: number, brokerEpoch: bigint, _blockSize: number): Promise<{ first: bigint; size: number }> {

@@ -1,7 +1,9 @@
 /**
  * AlterConfigs (33), v0-2.
  * Replaces a topic's whole set of config overrides (the legacy, non-incremental semantics), after
- * validating every entry (INVALID_CONFIG); unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
+ * validating every entry (INVALID_CONFIG); unknown topic: UNKNOWN_TOPIC_OR_PARTITION. A
+ * CLIENT_METRICS resource (a KIP-714 subscription) has its whole config set replaced, with Kafka's
+ * validation (metadata/controller/client-metrics-config-control.ts).
  * validate_only changes nothing. As Kafka's ControllerApis (which a KRaft broker forwards to): a
  * resource (type and name) listed twice is answered once with INVALID_REQUEST "Duplicate resource."
  * and not changed; an unknown resource type gets UNSUPPORTED_VERSION "Unknown resource type N.".
@@ -67,8 +69,17 @@ const KNOWN_RESOURCE_TYPES = new Set<number>(Object.values(ConfigResourceType).f
  * (shared with IncrementalAlterConfigs and the controller listener's twins of both).
  */
 export function topicResourcesToAlter<R extends { resourceType: number; resourceName: string }>(resources: readonly R[], denials: AlterConfigsDenials = NO_DENIALS): R[] {
+  return resourcesToAlter(resources, ConfigResourceType.TOPIC, denials);
+}
+
+/** The CLIENT_METRICS resources to hand to the controller, chosen as topicResourcesToAlter chooses topics. */
+export function clientMetricsResourcesToAlter<R extends { resourceType: number; resourceName: string }>(resources: readonly R[], denials: AlterConfigsDenials = NO_DENIALS): R[] {
+  return resourcesToAlter(resources, ConfigResourceType.CLIENT_METRICS, denials);
+}
+
+function resourcesToAlter<R extends { resourceType: number; resourceName: string }>(resources: readonly R[], type: number, denials: AlterConfigsDenials): R[] {
   const counts = resourceCounts(resources);
-  return resources.filter((r) => r.resourceType === ConfigResourceType.TOPIC && counts.get(resourceKey(r)) === 1 && !denials.has(resourceKey(r)));
+  return resources.filter((r) => r.resourceType === type && counts.get(resourceKey(r)) === 1 && !denials.has(resourceKey(r)));
 }
 
 const resourceKey = (r: { resourceType: number; resourceName: string }): string => `${r.resourceType}\u0000${r.resourceName}`;
@@ -83,19 +94,23 @@ function resourceCounts(resources: readonly { resourceType: number; resourceName
  * The response entries, in order of first listing: an unknown resource type UNSUPPORTED_VERSION
  * (each listing), a resource listed twice INVALID_REQUEST "Duplicate resource." (once), a topic
  * the controller's result (`topicResults` holds them in the order topicResourcesToAlter gave the
- * topics), another resource type what `otherResult` answers for it (IncrementalAlterConfigs:
- * BROKER_LOGGER), else INVALID_REQUEST, since dynamic broker configs are not implemented.
+ * topics), a CLIENT_METRICS resource its result from `clientMetricsResults` (in the order
+ * clientMetricsResourcesToAlter gave them), another resource type what `otherResult` answers for it
+ * (IncrementalAlterConfigs: BROKER_LOGGER), else INVALID_REQUEST, since dynamic broker configs are
+ * not implemented.
  */
 export function alterConfigsResponses(
   resources: readonly { resourceType: number; resourceName: string }[],
   topicResults: readonly { errorCode: number; errorMessage: string | null }[],
   nonTopicMessage = 'krill does not support altering broker configs dynamically yet',
   denials: AlterConfigsDenials = NO_DENIALS,
+  clientMetricsResults: readonly { errorCode: number; errorMessage: string | null }[] = [],
   otherResult?: (r: { resourceType: number; resourceName: string }) => { errorCode: number; errorMessage: string | null } | undefined,
 ): { errorCode: number; errorMessage: string | null; resourceType: number; resourceName: string }[] {
   const counts = resourceCounts(resources);
   const answered = new Set<string>();
   let next = 0;
+  let nextClientMetrics = 0;
   const out: { errorCode: number; errorMessage: string | null; resourceType: number; resourceName: string }[] = [];
   for (const r of resources) {
     const base = { resourceType: r.resourceType, resourceName: r.resourceName };
@@ -109,7 +124,10 @@ export function alterConfigsResponses(
     const denied = denials.get(key);
     if (counts.get(key)! > 1) out.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate resource.' });
     else if (denied) out.push({ ...base, ...denied });
-    else if (r.resourceType !== ConfigResourceType.TOPIC) out.push({ ...base, ...(otherResult?.(r) ?? { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: nonTopicMessage }) });
+    else if (r.resourceType === ConfigResourceType.CLIENT_METRICS) {
+      const res = clientMetricsResults[nextClientMetrics++];
+      out.push({ ...base, errorCode: res.errorCode, errorMessage: res.errorMessage });
+    } else if (r.resourceType !== ConfigResourceType.TOPIC) out.push({ ...base, ...(otherResult?.(r) ?? { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: nonTopicMessage }) });
     else {
       const res = topicResults[next++];
       out.push({ ...base, errorCode: res.errorCode, errorMessage: res.errorMessage });
@@ -134,6 +152,10 @@ export const alterConfigsHandler = defineHandler<AlterConfigsRequest, AlterConfi
       })),
       req.validateOnly,
     );
-    return { responses: alterConfigsResponses(req.resources, results, undefined, denials) };
+    const clientMetrics = await broker.controller.alterClientMetricsConfigs(
+      clientMetricsResourcesToAlter(req.resources, denials).map((r) => ({ name: r.resourceName, incremental: false, ops: r.configs.map((c) => ({ name: c.name, op: 0, value: c.value })) })),
+      req.validateOnly,
+    );
+    return { responses: alterConfigsResponses(req.resources, results, undefined, denials, clientMetrics) };
   },
 });

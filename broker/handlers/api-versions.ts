@@ -3,7 +3,8 @@
  * Lists every API krill implements with the version range it advertises (after any version caps).
  * The response header is always v0 (the dispatcher handles that, and answers an unsupported
  * ApiVersions version with a v0 body carrying UNSUPPORTED_VERSION, KIP-511).
- * v3+: the client software name/version must match Kafka's pattern, else INVALID_REQUEST.
+ * v3+: the client software name/version must match Kafka's pattern, else INVALID_REQUEST; valid
+ * ones are kept on the connection (network/client-information.ts) for client telemetry matching.
  * v3+: supported and finalized features with the finalized features epoch (api-versions-features.ts).
  * Authorization: none; every client may ask, authenticated or not (KafkaApis.handleApiVersionsRequest).
  */
@@ -12,6 +13,7 @@ import type { ApiVersionsRequest, ApiVersionsResponse } from '../../protocol/gen
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
 import { apiVersionsFeatures } from './api-versions-features';
+import { setClientInformation } from '../network/client-information';
 
 const SOFTWARE_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
 
@@ -28,6 +30,7 @@ export const apiVersionsHandler = defineHandler<ApiVersionsRequest, ApiVersionsR
     ) {
       return { errorCode: ErrorCode.INVALID_REQUEST, apiKeys };
     }
+    if (ctx.apiVersion >= 3) setClientInformation(ctx.connection, { softwareName: req.clientSoftwareName, softwareVersion: req.clientSoftwareVersion });
     return { errorCode: ErrorCode.NONE, apiKeys, ...apiVersionsFeatures(broker.metadata, ctx.apiVersion) };
   },
 });

@@ -640,6 +640,42 @@ describe('configs, cluster and quotas', () => {
     expect((await call(API.DescribeClientQuotas, 1, { components: [], strict: false })).errorCode).toBe(NONE);
   });
 
+  test('client telemetry: ListClientMetricsResources DESCRIBE_CONFIGS on the cluster; CLIENT_METRICS configs ALTER/DESCRIBE_CONFIGS on the cluster; Get/PushTelemetry nothing', async () => {
+    const sub = { resourceType: 16, resourceName: 'authz-sub' };
+    for (const v of versions(API.IncrementalAlterConfigs)) {
+      const res = await call(API.IncrementalAlterConfigs, v, { resources: [{ ...sub, configs: [{ name: 'metrics', configOperation: 0, value: '*' }] }], validateOnly: false });
+      expect(res.responses.map((r: any) => [r.resourceName, r.errorCode, r.errorMessage])).toEqual([['authz-sub', CAF, 'Cluster authorization failed.']]);
+    }
+    for (const v of versions(API.AlterConfigs)) {
+      const res = await call(API.AlterConfigs, v, { resources: [{ ...sub, configs: [{ name: 'metrics', value: '*' }] }], validateOnly: false });
+      expect(res.responses[0]).toMatchObject({ errorCode: CAF });
+    }
+    expect(broker.server.metadata.clientMetricsConfigs().size).toBe(0);
+    for (const v of versions(API.DescribeConfigs)) {
+      const res = await call(API.DescribeConfigs, v, { resources: [{ ...sub, configurationKeys: null }], includeSynonyms: false });
+      expect(res.results[0]).toMatchObject({ errorCode: CAF, configs: [] });
+    }
+    for (const v of versions(API.ListClientMetricsResources)) {
+      expect(await call(API.ListClientMetricsResources, v, {})).toMatchObject({ errorCode: CAF, clientMetricsResources: [] });
+    }
+    expect(authz.asked.every((a) => a.resourceType === CLUSTER)).toBe(true);
+    authz.reset();
+    for (const v of versions(API.GetTelemetrySubscriptions)) {
+      expect((await call(API.GetTelemetrySubscriptions, v, { clientInstanceId: ZERO_UUID })).errorCode).toBe(NONE);
+    }
+    for (const v of versions(API.PushTelemetry)) {
+      // Allowed, and refused only for what it says: a client instance id never handed out.
+      const res = await call(API.PushTelemetry, v, { clientInstanceId: 'AAAAAAAAAAAAAAAAAAAAAg', subscriptionId: 1, terminating: false, compressionType: 0, metrics: Buffer.alloc(0) });
+      expect(res.errorCode).toBe(ErrorCode.UNKNOWN_SUBSCRIPTION_ID);
+    }
+    expect(authz.asked).toEqual([]);
+    authz.allow(ALTER_CONFIGS, CLUSTER, CLUSTER_NAME).allow(DESCRIBE_CONFIGS, CLUSTER, CLUSTER_NAME);
+    expect((await call(API.IncrementalAlterConfigs, 1, { resources: [{ ...sub, configs: [{ name: 'metrics', configOperation: 0, value: '*' }] }], validateOnly: false })).responses[0].errorCode).toBe(NONE);
+    expect(await call(API.ListClientMetricsResources, 0, {})).toMatchObject({ errorCode: NONE, clientMetricsResources: [{ name: 'authz-sub' }] });
+    const described = await call(API.DescribeConfigs, 4, { resources: [{ ...sub, configurationKeys: null }] });
+    expect(described.results[0].configs.map((c: any) => [c.name, c.value])).toEqual([['metrics', '*']]);
+  });
+
   test('ApiVersions needs nothing', async () => {
     for (const v of versions(API.ApiVersions)) {
       const res = await call(API.ApiVersions, v, { clientSoftwareName: 'krill-test', clientSoftwareVersion: '1.0' });

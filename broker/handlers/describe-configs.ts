@@ -7,6 +7,9 @@
  * its node id) or the cluster defaults (resource name ""); another broker's id gets INVALID_REQUEST.
  * Broker logger resources (8): every log4j logger of this broker with its effective level
  * (broker-logger-configs.ts). configuration_keys null = all.
+ * Client metrics resources (16, KIP-714 subscriptions): the subscription's stored configs with
+ * source DYNAMIC_CLIENT_METRICS_CONFIG, all of them whatever configuration_keys says (as Kafka);
+ * none for a name with no configs; an empty name INVALID_REQUEST.
  * include_documentation (v3+) and config_type (v3+) are filled in.
  * Authorization (ConfigHelper.handleDescribeConfigsRequest): DESCRIBE_CONFIGS on the CLUSTER for
  * broker, broker logger and client metrics resources (else CLUSTER_AUTHORIZATION_FAILED), on the
@@ -23,6 +26,7 @@ import type {
   DescribeConfigsResponse,
   DescribeConfigsResponseDescribeConfigsResult,
 } from '../../protocol/generated/describe-configs';
+import { ConfigSource, ConfigType } from '../../config/config-types';
 import type { DescribeConfigEntry } from '../../config/kafka-config';
 import { ConfigResourceType } from '../../metadata/metadata-records';
 import { defineHandler } from './define-handler';
@@ -94,6 +98,21 @@ export const describeConfigsHandler = defineHandler<DescribeConfigsRequest, Desc
             break;
           case ConfigResourceType.BROKER_LOGGER:
             entries = describeBrokerLoggers(broker.logger, broker.nodeId, res.resourceName, res.configurationKeys);
+            break;
+          case ConfigResourceType.CLIENT_METRICS:
+            // As Kafka's ConfigHelper: every stored key (configuration_keys is not applied), none for an unknown subscription.
+            if (res.resourceName === '') throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Client metrics subscription name must not be empty');
+            entries = [...broker.metadata.clientMetricsConfig(res.resourceName)].map(([name, value]) => ({
+              name,
+              value,
+              readOnly: false,
+              isDefault: false,
+              source: ConfigSource.DYNAMIC_CLIENT_METRICS_CONFIG,
+              isSensitive: false,
+              synonyms: [],
+              configType: ConfigType.UNKNOWN,
+              documentation: null,
+            }));
             break;
           default:
             throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);

@@ -4,7 +4,8 @@
  * such as cleanup.policy), validated as a whole (INVALID_CONFIG); unknown topic:
  * UNKNOWN_TOPIC_OR_PARTITION. validate_only changes nothing. A resource listed twice: one
  * INVALID_REQUEST "Duplicate resource."; an unknown resource type: UNSUPPORTED_VERSION (see
- * alter-configs.ts, whose rules these are).
+ * alter-configs.ts, whose rules these are). CLIENT_METRICS resources (KIP-714 subscriptions): SET
+ * and DELETE, validated as Kafka does (metadata/controller/client-metrics-config-control.ts).
  * BROKER_LOGGER (8) resources change this broker's log levels at run time, with Kafka's validation
  * (broker-logger-configs.ts); a failed resource changes nothing.
  * Not implemented: dynamic broker configs; BROKER resources get INVALID_REQUEST.
@@ -18,7 +19,7 @@ import type {
 } from '../../protocol/generated/incremental-alter-configs';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
-import { alterConfigsDenials, alterConfigsResponses, topicResourcesToAlter } from './alter-configs';
+import { alterConfigsDenials, alterConfigsResponses, clientMetricsResourcesToAlter, topicResourcesToAlter } from './alter-configs';
 import { authHelper } from '../security/authorize';
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import { ConfigResourceType } from '../../metadata/metadata-records';
@@ -52,6 +53,14 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
     };
     const otherResult = (r: { resourceType: number; resourceName: string }) =>
       r.resourceType === ConfigResourceType.BROKER_LOGGER ? brokerLogger(r as (typeof req.resources)[number]) : undefined;
-    return { responses: alterConfigsResponses(req.resources, results, undefined, denials, otherResult) };
+    const clientMetrics = await broker.controller.alterClientMetricsConfigs(
+      clientMetricsResourcesToAlter(req.resources, denials).map((r) => ({
+        name: r.resourceName,
+        incremental: true,
+        ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })),
+      })),
+      req.validateOnly,
+    );
+    return { responses: alterConfigsResponses(req.resources, results, undefined, denials, clientMetrics, otherResult) };
   },
 });

@@ -30,11 +30,13 @@ import { describeUserScramCredentialsHandler } from './describe-user-scram-crede
 import { endTxnHandler } from './end-txn';
 import { fetchHandler } from './fetch';
 import { findCoordinatorHandler } from './find-coordinator';
+import { getTelemetrySubscriptionsHandler } from './get-telemetry-subscriptions';
 import { heartbeatHandler } from './heartbeat';
 import { initProducerIdHandler } from './init-producer-id';
 import { incrementalAlterConfigsHandler } from './incremental-alter-configs';
 import { joinGroupHandler } from './join-group';
 import { leaveGroupHandler } from './leave-group';
+import { listClientMetricsResourcesHandler } from './list-client-metrics-resources';
 import { listGroupsHandler } from './list-groups';
 import { listOffsetsHandler } from './list-offsets';
 import { listTransactionsHandler } from './list-transactions';
@@ -44,6 +46,7 @@ import { offsetDeleteHandler } from './offset-delete';
 import { offsetFetchHandler } from './offset-fetch';
 import { offsetForLeaderEpochHandler } from './offset-for-leader-epoch';
 import { produceHandler } from './produce';
+import { pushTelemetryHandler } from './push-telemetry';
 import { saslAuthenticateHandler } from './sasl-authenticate';
 import { saslHandshakeHandler } from './sasl-handshake';
 import { syncGroupHandler } from './sync-group';
@@ -99,4 +102,7 @@ export const HANDLERS: readonly HandlerSpec[] = [
   describeTopicPartitionsHandler,
   describeLogDirsHandler,
   updateFeaturesHandler,
+  getTelemetrySubscriptionsHandler,
+  pushTelemetryHandler,
+  listClientMetricsResourcesHandler,
 ];

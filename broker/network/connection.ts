@@ -38,6 +38,8 @@ export interface ConnectionInfo {
   principal: KafkaPrincipal;
   /** Per-connection state that handlers may keep (e.g. the SASL authenticator's progress). */
   readonly attributes: Map<string, unknown>;
+  /** Runs `fn` once the connection is closed (absent on the in-memory connections of some tests). */
+  onClose?(fn: () => void): void;
 }
 
 export type ProcessResult =

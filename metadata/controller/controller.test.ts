@@ -1,7 +1,8 @@
 /**
  * The Controller as a combined node runs it (no sessions, one broker registered unfenced) over an
  * in-memory metadata log: topic creation and validation, deletion, partition growth, topic
- * configs, replay of the log on restart, and round-robin replica assignment.
+ * configs, client-metrics subscriptions, replay of the log on restart, and round-robin replica
+ * assignment.
  */
 import { ErrorCode, KafkaError } from '../../protocol/errors';
 import { MetadataCache } from '../metadata-cache';
@@ -49,6 +50,33 @@ describe('Controller', () => {
       [1, 0, [0], 0],
       [2, 0, [0], 0],
     ]);
+  });
+
+  test('client-metrics subscriptions: one batch for the accepted changes, validate_only writes nothing, replayed on restart', async () => {
+    const log = new InMemoryMetadataLog();
+    const c = makeController(log);
+    const broker = new MetadataCache('test-cluster');
+    c.subscribe((records, last) => broker.apply(records, last));
+    const ops = (metrics: string) => [{ name: 'metrics', op: 0, value: metrics }];
+    expect(await c.alterClientMetricsConfigs([{ name: 'dry', incremental: true, ops: ops('*') }], true)).toEqual([{ name: 'dry', errorCode: ErrorCode.NONE, errorMessage: null }]);
+    expect(broker.clientMetricsConfigs().size).toBe(0);
+    const results = await c.alterClientMetricsConfigs(
+      [
+        { name: 'a', incremental: true, ops: ops('org.apache.kafka.') },
+        { name: 'b', incremental: true, ops: [{ name: 'interval.ms', op: 0, value: '1' }] },
+        { name: 'c', incremental: false, ops: ops('*') },
+      ],
+      false,
+    );
+    expect(results.map((r) => r.errorCode)).toEqual([ErrorCode.NONE, ErrorCode.INVALID_REQUEST, ErrorCode.NONE]);
+    expect([...broker.clientMetricsConfigs().keys()].sort()).toEqual(['a', 'c']);
+    const before = broker.clientMetricsConfigVersion;
+    await c.alterClientMetricsConfigs([{ name: 'c', incremental: true, ops: [{ name: 'metrics', op: 1, value: null }] }], false);
+    expect(broker.clientMetricsConfigVersion).toBeGreaterThan(before);
+    expect([...broker.clientMetricsConfigs().keys()]).toEqual(['a']);
+    const restarted = makeController(log);
+    expect(restarted.image.clientMetricsConfig('a')).toEqual(new Map([['metrics', 'org.apache.kafka.']]));
+    expect(restarted.image.clientMetricsConfigs().has('c')).toBe(false);
   });
 
   test('validateOnly writes nothing', async () => {

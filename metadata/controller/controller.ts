@@ -1,6 +1,6 @@
 /**
  * The controller: the single writer of the cluster metadata log. Every change to topics,
- * partitions, configs, client quotas (client-quota-control-manager.ts), SCRAM credentials
+ * partitions, configs (client-metrics subscriptions: client-metrics-config-control.ts), client quotas (client-quota-control-manager.ts), SCRAM credentials
  * (scram-control-manager.ts), ACLs (acl-control-manager.ts), broker registrations and producer id blocks is validated here, written to
  * the metadata log as one atomic batch of KRaft-shaped records, applied to the controller's own
  * image, and then published to the brokers, which apply the same records in the same order.
@@ -42,6 +42,7 @@ import { ClientQuotaControlManager, type ClientQuotaAlteration, type ClientQuota
 import { ScramControlManager, type ScramAlterationResult, type ScramCredentialDeletion, type ScramCredentialUpsertion } from './scram-control-manager';
 import { AclControlManager, type AclCreateResult, type AclDeleteResult } from './acl-control-manager';
 import type { AclBinding, AclBindingFilter } from '../authorizer/authorizer';
+import { clientMetricsConfigRecords, type ClientMetricsConfigChange } from './client-metrics-config-control';
 
 export interface ControllerOptions {
   nodeId: number;
@@ -210,6 +211,8 @@ export interface ControllerApi {
     changes: { topic: string; ops: AlterConfigOp[]; incremental: boolean }[],
     validateOnly: boolean,
   ): Promise<{ topic: string; errorCode: number; errorMessage: string | null }[]>;
+  /** CLIENT_METRICS (KIP-714 subscription) config changes (client-metrics-config-control.ts): one result per change. */
+  alterClientMetricsConfigs(changes: ClientMetricsConfigChange[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]>;
   allocateProducerIds(brokerId: number, brokerEpoch: bigint, blockSize: number): Promise<{ first: bigint; size: number }>;
   electLeaders(electionType: number, topicPartitions: { topic: string; partitions: number[] }[] | null): Promise<ElectLeadersResult[]>;
   isInternal(topic: string): boolean;
@@ -1112,6 +1115,28 @@ export class Controller implements ControllerApi {
         }
       });
       this.commit(records);
+      return results;
+    });
+  }
+
+  /**
+   * Client-metrics subscription changes (CLIENT_METRICS resources): each validated against this
+   * image and planned by clientMetricsConfigRecords; the records of every accepted change are
+   * committed as one batch unless validate_only.
+   */
+  alterClientMetricsConfigs(changes: ClientMetricsConfigChange[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]> {
+    return this.queue.run(() => {
+      const records: MetadataRecord[] = [];
+      const results = changes.map((c) => {
+        try {
+          records.push(...clientMetricsConfigRecords(c, this.image.clientMetricsConfig(c.name)));
+          return { name: c.name, errorCode: ErrorCode.NONE, errorMessage: null };
+        } catch (err) {
+          if (!(err instanceof KafkaError)) this.log.error('alterClientMetricsConfigs failed', { subscription: c.name, err });
+          return { name: c.name, errorCode: toErrorCode(err), errorMessage: (err as Error).message };
+        }
+      });
+      if (!validateOnly) this.commit(records);
       return results;
     });
   }
