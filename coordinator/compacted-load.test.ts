@@ -12,20 +12,13 @@
  * replayed (deterministic) and that the cleaned load is the faster one.
  */
 import { ErrorCode } from '../protocol/errors';
-import { buildRecordBatch } from '../protocol/records/memory-records-builder';
-import { CompressionType } from '../protocol/records/record-batch';
 import { Logger } from '../common/logger';
 import { MockTime } from '../common/testing/mock-time';
-import type { MetadataCache, MetadataDelta, PartitionState } from '../metadata/metadata-cache';
 import type { Partition } from '../replication/partition';
-import { SkimpyOffsetMap } from '../storage/cleaner/offset-map';
-import { LogToClean } from '../storage/cleaner/log-cleaner-manager';
-import { makeCleaner, makeLog } from '../storage/testing/compacted-logs';
+import { makeLog } from '../storage/testing/compacted-logs';
 import { removeTempDirs } from '../storage/testing/temp-dir';
 import type { UnifiedLog } from '../storage/unified-log';
-import { GroupCoordinator } from './group/group-coordinator';
-import type { GroupCoordinatorConfig } from './group/group-coordinator-config';
-import { groupMetadataTombstone, offsetCommitRecord, offsetCommitTombstone, type CoordinatorRecord } from './group/coordinator-records';
+import { OFFSETS_TP, appendCoordinatorRecords, cleanTwice, loadOffsetsPartition, metadataWith, writeOffsetCommits } from './testing/offsets-log';
 import { transactionLogKey, transactionLogValue } from './transaction/transaction-log';
 import { TransactionStateManager } from './transaction/transaction-state-manager';
 import { TransactionState } from './transaction/transaction-state';
@@ -37,123 +30,19 @@ const COMMITS = Number(process.env.KRILL_COORDINATOR_LOAD_COMMITS ?? 100_000);
 const GROUPS = 20;
 const PARTITIONS_PER_GROUP = 10;
 
-const GROUP_CONFIG: GroupCoordinatorConfig = {
-  offsetsTopicNumPartitions: 1,
-  minSessionTimeoutMs: 10,
-  maxSessionTimeoutMs: 60_000,
-  maxSize: 100,
-  initialRebalanceDelayMs: 0,
-  newMemberJoinTimeoutMs: 300_000,
-  offsetMetadataMaxBytes: 4096,
-  offsetsRetentionMs: 7 * 24 * 3600_000,
-  offsetsRetentionCheckIntervalMs: 3_600_000,
-  offsetCommitTimeoutMs: 5000,
-  compression: CompressionType.NONE,
-  loadBufferSize: 5 * 1024 * 1024,
-};
-
-const partitionState = (topic: string): PartitionState => ({
-  topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-  topic,
-  partition: 0,
-  replicas: [1],
-  isr: [1],
-  leader: 1,
-  leaderEpoch: 0,
-  partitionEpoch: 0,
-  leaderRecoveryState: 0,
-  addingReplicas: [],
-  removingReplicas: [],
-});
-
-function metadataWith(topic: string): MetadataCache {
-  const partitions = new Map([[0, partitionState(topic)]]);
-  return { topic: (n: string) => (n === topic ? { partitions } : undefined) } as unknown as MetadataCache;
-}
-
-function append(log: UnifiedLog, records: CoordinatorRecord[], now: number): void {
-  log.appendAsLeader(buildRecordBatch(records.map((r) => ({ key: r.key, value: r.value, timestamp: now })), { now }), { leaderEpoch: 0, origin: 'coordinator' });
-}
-
-/** Cleans everything below the active segment: one pass, then (the clock moved past delete.retention.ms = 0) another that removes the tombstones. */
-async function cleanTwice(log: UnifiedLog, time: MockTime): Promise<void> {
-  log.roll();
-  log.updateHighWatermark(log.logEndOffset);
-  for (let pass = 0; pass < 2; pass++) {
-    const cleaner = makeCleaner(0, { offsetMap: new SkimpyOffsetMap(16 * 1024 * 1024), time });
-    let from = 0n;
-    // A pass may stop where the offset map filled up: go on until the whole dirty section is cleaned.
-    while (from < log.activeSegment.baseOffset) [from] = await cleaner.clean(new LogToClean(log.topicPartition, log, from, log.activeSegment.baseOffset, false));
-    time.sleep(1000);
-  }
-}
-
-interface Loaded {
-  ms: number;
-  records: number;
-  offsets: Map<string, bigint>;
-}
-
-async function loadGroups(log: UnifiedLog): Promise<Loaded> {
-  const lines: string[] = [];
-  const c = new GroupCoordinator({
-    nodeId: 1,
-    config: GROUP_CONFIG,
-    logger: new Logger('test', 'info', (l) => lines.push(l)),
-    replicaManager: { getPartition: () => ({ log }) as unknown as Partition, appendRecords: async () => [] },
-    metadata: metadataWith('__consumer_offsets'),
-    createOffsetsTopic: async () => ErrorCode.NONE,
-  });
-  c.startup();
-  const t0 = performance.now();
-  c.onMetadataDelta({ changedPartitions: [partitionState('__consumer_offsets')], removedTopics: [], changedTopicConfigs: new Set(), changedBrokers: new Set() } as MetadataDelta);
-  const deadline = Date.now() + 120_000;
-  while (c.groupStatus('g0') !== ErrorCode.NONE) {
-    if (Date.now() > deadline) throw new Error('the __consumer_offsets load did not finish');
-    await new Promise((r) => setImmediate(r));
-  }
-  const ms = performance.now() - t0;
-  const offsets = new Map<string, bigint>();
-  for (const g of [...Array.from({ length: GROUPS }, (_, i) => `g${i}`), 'gone']) {
-    const res = await c.fetchOffsets(g, null, false);
-    if (res.errorCode !== ErrorCode.NONE) throw new Error(`fetchOffsets ${g}: ${res.errorCode}`);
-    for (const t of res.topics) for (const p of t.partitions) offsets.set(`${g}/${t.name}/${p.partitionIndex}`, p.committedOffset);
-  }
-  await c.shutdown();
-  const line = lines.find((l) => l.includes('loaded __consumer_offsets-0'));
-  const records = Number(/"records":(\d+)/.exec(line ?? '')?.[1] ?? NaN);
-  return { ms, records, offsets };
-}
-
 test(`group coordinator: a load after ${COMMITS.toLocaleString('en-US')} offset commits replays about one record per live key once the log is cleaned`, async () => {
   const time = new MockTime(1_700_000_000_000);
-  const { log } = makeLog({ segmentBytes: 8 * 1024 * 1024, deleteRetentionMs: 0, maxMessageBytes: 1024 * 1024 }, { time, tp: { topic: '__consumer_offsets', partition: 0 } });
-  // Commits of GROUPS groups over PARTITIONS_PER_GROUP partitions each, in requests of up to 10
-  // partitions (one batch each, as the coordinator appends them); a group 'gone' commits and is
-  // then deleted (offset and group tombstones).
-  let n = 0;
-  let round = 0;
-  while (n < COMMITS) {
-    for (let g = 0; g < GROUPS && n < COMMITS; g++) {
-      const recs: CoordinatorRecord[] = [];
-      for (let p = 0; p < PARTITIONS_PER_GROUP && n < COMMITS; p++, n++) {
-        recs.push(offsetCommitRecord(`g${g}`, 'orders', p, { committedOffset: BigInt(round * 100 + p), leaderEpoch: 0, metadata: '', commitTimestampMs: time.now, expireTimestampMs: null }));
-      }
-      append(log, recs, time.now);
-    }
-    if (round === 1) {
-      append(log, [0, 1, 2].map((p) => offsetCommitRecord('gone', 'orders', p, { committedOffset: 5n, leaderEpoch: 0, metadata: '', commitTimestampMs: time.now, expireTimestampMs: null })), time.now);
-      append(log, [...[0, 1, 2].map((p) => offsetCommitTombstone('gone', 'orders', p)), groupMetadataTombstone('gone')], time.now);
-    }
-    round++;
-  }
-  const before = await loadGroups(log);
+  const { log } = makeLog({ segmentBytes: 8 * 1024 * 1024, deleteRetentionMs: 0, maxMessageBytes: 1024 * 1024 }, { time, tp: OFFSETS_TP });
+  // Commits of GROUPS groups over PARTITIONS_PER_GROUP partitions each, one batch per request; a
+  // group 'gone' commits and is then deleted (offset and group tombstones).
+  writeOffsetCommits(log, { commits: COMMITS, groups: GROUPS, partitions: PARTITIONS_PER_GROUP }, time.now);
+  const before = await loadOffsetsPartition(log, GROUPS);
   expect(before.records).toBeGreaterThanOrEqual(COMMITS);
   expect(before.offsets.size).toBe(GROUPS * PARTITIONS_PER_GROUP);
   expect([...before.offsets.keys()].some((k) => k.startsWith('gone/'))).toBe(false);
 
   await cleanTwice(log, time);
-  const after = await loadGroups(log);
+  const after = await loadOffsetsPartition(log, GROUPS);
   // The same committed offsets, the deleted group still gone (its tombstones removed too).
   expect(after.offsets).toEqual(before.offsets);
   // Bounded by the live keys, whatever the history was.
@@ -202,7 +91,7 @@ test('transaction coordinator: a cleaned __transaction_state (gaps, removed tomb
   const { log } = makeLog({ segmentBytes: 64 * 1024, deleteRetentionMs: 0 }, { time, tp: { topic: '__transaction_state', partition: 0 } });
   const ids = Array.from({ length: 30 }, (_, i) => `txn-${i}`);
   const write = (id: string, producerId: bigint, epoch: number, state: TransactionState) =>
-    append(
+    appendCoordinatorRecords(
       log,
       [
         {
@@ -232,7 +121,7 @@ test('transaction coordinator: a cleaned __transaction_state (gaps, removed tomb
       write(id, BigInt(1000 + i), epoch, TransactionState.CompleteCommit);
     }
   }
-  for (const id of ids.slice(25)) append(log, [{ key: transactionLogKey(id), value: null }], time.now);
+  for (const id of ids.slice(25)) appendCoordinatorRecords(log, [{ key: transactionLogKey(id), value: null }], time.now);
   const before = await loadTxns(log, ids);
   expect(before.records).toBe(40 * 30 * 3 + 5);
   expect(before.states.size).toBe(25);
