@@ -34,7 +34,9 @@
  * throughput with per-send p50/p99 latency on `krill --brokers 3` (replication factor 3,
  * min.insync.replicas=2; one process, so its CPU covers the three brokers and the controller) and,
  * for comparison, on a single krill broker; then the TLS rows ('tls': bench/tls.ts), KafkaJS produce
- * and fetch over an SSL listener as a ratio to PLAINTEXT on the same broker.
+ * and fetch over an SSL listener as a ratio to PLAINTEXT on the same broker; then the log cleaner
+ * rows ('cleaner <size> records': a cleaning pass's MB/s read and written as a ratio to CRC32C over
+ * the same bytes) and 'coordinator load after N commits' before and after cleaning (bench/cleaner.ts).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -70,6 +72,7 @@ import {
 import { consumeGroup, createReplicatedTopic, leaderHighWatermark, produceLatency, type LatencyResult } from './group-cluster';
 import { checkCommitted, checkOneProducer, produceIdempotent, produceTransactional, type Retried, type TxnResult } from './eos';
 import { measureTls, type TlsRow } from './tls';
+import { measureCleaner, type CleanerRow, type CoordinatorLoadRow } from './cleaner';
 
 type TargetName = 'krill' | 'null';
 const TARGETS: readonly TargetName[] = ['krill', 'null'];
@@ -428,6 +431,8 @@ interface Report {
   profile: Record<TargetName, ProfileSummary | null> | null;
   latency: LatencyRow[];
   tls: TlsRow[];
+  cleaner: CleanerRow[];
+  coordinatorLoad: CoordinatorLoadRow[];
   notes: string[];
   durationSeconds: number;
 }
@@ -724,6 +729,7 @@ async function main(): Promise<void> {
     : { workloads: [], krillIdleAfterWorkloadsRssMB: NaN, profile: null };
   const latency = await measureLatency(o, selected);
   const tls = await measureTls(o, selected, log);
+  const { cleaner, coordinatorLoad } = await measureCleaner(o, selected, log);
 
   const rdkafka = loadRdkafka();
   const notes = [
@@ -783,6 +789,19 @@ async function main(): Promise<void> {
         'fetch workloads above run against each listener in turn (alternating which goes first); ratio = median SSL msg/s / median PLAINTEXT msg/s.',
     );
   }
+  if (cleaner.length) {
+    notes.push(
+      'cleaner rows: one pass of the log cleaner (storage/cleaner, in the bench process) over a compacted log of keyed records in batches of 100, each key written 10 times, ' +
+        "Kafka's defaults (128 MiB offset map, 256 KiB buffers, no throttle, a yield after every buffer), page cache warm; read/written MB/s are the pass's bytes over its wall time " +
+        '(fsyncs of the cleaned segments included); ratios are to CRC32C over the same bytes in memory.',
+    );
+  }
+  if (coordinatorLoad.length) {
+    notes.push(
+      'coordinator load rows: a GroupCoordinator loading one __consumer_offsets partition of N offset commits (20 groups x 10 partitions, one batch per commit of 10 partitions), ' +
+        'from the leadership change to the partition being served, before and after the partition is cleaned (two passes; tombstones removed); records = what the load replayed.',
+    );
+  }
   const report: Report = {
     options: { ...o, only: o.only?.source ?? null },
     machine: { cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}`, loadAverageAtStart: loadAtStart },
@@ -792,6 +811,8 @@ async function main(): Promise<void> {
     ...tp,
     latency,
     tls,
+    cleaner,
+    coordinatorLoad,
     notes,
     durationSeconds: round((Date.now() - t0) / 1000),
   };
@@ -891,6 +912,20 @@ function renderText(r: Report): string {
     for (const t of r.tls) {
       rows.push([t.name, String(t.messages), String(t.plaintext.msgsPerSec), t.plaintext.brokerCpuUsPerMsg.toFixed(2), String(t.ssl.msgsPerSec), t.ssl.brokerCpuUsPerMsg.toFixed(2), t.ratio.toFixed(2)]);
     }
+    out.push(table(rows));
+    out.push('');
+  }
+  if (r.cleaner.length) {
+    const rows: string[][] = [['workload (cleaner)', 'log MB', 'written MB', 'seconds', 'read MB/s', 'written MB/s', 'crc32c MB/s', 'read/crc32c', 'written/crc32c']];
+    for (const c of r.cleaner) {
+      rows.push([c.name, String(c.logMB), c.writtenMB.toFixed(1), c.seconds.toFixed(2), String(c.readMBps), String(c.writtenMBps), String(c.crcMBps), c.readRatio.toFixed(2), c.writtenRatio.toFixed(3)]);
+    }
+    out.push(table(rows));
+    out.push('');
+  }
+  if (r.coordinatorLoad.length) {
+    const rows: string[][] = [['workload (coordinator)', 'before ms', 'records', 'cleaned ms', 'records', 'before/cleaned']];
+    for (const c of r.coordinatorLoad) rows.push([c.name, c.beforeMs.toFixed(0), String(c.beforeRecords), c.afterMs.toFixed(1), String(c.afterRecords), c.ratio.toFixed(0)]);
     out.push(table(rows));
     out.push('');
   }

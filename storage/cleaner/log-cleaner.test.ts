@@ -98,7 +98,8 @@ test('a dirty compacted log is cleaned by the loop: the latest value per key at 
   expect(events[0].stats.messagesRead).toBe(200);
   expect(events[0].stats.messagesWritten).toBe(20);
   const pass = env.logger.matching(/Log cleaner thread 0 cleaned log compacted-0/)[0];
-  expect(pass).toMatch(/\(dirty section = \[0, 200\]\)/);
+  expect(pass.split('\n')[0]).toMatch(/^\[kafka-log-cleaner-thread-0\]: Log cleaner thread 0 cleaned log compacted-0 \(dirty section = \[0, 200\]\): read [\d.]+ MB, wrote [\d.]+ MB in [\d.]+ s \([\d,.]+ MB\/s\), 9\d\.\d% size reduction, 200 -> 20 messages$/);
+  expect(pass).toMatch(/\(dirty section = \[0, 200\]\)\n/);
   expect(pass).toMatch(/MB of log processed in [\d.]+ seconds \([\d,.]+ MB\/sec\)/);
   expect(pass).toMatch(/Start size: [\d.]+ MB \(200 messages\)/);
   expect(pass).toMatch(/End size: [\d.]+ MB \(20 messages\)/);

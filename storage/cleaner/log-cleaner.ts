@@ -75,10 +75,16 @@ function f1(n: number): string {
   return Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 }) : String(n);
 }
 
-/** Kafka's recordStats message, line for line. */
+/**
+ * One pass's stats: a one-line summary (bytes read and written, time, throughput, size
+ * reduction: what a log search wants), then Kafka's recordStats message, line for line.
+ */
 export function formatCleanerStats(id: number, name: string, from: bigint, to: bigint, stats: CleanerStats): string {
   const cleanSecs = stats.elapsedSecs - stats.elapsedIndexSecs;
   return (
+    `Log cleaner thread ${id} cleaned log ${name} (dirty section = [${from}, ${to}]): read ${f1(mb(stats.bytesRead))} MB, wrote ${f1(mb(stats.bytesWritten))} MB ` +
+    `in ${stats.elapsedSecs.toFixed(3)} s (${f1(div(mb(stats.bytesRead), stats.elapsedSecs))} MB/s), ${f1(100 * (1 - div(stats.bytesWritten, stats.bytesRead)))}% size reduction, ` +
+    `${stats.messagesRead} -> ${stats.messagesWritten} messages` +
     `\n\tLog cleaner thread ${id} cleaned log ${name} (dirty section = [${from}, ${to}])\n` +
     `\t${f1(mb(stats.bytesRead))} MB of log processed in ${f1(stats.elapsedSecs)} seconds (${f1(div(mb(stats.bytesRead), stats.elapsedSecs))} MB/sec).\n` +
     `\tIndexed ${f1(mb(stats.mapBytesRead))} MB in ${f1(stats.elapsedIndexSecs)} seconds (${f1(div(mb(stats.mapBytesRead), stats.elapsedIndexSecs))} Mb/sec, ${f1(div(100 * stats.elapsedIndexSecs, stats.elapsedSecs))}% of total time)\n` +
