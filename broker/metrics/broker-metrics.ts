@@ -14,6 +14,7 @@ import { IsrChangeStats, registerReplicaManagerMetrics } from './replica-manager
 import { registerTopicMetrics } from './topic-metrics';
 import { registerControllerMetrics } from './controller-metrics';
 import { registerLogMetrics } from './log-metrics';
+import { registerCleanerMetrics } from './cleaner-metrics';
 import { registerCoordinatorMetrics } from './coordinator-metrics';
 import { registerConsumerLagMetrics } from './consumer-lag-metrics';
 import { registerNetworkMetrics } from './network-metrics';
@@ -64,6 +65,7 @@ export class BrokerMetrics {
     );
     if (src.controllerActive) registerControllerMetrics(r, src.metadata, src.controllerActive);
     registerLogMetrics(r, src.logManager);
+    registerCleanerMetrics(r, () => src.logManager.cleaner);
     registerCoordinatorMetrics(r, src.groupCoordinator, src.transactionCoordinator);
     registerConsumerLagMetrics(r, {
       groups: src.groupCoordinator,

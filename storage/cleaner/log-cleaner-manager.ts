@@ -454,6 +454,28 @@ export class LogCleanerManager {
     return [...(this.uncleanable.get(path.resolve(logDir)) ?? [])].map((k) => k.replace('\0', '-'));
   }
 
+  /**
+   * Kafka's uncleanable-partitions-count and uncleanable-bytes gauges, per log directory with
+   * uncleanable partitions: how many, and the cleanable bytes they hold (what cleaning them would
+   * read), from their checkpoints as a decision would compute them at `now`.
+   */
+  uncleanableStats(now: number): { logDir: string; partitions: number; bytes: number }[] {
+    const logs = this.logsByKey();
+    const checkpoints = this.allCleanerCheckpoints();
+    const out: { logDir: string; partitions: number; bytes: number }[] = [];
+    for (const [dir, parts] of this.uncleanable) {
+      let bytes = 0;
+      for (const k of parts) {
+        const log = logs.get(k);
+        if (!log || log.isOffline || log.isClosed) continue;
+        const offsets = cleanableOffsets(log, checkpoints.get(k), now);
+        bytes += calculateCleanableBytes(log, offsets.firstDirtyOffset, offsets.firstUncleanableDirtyOffset)[1];
+      }
+      out.push({ logDir: dir, partitions: parts.size, bytes });
+    }
+    return out;
+  }
+
   /** Kafka's maintainUncleanablePartitions: deleted partitions are forgotten. */
   maintainUncleanablePartitions(): void {
     const logs = this.logsByKey();

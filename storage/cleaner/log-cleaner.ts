@@ -355,6 +355,16 @@ export class LogCleaner extends EventEmitter {
     return this.threads.map((t) => t.lastStats);
   }
 
+  /** The pre-selection figures of each thread's last decision (max-compaction-delay-secs). */
+  get lastPreCleanStats(): PreCleanStats[] {
+    return this.threads.map((t) => t.lastPreCleanStats);
+  }
+
+  /** The clock the cleaner decides with (time-since-last-run-ms, uncleanable-bytes). */
+  now(): number {
+    return this.time.milliseconds();
+  }
+
   abortCleaning(tp: TopicPartition): void {
     this.cleanerManager.abortCleaning(tp);
   }
