@@ -313,6 +313,7 @@ export class KafkaServer implements Broker {
       listenerNames: () => config.dataPlaneListeners().map((l) => l.listenerName),
       connectionCounts: () => this.socketServer.connectionCountByListener(),
       brokerState: () => this.brokerState,
+      clientMetricsInstances: () => this.clientMetrics.instanceCount,
     });
     const requests = this.metrics?.requests;
     if (requests) this.dispatcher.requestObserver = (name, version, ms, fromFollower) => requests.record(name, version, ms, fromFollower);

@@ -42,6 +42,8 @@ export interface BrokerMetricsSources {
   connectionCounts(): ReadonlyMap<string, number>;
   /** Kafka's BrokerState byte. */
   brokerState(): number;
+  /** Client telemetry instances (KIP-714) held by this broker. */
+  clientMetricsInstances(): number;
 }
 
 export class BrokerMetrics {
@@ -77,6 +79,9 @@ export class BrokerMetrics {
     });
     registerNetworkMetrics(r, () => src.listenerNames(), () => src.connectionCounts());
     registerQuotaMetrics(r, src.quotas);
+    collectedGauge(r, 'kafka_server_clientmetrics_instance_count', 'instance-count: client telemetry (KIP-714) instances held by this broker (kafka.server:type=ClientMetrics).', [], (set) =>
+      set({}, src.clientMetricsInstances()),
+    );
     collectedGauge(r, 'kafka_server_kafkaserver_brokerstate', 'BrokerState: 1 starting, 2 loading (recovering) logs, 3 running, 6 in controlled shutdown, 7 shutting down (kafka.server:type=KafkaServer,name=BrokerState).', [], (set) =>
       set({}, src.brokerState()),
     );

@@ -4,7 +4,8 @@
  * and describes it; a librdkafka 2.12 producer (node-rdkafka, enable.metrics.push) that the
  * subscription matches asks for it (GetTelemetrySubscriptions) and pushes its metrics
  * (PushTelemetry) on its own schedule; the broker keeps the last push, decompressed, with the
- * client's id and software. ListClientMetricsResources lists the subscription.
+ * client's id and software, and /metrics counts the instances it holds. ListClientMetricsResources
+ * lists the subscription.
  */
 import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '../../broker';
@@ -13,6 +14,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { connect } from '../../client/network-client';
 import { lastJsonLine, runNodeScript } from '../helpers/node-script';
 import { waitFor } from '../replication/helpers';
+import { scrape } from '../../broker/metrics/testing/scrape';
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const RdKafka = require('node-rdkafka');
 
@@ -24,7 +26,7 @@ const SUBSCRIPTION = 'rdkafka-sub';
 let broker: RunningBroker;
 
 beforeAll(async () => {
-  broker = await startBroker({ logger: new Logger('krill', 'warn'), config: { 'num.partitions': 1 } });
+  broker = await startBroker({ logger: new Logger('krill', 'warn'), metricsPort: 0, config: { 'num.partitions': 1 } });
 });
 
 afterAll(async () => {
@@ -74,6 +76,9 @@ test('a librdkafka producer matched by a subscription pushes its metrics; the br
     expect(push.payload[0]).toBe(0x0a);
     expect(push.payload.toString('latin1')).toContain('org.apache.kafka.producer.');
     expect(broker.server.clientMetrics.lastPush(push.clientInstanceId)).toMatchObject({ subscriptionId: push.subscriptionId });
+    // /metrics counts the client instances the broker holds (the producer's, at least).
+    expect((await scrape(broker.metricsAddress!)).value('kafka_server_clientmetrics_instance_count')).toBe(broker.server.clientMetrics.instanceCount);
+    expect(broker.server.clientMetrics.instanceCount).toBeGreaterThanOrEqual(1);
   } finally {
     await new Promise<void>((resolve) => producer.disconnect(() => resolve()));
   }
