@@ -28,6 +28,8 @@ import { crc32cImplementation } from '../protocol/records/crc32c';
 import { KafkaConfig, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type KafkaConfigInit } from '../config/kafka-config';
 import { logConfigFrom, type EffectiveTopicConfig } from '../config/log-config-from';
 import { topicConfigDef } from '../config/topic-config-def';
+import { effectiveBrokerConfig } from '../config/dynamic-broker-config';
+import { brokerListDefault } from './handlers/broker-config-preprocess';
 import { resolveAdvertisedEndpoints, type Endpoint } from '../config/listeners';
 import { Logger, type LogLevel } from '../common/logger';
 import { FetchSessionCache } from './fetch-session';
@@ -128,8 +130,11 @@ export class KafkaServer implements Broker {
   private defaultTopicConfig: EffectiveTopicConfig;
   private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
 
+  /** The config in force: `staticConfig` under the dynamic broker configs of the metadata image. */
+  private currentConfig: KafkaConfig;
+
   private constructor(
-    readonly config: KafkaConfig,
+    readonly staticConfig: KafkaConfig,
     opts: KafkaServerOptions,
     clusterId: string,
     metadataLog: MetadataLogStore | null,
@@ -137,6 +142,8 @@ export class KafkaServer implements Broker {
     /** How this broker's own connections are secured: to other brokers (inter-broker listener) and to the controller. */
     private readonly clientSecurity: { interBroker: ClientSecurity; controller: ClientSecurity },
   ) {
+    const config = staticConfig;
+    this.currentConfig = staticConfig;
     this.nodeId = config.nodeId;
     this.clusterId = clusterId;
     this.logger = opts.logger ?? new Logger(`krill[${this.nodeId}]`, opts.logLevel);
@@ -182,6 +189,7 @@ export class KafkaServer implements Broker {
         const d = topicConfigDef(name)?.default;
         return typeof d === 'string' ? d : null;
       },
+      brokerConfigDefault: brokerListDefault,
     });
     this.controller = this.clusterLink?.remoteController ?? this.localController!;
     this.logManager = new LogManager({
@@ -224,7 +232,7 @@ export class KafkaServer implements Broker {
     });
     this.replicaManager = new ReplicaManager({
       brokerId: this.nodeId,
-      transactionVerificationEnabled: () => config.getBoolean('transaction.partition.verification.enable'),
+      transactionVerificationEnabled: () => this.config.getBoolean('transaction.partition.verification.enable'),
       transactionVerifier: this.transactionVerifier,
       logManager: this.logManager,
       metadata: this.metadata,
@@ -353,6 +361,8 @@ export class KafkaServer implements Broker {
     // The ACLs of the whole replayed log are in: every principal can be authorized now (Kafka's
     // AclPublisher completes the initial load once the metadata has caught up).
     this.standardAuthorizer?.completeInitialLoad();
+    // Dynamic broker configs from the replayed log apply before the logs load with their configs.
+    if (this.metadata.brokerConfig('').size > 0 || this.metadata.brokerConfig(String(this.nodeId)).size > 0) this.applyDynamicConfig();
     await this.logManager.startup();
     this.replayingMetadata = false;
     this.groupCoordinator.startup();
@@ -457,7 +467,40 @@ export class KafkaServer implements Broker {
     this.transactionCoordinator.onMetadataDelta(delta); // and the __transaction_state ones
   }
 
+  /** The config in force (KIP-226: static config under the dynamic broker configs). */
+  get config(): KafkaConfig {
+    return this.currentConfig;
+  }
+
+  /**
+   * Rebuilds the config in force from the image's dynamic broker configs (this broker's id and the
+   * cluster default) and hands the settings read at run time to their components: topic defaults
+   * (every topic's effective LogConfig, as Kafka's DynamicLogConfig.updateLogsConfig) and the
+   * connection limits (max.connections, max.connections.per.ip). Called after the startup replay
+   * and for every delta that changes a BROKER config resource.
+   */
+  private applyDynamicConfig(): void {
+    const next = effectiveBrokerConfig(
+      this.staticConfig,
+      this.metadata.brokerConfig(String(this.nodeId)),
+      this.metadata.brokerConfig(''),
+      this.logger.child('dynamic-config'),
+    );
+    if (next === this.currentConfig) return;
+    this.currentConfig = next;
+    this.topicConfigs.clear();
+    this.defaultTopicConfig = logConfigFrom(next);
+    this.logManager.updateDefaultConfig(this.defaultTopicConfig.logConfig);
+    for (const t of this.metadata.topics()) this.logManager.updateTopicConfig(t.name, this.topicConfig(t.name).logConfig);
+    this.socketServer.quotas.updateLimits({ maxConnections: next.getInt('max.connections'), maxConnectionsPerIp: next.getInt('max.connections.per.ip') });
+    this.logger.info('applied dynamic broker configs', {
+      perBroker: [...this.metadata.brokerConfig(String(this.nodeId)).keys()],
+      clusterDefault: [...this.metadata.brokerConfig('').keys()],
+    });
+  }
+
   private onMetadataDelta(delta: MetadataDelta): void {
+    if (delta.changedBrokerConfigs?.has('') || delta.changedBrokerConfigs?.has(String(this.nodeId))) this.applyDynamicConfig();
     for (const t of delta.changedTopicConfigs) this.topicConfigs.delete(t);
     for (const t of delta.removedTopics) {
       this.topicConfigs.delete(t.name);

@@ -20,8 +20,8 @@
  *
  * Dynamic broker config: value resolution and DescribeConfigs sources know its layers
  * (withDynamicConfigs): per-broker dynamic > cluster-wide dynamic default > static > default, for
- * configs whose update mode allows it. Nothing fills them in: AlterConfigs and
- * IncrementalAlterConfigs on a BROKER resource are refused, so a running broker's layers are empty.
+ * configs whose update mode allows it. A running broker builds them from the ConfigRecords of its
+ * metadata image (config/dynamic-broker-config.ts, KafkaServer.applyDynamicConfig).
  */
 import { brokerConfigDef, BROKER_CONFIG_DEFS, effectiveBrokerDefault } from './config-def';
 import {
@@ -56,7 +56,7 @@ export interface KafkaConfigInit {
   overrides?: readonly string[];
 }
 
-/** Dynamic broker config (AlterConfigs), as raw strings. A running broker has none: AlterConfigs on brokers is refused. */
+/** Dynamic broker config (AlterConfigs on BROKER resources, from the metadata log), as raw strings. */
 export interface DynamicConfigLayers {
   /** DYNAMIC_BROKER_CONFIG: set for this broker. */
   perBroker?: Readonly<Record<string, string>>;
@@ -193,7 +193,7 @@ export class KafkaConfig {
     this.#validateValues();
   }
 
-  /** The same static config with new dynamic layers (only tests call it: AlterConfigs on brokers is refused). */
+  /** The same static config with new dynamic layers (config/dynamic-broker-config.ts). */
   withDynamicConfigs(dynamic: DynamicConfigLayers): KafkaConfig {
     return new KafkaConfig(this.#originals, dynamic);
   }

@@ -1,7 +1,7 @@
 /**
  * RemoteController: the ControllerApi of a broker whose controller runs elsewhere. Each call is
  * the matching Kafka request to the controller listener (CreateTopics, DeleteTopics,
- * CreatePartitions, IncrementalAlterConfigs / AlterConfigs, ElectLeaders, AllocateProducerIds,
+ * CreatePartitions, IncrementalAlterConfigs / AlterConfigs (topic and broker resources), ElectLeaders, AllocateProducerIds,
  * AlterClientQuotas, AlterUserScramCredentials, CreateAcls, DeleteAcls), as
  * Kafka's brokers forward admin requests. After a successful write it waits until this broker's
  * metadata includes it, so a client that created a topic through this broker sees it at once.
@@ -16,6 +16,7 @@ import type { Logger } from '../common/logger';
 import type { NodeChannel } from '../client/node-channel';
 import type {
   AlterConfigOp,
+  BrokerConfigChange,
   ControllerApi,
   CreatePartitionsSpec,
   CreateTopicResult,
@@ -30,6 +31,7 @@ import type { AclCreateResult, AclDeleteResult } from './controller/acl-control-
 import type { AclBinding, AclBindingFilter } from './authorizer/authorizer';
 
 const TOPIC_RESOURCE = 2;
+const BROKER_RESOURCE = 4;
 
 export interface RemoteControllerOptions {
   channel: NodeChannel;
@@ -163,6 +165,41 @@ export class RemoteController implements ControllerApi {
     }
     if (wrote && !validateOnly) await this.settle();
     return changes.map((c) => out.find((o) => o.topic === c.topic)!);
+  }
+
+  /** Forwards BROKER-resource changes in one request per kind (IncrementalAlterConfigs / AlterConfigs), in the callers' order. */
+  async alterBrokerConfigs(changes: BrokerConfigChange[], validateOnly: boolean): Promise<{ resourceName: string; errorCode: number; errorMessage: string | null }[]> {
+    const out = new Map<BrokerConfigChange, { resourceName: string; errorCode: number; errorMessage: string | null }>();
+    let wrote = false;
+    for (const incremental of [true, false]) {
+      const group = changes.filter((c) => c.incremental === incremental);
+      if (group.length === 0) continue;
+      try {
+        const res = incremental
+          ? await this.opts.channel.send('IncrementalAlterConfigs', {
+              resources: group.map((c) => ({
+                resourceType: BROKER_RESOURCE,
+                resourceName: c.resourceName,
+                configs: c.ops.map((o) => ({ name: o.name, configOperation: o.op, value: o.value })),
+              })),
+              validateOnly,
+            })
+          : await this.opts.channel.send('AlterConfigs', {
+              resources: group.map((c) => ({ resourceType: BROKER_RESOURCE, resourceName: c.resourceName, configs: c.ops.map((o) => ({ name: o.name, value: o.value })) })),
+              validateOnly,
+            });
+        group.forEach((c, i) => {
+          const r = res.responses[i];
+          if (r?.errorCode === ErrorCode.NONE) wrote = true;
+          out.set(c, { resourceName: c.resourceName, errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: r?.errorMessage ?? null });
+        });
+      } catch (err) {
+        const msg = this.unreachable(err);
+        for (const c of group) out.set(c, { resourceName: c.resourceName, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg });
+      }
+    }
+    if (wrote && !validateOnly) await this.settle();
+    return changes.map((c) => out.get(c)!);
   }
 
   async allocateProducerIds(brokerId: number, brokerEpoch: bigint, _blockSize: number): Promise<{ first: bigint; size: number }> {

@@ -5,7 +5,9 @@
  * UNKNOWN_TOPIC_OR_PARTITION. validate_only changes nothing. A resource listed twice: one
  * INVALID_REQUEST "Duplicate resource."; an unknown resource type: UNSUPPORTED_VERSION (see
  * alter-configs.ts, whose rules these are).
- * Not implemented: dynamic broker configs; BROKER / BROKER_LOGGER resources get INVALID_REQUEST.
+ * BROKER resources (dynamic broker configs): the ops applied to the resource's current dynamic
+ * set, checked by this broker (broker-config-preprocess.ts) and written by the controller.
+ * Not implemented: BROKER_LOGGER (log levels), GROUP and CLIENT_METRICS resources get INVALID_REQUEST.
  * Authorization: ALTER_CONFIGS as for AlterConfigs (see alter-configs.ts); a BROKER_LOGGER resource
  * needs ALTER_CONFIGS on the CLUSTER (else CLUSTER_AUTHORIZATION_FAILED without a message, as
  * ConfigAdminManager.preprocess answers it).
@@ -16,7 +18,9 @@ import type {
 } from '../../protocol/generated/incremental-alter-configs';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
-import { alterConfigsDenials, alterConfigsResponses, topicResourcesToAlter } from './alter-configs';
+import { alterConfigsDenials, alterConfigsResponses, resourcesToAlter, resultsByKey, topicResourcesToAlter } from './alter-configs';
+import { alterBrokerResources } from './broker-config-preprocess';
+import { ConfigResourceType } from '../../metadata/metadata-records';
 import { authHelper } from '../security/authorize';
 
 export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>({
@@ -27,7 +31,7 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
   async handle(broker, ctx, req) {
     const denials = alterConfigsDenials(authHelper(broker.authorizer, ctx), req.resources, 'alter-configs');
     const topics = topicResourcesToAlter(req.resources, denials);
-    const results = await broker.controller.alterTopicConfigs(
+    const topicResults = await broker.controller.alterTopicConfigs(
       topics.map((r) => ({
         topic: r.resourceName,
         incremental: true,
@@ -35,6 +39,17 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
       })),
       req.validateOnly,
     );
+    const brokerResults = await alterBrokerResources(
+      broker,
+      resourcesToAlter(req.resources, ConfigResourceType.BROKER, denials).map((r) => ({
+        resourceType: r.resourceType,
+        resourceName: r.resourceName,
+        incremental: true,
+        ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })),
+      })),
+      req.validateOnly,
+    );
+    const results = new Map([...resultsByKey(topics, topicResults), ...brokerResults]);
     return { responses: alterConfigsResponses(req.resources, results, undefined, denials) };
   },
 });

@@ -1,6 +1,7 @@
 /**
  * IncrementalAlterConfigs (44), v0-1, on the controller listener: SET / DELETE / APPEND / SUBTRACT
- * on topic config overrides; other resource types get INVALID_REQUEST, unknown ones
+ * on topic config overrides and on BROKER resources' dynamic configs (which a broker has already
+ * checked, as Kafka's forwarding brokers do); other resource types get INVALID_REQUEST, unknown ones
  * UNSUPPORTED_VERSION, a resource listed twice one INVALID_REQUEST "Duplicate resource.".
  * Authorization (ControllerApis.handleIncrementalAlterConfigs), against the principal of this
  * connection: ALTER_CONFIGS as for AlterConfigs; a BROKER_LOGGER resource needs CLUSTER_ACTION on
@@ -9,11 +10,12 @@
 import type { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../../../protocol/generated/incremental-alter-configs';
 import { ApiKey } from '../../../protocol/generated';
 import { defineControllerHandler } from './define';
-import { alterConfigsDenials, alterConfigsResponses, topicResourcesToAlter } from '../../handlers/alter-configs';
+import { alterConfigsDenials, alterConfigsResponses, resourcesToAlter, resultsByKey, topicResourcesToAlter } from '../../handlers/alter-configs';
+import { ConfigResourceType } from '../../../metadata/metadata-records';
 import { authHelper } from '../../security/authorize';
 
-/** Only topic configs live in the controller here. */
-const NOT_TOPIC_MESSAGE = 'the controller only alters topic configs';
+/** Topic and broker (KIP-226) configs live in the controller; GROUP / CLIENT_METRICS are not altered. */
+const NOT_ALTERED_MESSAGE = 'the controller only alters topic and broker configs';
 
 export const controllerIncrementalAlterConfigsHandler = defineControllerHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>({
   apiKey: ApiKey.IncrementalAlterConfigs,
@@ -23,10 +25,16 @@ export const controllerIncrementalAlterConfigsHandler = defineControllerHandler<
   async handle(node, ctx, req) {
     const denials = alterConfigsDenials(authHelper(node.authorizer, ctx), req.resources, 'cluster-action');
     const topics = topicResourcesToAlter(req.resources, denials);
-    const results = await node.controller.alterTopicConfigs(
+    const topicResults = await node.controller.alterTopicConfigs(
       topics.map((r) => ({ topic: r.resourceName, incremental: true, ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })) })),
       req.validateOnly,
     );
-    return { responses: alterConfigsResponses(req.resources, results, NOT_TOPIC_MESSAGE, denials) };
+    const brokers = resourcesToAlter(req.resources, ConfigResourceType.BROKER, denials);
+    const brokerResults = await node.controller.alterBrokerConfigs(
+      brokers.map((r) => ({ resourceName: r.resourceName, incremental: true, ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })) })),
+      req.validateOnly,
+    );
+    const results = new Map([...resultsByKey(topics, topicResults), ...resultsByKey(brokers, brokerResults)]);
+    return { responses: alterConfigsResponses(req.resources, results, NOT_ALTERED_MESSAGE, denials) };
   },
 });

@@ -1,0 +1,87 @@
+/**
+ * The broker's part of altering BROKER resources (dynamic broker configs, KIP-226), as Kafka's
+ * ConfigAdminManager.preprocess does it on a KRaft broker before forwarding to the controller:
+ * the resource name must be "" (cluster default) or this broker's id ("Node id must be an
+ * integer, but it is: X", "Unexpected broker id, expected N, but received X"); config keys may not
+ * repeat ("Error due to duplicate config keys"); a null value is refused except for DELETE ("Null
+ * value not supported for : a, b"); the resource's whole dynamic set after the change (incremental:
+ * its current set from this broker's metadata image with the ops applied; legacy AlterConfigs: the
+ * request's set) must pass DynamicBrokerConfig's rules (config/dynamic-broker-config.ts). All of
+ * these are INVALID_REQUEST. What passes goes to the controller in one call, which writes the
+ * ConfigRecords; every broker then applies them from its image (KafkaServer.applyDynamicConfig).
+ */
+import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
+import { brokerConfigDef, effectiveBrokerDefault } from '../../config/config-def';
+import { REQUIRED } from '../../config/config-types';
+import { validateDynamicBrokerConfigs } from '../../config/dynamic-broker-config';
+import { applyAlterConfigOps, type AlterConfigOp } from '../../metadata/controller/alter-config-ops';
+import type { Broker } from '../broker';
+import { resourceKey } from './alter-configs';
+
+export interface BrokerResourceChange {
+  resourceType: number;
+  resourceName: string;
+  incremental: boolean;
+  ops: AlterConfigOp[];
+}
+
+const DELETE = 1;
+
+/** A broker config's default as APPEND / SUBTRACT start from it (Kafka's prepareIncrementalConfigs). */
+export function brokerListDefault(name: string): string | null {
+  const d = brokerConfigDef(name);
+  if (!d) return null;
+  const v = effectiveBrokerDefault(d);
+  return v === REQUIRED ? null : v;
+}
+
+/** Throws KafkaError(INVALID_REQUEST) if the change may not be forwarded (see the header). */
+export function preprocessBrokerResource(broker: Broker, change: BrokerResourceChange): void {
+  const name = change.resourceName;
+  if (name !== '') {
+    if (!/^[+-]?\d+$/.test(name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Node id must be an integer, but it is: ${name}`);
+    if (Number(name) !== broker.nodeId) {
+      throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unexpected broker id, expected ${broker.nodeId}, but received ${name}`);
+    }
+  }
+  const names = change.ops.map((o) => o.name);
+  if (new Set(names).size !== names.length) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Error due to duplicate config keys');
+  const nulls = change.ops.filter((o) => o.value === null && (!change.incremental || o.op !== DELETE)).map((o) => o.name);
+  if (nulls.length > 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${nulls.join(', ')}`);
+  const perBroker = name !== '';
+  const current = broker.metadata.brokerConfig(name);
+  const props = change.incremental ? applyAlterConfigOps(current, change.ops, true, brokerListDefault) : applyAlterConfigOps(new Map(), change.ops, false, brokerListDefault);
+  const other = broker.metadata.brokerConfig(perBroker ? '' : String(broker.nodeId));
+  validateDynamicBrokerConfigs(broker.staticConfig, props, perBroker, other);
+}
+
+/**
+ * Preprocesses each BROKER resource and forwards those that pass to the controller in one call;
+ * the answers by resourceKey.
+ */
+export async function alterBrokerResources(
+  broker: Broker,
+  changes: readonly BrokerResourceChange[],
+  validateOnly: boolean,
+): Promise<Map<string, { errorCode: number; errorMessage: string | null }>> {
+  const out = new Map<string, { errorCode: number; errorMessage: string | null }>();
+  const forward: BrokerResourceChange[] = [];
+  for (const c of changes) {
+    try {
+      preprocessBrokerResource(broker, c);
+      forward.push(c);
+    } catch (err) {
+      if (!(err instanceof KafkaError)) broker.logger.error('preprocessing a broker config change failed', { resource: c.resourceName, err });
+      else broker.logger.info(`refused a dynamic config change of broker resource '${c.resourceName}': ${err.message}`);
+      out.set(resourceKey(c), { errorCode: toErrorCode(err), errorMessage: (err as Error).message });
+    }
+  }
+  if (forward.length > 0) {
+    const results = await broker.controller.alterBrokerConfigs(
+      forward.map((c) => ({ resourceName: c.resourceName, incremental: c.incremental, ops: c.ops })),
+      validateOnly,
+    );
+    forward.forEach((c, i) => out.set(resourceKey(c), { errorCode: results[i].errorCode, errorMessage: results[i].errorMessage }));
+  }
+  return out;
+}
