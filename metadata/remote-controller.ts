@@ -2,7 +2,7 @@
  * RemoteController: the ControllerApi of a broker whose controller runs elsewhere. Each call is
  * the matching Kafka request to the controller listener (CreateTopics, DeleteTopics,
  * CreatePartitions, IncrementalAlterConfigs / AlterConfigs (topic and broker resources), ElectLeaders, AllocateProducerIds,
- * AlterClientQuotas, AlterUserScramCredentials, CreateAcls, DeleteAcls), as
+ * AlterClientQuotas, AlterUserScramCredentials, CreateAcls, DeleteAcls, AlterPartitionReassignments), as
  * Kafka's brokers forward admin requests. After a successful write it waits until this broker's
  * metadata includes it, so a client that created a topic through this broker sees it at once.
  *
@@ -28,6 +28,7 @@ import { isInternalTopic } from './topic-name';
 import type { ClientQuotaAlteration, ClientQuotaAlterationResult } from './controller/client-quota-control-manager';
 import type { ScramAlterationResult, ScramCredentialDeletion, ScramCredentialUpsertion } from './controller/scram-control-manager';
 import type { AclCreateResult, AclDeleteResult } from './controller/acl-control-manager';
+import type { ReassignmentRequestTopic, ReassignmentResultTopic } from './controller/partition-reassignment';
 import type { AclBinding, AclBindingFilter } from './authorizer/authorizer';
 
 const TOPIC_RESOURCE = 2;
@@ -283,6 +284,27 @@ export class RemoteController implements ControllerApi {
   }
 
   /** DeleteAcls as the controller answers it, one result per filter with the ACLs it removed. */
+  /** AlterPartitionReassignments, forwarded as is; a top-level error (or no answer) fails every partition. */
+  async alterPartitionReassignments(topics: ReassignmentRequestTopic[]): Promise<ReassignmentResultTopic[]> {
+    const failAll = (errorCode: number, errorMessage: string | null): ReassignmentResultTopic[] =>
+      topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode, errorMessage })) }));
+    if (topics.length === 0) return [];
+    try {
+      const res = await this.opts.channel.send('AlterPartitionReassignments', { timeoutMs: 30_000, topics });
+      if (res.errorCode !== ErrorCode.NONE) return failAll(res.errorCode, res.errorMessage);
+      if (res.responses.some((t) => t.partitions.some((p) => p.errorCode === ErrorCode.NONE))) await this.settle();
+      return topics.map((t, i) => ({
+        name: t.name,
+        partitions: t.partitions.map((p, j) => {
+          const r = res.responses[i]?.partitions[j];
+          return { partitionIndex: p.partitionIndex, errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: r?.errorMessage ?? null };
+        }),
+      }));
+    } catch (err) {
+      return failAll(ErrorCode.REQUEST_TIMED_OUT, this.unreachable(err));
+    }
+  }
+
   async deleteAcls(filters: AclBindingFilter[]): Promise<AclDeleteResult[]> {
     if (filters.length === 0) return [];
     try {

@@ -1,7 +1,8 @@
 /**
  * The controller: the single writer of the cluster metadata log. Every change to topics,
  * partitions, configs, client quotas (client-quota-control-manager.ts), SCRAM credentials
- * (scram-control-manager.ts), ACLs (acl-control-manager.ts), broker registrations and producer id blocks is validated here, written to
+ * (scram-control-manager.ts), ACLs (acl-control-manager.ts), partition reassignments
+ * (partition-reassignment.ts), broker registrations and producer id blocks is validated here, written to
  * the metadata log as one atomic batch of KRaft-shaped records, applied to the controller's own
  * image, and then published to the brokers, which apply the same records in the same order.
  * Operations run one at a time through a queue so that validation and the append see the same
@@ -33,6 +34,7 @@ import {
 import type { PartitionState } from '../metadata-cache';
 import { buildPartitionChange, type Election } from './partition-change-builder';
 import { applyAlterConfigOps, type AlterConfigOp } from './alter-config-ops';
+import { planReassignments, type ReassignmentRequestTopic, type ReassignmentResultTopic } from './partition-reassignment';
 import { SerialQueue } from '../../common/serial-queue';
 import { topicPartitionKey } from '../../common/topic-partition';
 import type { MetadataLog } from '../metadata-log';
@@ -238,6 +240,8 @@ export interface ControllerApi {
   createAcls(bindings: AclBinding[]): Promise<AclCreateResult[]>;
   /** DeleteAcls: one result per filter, in order, with the ACLs each matched; all removals or none. */
   deleteAcls(filters: AclBindingFilter[]): Promise<AclDeleteResult[]>;
+  /** AlterPartitionReassignments (KIP-455, partition-reassignment.ts): one result per partition, in order; all records or none. */
+  alterPartitionReassignments(topics: ReassignmentRequestTopic[]): Promise<ReassignmentResultTopic[]>;
 }
 
 export class Controller implements ControllerApi {
@@ -1167,6 +1171,26 @@ export class Controller implements ControllerApi {
     return this.queue.run(() => {
       const { records, results } = this.aclControl.deleteAcls(filters);
       this.commit(records);
+      return results;
+    });
+  }
+
+  /**
+   * AlterPartitionReassignments: PartitionChangeRecords with the target replicas and the replicas
+   * being added / removed (or reverted, for a cancellation), committed as one batch; the ISR
+   * changes of the partition leaders complete them (partition-change-builder.ts).
+   */
+  alterPartitionReassignments(topics: ReassignmentRequestTopic[]): Promise<ReassignmentResultTopic[]> {
+    return this.queue.run(() => {
+      const { records, results } = planReassignments(this.image, topics, {
+        isRegistered: (id) => this.image.broker(id) !== undefined,
+        isActive: this.isActive,
+        uncleanLeaderElection: (topic) => this.opts.uncleanLeaderElection?.(topic) ?? false,
+      });
+      this.commit(records.map((r) => this.change(r)));
+      const done = results.reduce((n, t) => n + t.partitions.filter((p) => p.errorCode === ErrorCode.NONE).length, 0);
+      const total = results.reduce((n, t) => n + t.partitions.length, 0);
+      this.log.info(`Successfully altered ${done} out of ${total} partition reassignment(s).`);
       return results;
     });
   }
