@@ -25,7 +25,7 @@ import * as os from 'node:os';
 import { randomUuid } from '../protocol/primitives/uuid';
 import { ErrorCode } from '../protocol/errors';
 import { crc32cImplementation } from '../protocol/records/crc32c';
-import { KafkaConfig, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type KafkaConfigInit } from '../config/kafka-config';
+import { KafkaConfig, LISTENER_RELOADABLE_SSL_CONFIGS, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type KafkaConfigInit } from '../config/kafka-config';
 import { logConfigFrom, type EffectiveTopicConfig } from '../config/log-config-from';
 import { topicConfigDef } from '../config/topic-config-def';
 import { effectiveBrokerConfig } from '../config/dynamic-broker-config';
@@ -45,7 +45,8 @@ import { RequestDispatcher } from './request-dispatcher';
 import { HANDLERS } from './handlers';
 import { SocketServer, type SocketServerOptions } from './network/socket-server';
 import { socketServerOptions } from './network/socket-server-config';
-import { controllerClientTls, interBrokerClientTls } from './security/ssl/ssl-settings';
+import { controllerClientTls, interBrokerClientTls, serverSslSettings } from './security/ssl/ssl-settings';
+import { SslTransport } from './security/ssl/ssl-transport';
 import type { ClientSecurity } from '../client/network-client';
 import { BrokerQuotas } from './quota/broker-quotas';
 import { ALLOW_ALL, type Authorizer } from '../metadata/authorizer/authorizer';
@@ -475,8 +476,9 @@ export class KafkaServer implements Broker {
   /**
    * Rebuilds the config in force from the image's dynamic broker configs (this broker's id and the
    * cluster default) and hands the settings read at run time to their components: topic defaults
-   * (every topic's effective LogConfig, as Kafka's DynamicLogConfig.updateLogsConfig) and the
-   * connection limits (max.connections, max.connections.per.ip). Called after the startup replay
+   * (every topic's effective LogConfig, as Kafka's DynamicLogConfig.updateLogsConfig), the
+   * connection limits (max.connections, max.connections.per.ip) and the SSL listeners' key and
+   * trust stores (listener.name.<l>.ssl.*: new TLS contexts for new connections). Called after the startup replay
    * and for every delta that changes a BROKER config resource.
    */
   private applyDynamicConfig(): void {
@@ -487,16 +489,33 @@ export class KafkaServer implements Broker {
       this.logger.child('dynamic-config'),
     );
     if (next === this.currentConfig) return;
+    const previous = this.currentConfig;
     this.currentConfig = next;
     this.topicConfigs.clear();
     this.defaultTopicConfig = logConfigFrom(next);
     this.logManager.updateDefaultConfig(this.defaultTopicConfig.logConfig);
     for (const t of this.metadata.topics()) this.logManager.updateTopicConfig(t.name, this.topicConfig(t.name).logConfig);
     this.socketServer.quotas.updateLimits({ maxConnections: next.getInt('max.connections'), maxConnectionsPerIp: next.getInt('max.connections.per.ip') });
+    this.reloadListenerStores(previous, next);
     this.logger.info('applied dynamic broker configs', {
       perBroker: [...this.metadata.brokerConfig(String(this.nodeId)).keys()],
       clusterDefault: [...this.metadata.brokerConfig('').keys()],
     });
+  }
+
+  /** SSL / SASL_SSL listeners whose listener.name.<l>.ssl.* stores changed get new TLS contexts (new connections). */
+  private reloadListenerStores(previous: KafkaConfig, next: KafkaConfig): void {
+    for (const l of next.dataPlaneListeners()) {
+      if (l.securityProtocol !== 'SSL' && l.securityProtocol !== 'SASL_SSL') continue;
+      const changed = [...LISTENER_RELOADABLE_SSL_CONFIGS].some((k) => previous.listenerOverride(l.listenerName, k) !== next.listenerOverride(l.listenerName, k));
+      const transport = this.socketServer.transportOf(l.listenerName);
+      if (!changed || !(transport instanceof SslTransport)) continue;
+      try {
+        transport.reload(serverSslSettings(next, l.listenerName, l.securityProtocol));
+      } catch (err) {
+        this.logger.error(`cannot reload the TLS stores of listener ${l.listenerName}; it keeps the previous ones`, { err });
+      }
+    }
   }
 
   private onMetadataDelta(delta: MetadataDelta): void {

@@ -31,9 +31,16 @@ describe('validateDynamicBrokerConfigs', () => {
     expect(refusal(() => validateDynamicBrokerConfigs(base, props({ 'ssl.truststore.password': 's' }), true, new Map())).message).toBe(
       'These security configs can be dynamically updated only per-listener using the listener prefix: Set(ssl.truststore.password)',
     );
-    expect(refusal(() => validateDynamicBrokerConfigs(base, props({ 'listener.name.plaintext.ssl.keystore.location': '/k' }), true, new Map())).message).toBe(
-      'krill cannot update these configs without a restart: Set(listener.name.plaintext.ssl.keystore.location)',
+    expect(refusal(() => validateDynamicBrokerConfigs(base, props({ 'listener.name.plaintext.max.connections': '5' }), true, new Map())).message).toBe(
+      'krill cannot update these configs without a restart: Set(listener.name.plaintext.max.connections)',
     );
+    // A listener's SSL stores are per broker: refused at the cluster default, accepted per broker
+    // (whether they load is the broker's check, broker-config-preprocess.ts).
+    expect(refusal(() => validateDynamicBrokerConfigs(base, props({ 'listener.name.ssl.ssl.keystore.location': '/k' }), false, new Map())).message).toBe(
+      'Cannot update these configs at default cluster level, broker id must be specified: Set(listener.name.ssl.ssl.keystore.location)',
+    );
+    const candidate = validateDynamicBrokerConfigs(base, props({ 'listener.name.ssl.ssl.keystore.location': '/k' }), true, new Map());
+    expect(candidate.listenerOverride('SSL', 'ssl.keystore.location')).toBe('/k');
     const bad = refusal(() => validateDynamicBrokerConfigs(base, props({ 'message.max.bytes': '-5x' }), false, new Map()));
     expect(bad.code).toBe(ErrorCode.INVALID_REQUEST);
     expect(bad.message).toContain('message.max.bytes');

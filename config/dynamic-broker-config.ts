@@ -10,12 +10,12 @@
  * 2. an SSL store setting without a listener prefix: "These security configs can be dynamically
  *    updated only per-listener using the listener prefix";
  * 3. krill's own: a dynamically updatable config that no krill component re-reads at run time
- *    (KRILL_APPLIED below lists the ones that are) or a `listener.name.<l>.*` key is refused, with
- *    "krill cannot update these configs without a restart", rather than stored and ignored;
+ *    (KRILL_APPLIED below lists the ones that are) or a `listener.name.<l>.*` key other than the
+ *    SSL store settings is refused, with "krill cannot update these configs without a restart",
+ *    rather than stored and ignored;
  * 4. each value must parse and pass its validator (the message of the ConfigException);
- * 5. at the cluster default (resource name ""), per-broker configs are refused: "Cannot update
- *    these configs at default cluster level, broker id must be specified" (today every per-broker
- *    config is one krill does not re-read, so rule 3 answers first).
+ * 5. at the cluster default (resource name ""), per-broker configs (listener overrides among them)
+ *    are refused: "Cannot update these configs at default cluster level, broker id must be specified".
  * Keys krill does not know at all are accepted and stored, as Kafka keeps custom configs; they
  * change nothing.
  *
@@ -23,7 +23,10 @@
  * (DynamicLogConfig.ReconfigurableConfigs: message.max.bytes, log.retention.ms, log.segment.bytes,
  * log.cleanup.policy, log.cleaner.delete.retention.ms, min.insync.replicas, compression.type ...),
  * which feed every topic without its own override; max.connections and max.connections.per.ip
- * (connection quotas); transaction.partition.verification.enable.
+ * (connection quotas); transaction.partition.verification.enable; per broker,
+ * `listener.name.<l>.ssl.keystore.*` / `ssl.truststore.*` / `ssl.key.password` of an SSL or
+ * SASL_SSL listener (new TLS contexts for new connections; the broker checks that the stores load,
+ * broker/handlers/broker-config-preprocess.ts).
  *
  * Invariant: effectiveBrokerConfig never throws for what is in the metadata log; a stored value
  * that no longer validates is dropped with an error log (Kafka's removeInvalidConfigs), and the
@@ -33,22 +36,11 @@ import { ErrorCode, KafkaError } from '../protocol/errors';
 import type { Logger } from '../common/logger';
 import { brokerConfigDef } from './config-def';
 import { ConfigException } from './config-types';
-import type { KafkaConfig } from './kafka-config';
+import { isDynamicLayerKey, LISTENER_RELOADABLE_SSL_CONFIGS, type KafkaConfig } from './kafka-config';
 import { TOPIC_CONFIG_SYNONYMS } from './topic-config-synonyms';
 
 /** SslConfigs.RECONFIGURABLE_CONFIGS: only per listener (listener.name.<l>.<config>). */
-export const DYNAMIC_SECURITY_CONFIGS: ReadonlySet<string> = new Set([
-  'ssl.keystore.type',
-  'ssl.keystore.location',
-  'ssl.keystore.password',
-  'ssl.key.password',
-  'ssl.truststore.type',
-  'ssl.truststore.location',
-  'ssl.truststore.password',
-  'ssl.keystore.certificate.chain',
-  'ssl.keystore.key',
-  'ssl.truststore.certificates',
-]);
+export const DYNAMIC_SECURITY_CONFIGS: ReadonlySet<string> = LISTENER_RELOADABLE_SSL_CONFIGS;
 
 /** The dynamic broker configs krill's components re-read when they change (see the header). */
 export const KRILL_APPLIED: ReadonlySet<string> = new Set([
@@ -59,6 +51,7 @@ export const KRILL_APPLIED: ReadonlySet<string> = new Set([
 ]);
 
 const LISTENER_PREFIXED = /^listener\.name\.[^.]*\./;
+const isReloadableListenerKey = (n: string): boolean => LISTENER_PREFIXED.test(n) && LISTENER_RELOADABLE_SSL_CONFIGS.has(n.replace(LISTENER_PREFIXED, ''));
 
 /** Scala's Set.toString, which Kafka's messages show. */
 const scalaSet = (names: readonly string[]): string => `Set(${names.join(', ')})`;
@@ -67,40 +60,49 @@ function refuse(names: string[], message: string): void {
   if (names.length > 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `${message}: ${scalaSet(names)}`);
 }
 
-/** The layers a KafkaConfig can hold: known, dynamically updatable keys only. */
-function applicable(props: ReadonlyMap<string, string>): Record<string, string> {
+/** The layers a KafkaConfig can hold: known, dynamically updatable keys (and per broker the listeners' SSL stores). */
+function applicable(props: ReadonlyMap<string, string>, perBroker: boolean): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of props) if ((brokerConfigDef(k)?.updateMode ?? 'read-only') !== 'read-only') out[k] = v;
+  for (const [k, v] of props) if (isDynamicLayerKey(k, perBroker)) out[k] = v;
   return out;
 }
 
 /**
  * Checks the dynamic config a BROKER resource would have after an alteration (`props`: the
  * resource's whole set, as Kafka validates it), against this broker's static config and the other
- * layer's current values. Throws KafkaError(INVALID_REQUEST) with Kafka's message.
+ * layer's current values. Throws KafkaError(INVALID_REQUEST) with Kafka's message; returns the
+ * config the broker would run with (the caller checks what needs more than parsing, such as a
+ * listener's new key store).
  */
 export function validateDynamicBrokerConfigs(
   staticConfig: KafkaConfig,
   props: ReadonlyMap<string, string>,
   perBroker: boolean,
   otherLayer: ReadonlyMap<string, string>,
-): void {
+): KafkaConfig {
   const names = [...props.keys()];
   refuse(names.filter((n) => brokerConfigDef(n)?.updateMode === 'read-only'), 'Cannot update these configs dynamically');
   refuse(names.filter((n) => DYNAMIC_SECURITY_CONFIGS.has(n)), 'These security configs can be dynamically updated only per-listener using the listener prefix');
   refuse(
-    names.filter((n) => LISTENER_PREFIXED.test(n) || (brokerConfigDef(n) !== undefined && !KRILL_APPLIED.has(n))),
+    names.filter((n) => (LISTENER_PREFIXED.test(n) && !isReloadableListenerKey(n)) || (brokerConfigDef(n) !== undefined && !KRILL_APPLIED.has(n))),
     'krill cannot update these configs without a restart',
   );
-  const layer = applicable(props);
-  const other = applicable(otherLayer);
+  const layer = applicable(props, perBroker);
+  const other = applicable(otherLayer, !perBroker);
+  let candidate: KafkaConfig;
   try {
-    staticConfig.withDynamicConfigs(perBroker ? { perBroker: layer, clusterDefault: other } : { perBroker: other, clusterDefault: layer });
+    candidate = staticConfig.withDynamicConfigs(perBroker ? { perBroker: layer, clusterDefault: other } : { perBroker: other, clusterDefault: layer });
   } catch (err) {
     if (err instanceof ConfigException) throw new KafkaError(ErrorCode.INVALID_REQUEST, err.message);
     throw err;
   }
-  if (!perBroker) refuse(names.filter((n) => brokerConfigDef(n)?.updateMode === 'per-broker'), 'Cannot update these configs at default cluster level, broker id must be specified');
+  if (!perBroker) {
+    refuse(
+      names.filter((n) => brokerConfigDef(n)?.updateMode === 'per-broker' || LISTENER_PREFIXED.test(n)),
+      'Cannot update these configs at default cluster level, broker id must be specified',
+    );
+  }
+  return candidate;
 }
 
 /**
@@ -113,8 +115,8 @@ export function effectiveBrokerConfig(
   clusterDefaultProps: ReadonlyMap<string, string>,
   logger: Logger,
 ): KafkaConfig {
-  const perBroker = applicable(perBrokerProps);
-  const clusterDefault = applicable(clusterDefaultProps);
+  const perBroker = applicable(perBrokerProps, true);
+  const clusterDefault = applicable(clusterDefaultProps, false);
   try {
     return staticConfig.withDynamicConfigs({ perBroker, clusterDefault });
   } catch {

@@ -6,13 +6,16 @@
  * repeat ("Error due to duplicate config keys"); a null value is refused except for DELETE ("Null
  * value not supported for : a, b"); the resource's whole dynamic set after the change (incremental:
  * its current set from this broker's metadata image with the ops applied; legacy AlterConfigs: the
- * request's set) must pass DynamicBrokerConfig's rules (config/dynamic-broker-config.ts). All of
- * these are INVALID_REQUEST. What passes goes to the controller in one call, which writes the
+ * request's set) must pass DynamicBrokerConfig's rules (config/dynamic-broker-config.ts), and a
+ * listener's new SSL key / trust stores must load ("Validation of dynamic config update of
+ * SSLFactory failed: ..."). All of these are INVALID_REQUEST. What passes goes to the controller in one call, which writes the
  * ConfigRecords; every broker then applies them from its image (KafkaServer.applyDynamicConfig).
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import { brokerConfigDef, effectiveBrokerDefault } from '../../config/config-def';
-import { REQUIRED } from '../../config/config-types';
+import { ConfigException, REQUIRED } from '../../config/config-types';
+import type { KafkaConfig } from '../../config/kafka-config';
+import { serverSslSettings } from '../security/ssl/ssl-settings';
 import { validateDynamicBrokerConfigs } from '../../config/dynamic-broker-config';
 import { applyAlterConfigOps, type AlterConfigOp } from '../../metadata/controller/alter-config-ops';
 import type { Broker } from '../broker';
@@ -52,7 +55,33 @@ export function preprocessBrokerResource(broker: Broker, change: BrokerResourceC
   const current = broker.metadata.brokerConfig(name);
   const props = change.incremental ? applyAlterConfigOps(current, change.ops, true, brokerListDefault) : applyAlterConfigOps(new Map(), change.ops, false, brokerListDefault);
   const other = broker.metadata.brokerConfig(perBroker ? '' : String(broker.nodeId));
-  validateDynamicBrokerConfigs(broker.staticConfig, props, perBroker, other);
+  const candidate = validateDynamicBrokerConfigs(broker.staticConfig, props, perBroker, other);
+  checkListenerStores(broker, candidate, change.ops.map((o) => o.name));
+}
+
+/**
+ * A listener's new SSL stores must load (Kafka's SslFactory.validateReconfiguration): the
+ * listener named by each `listener.name.<l>.ssl.*` key must be an SSL or SASL_SSL listener of
+ * this broker, and its settings under the candidate config must build a TLS context.
+ */
+function checkListenerStores(broker: Broker, candidate: KafkaConfig, names: readonly string[]): void {
+  const listeners = new Set<string>();
+  for (const n of names) {
+    const m = /^listener\.name\.([^.]+)\./.exec(n);
+    if (m) listeners.add(m[1]);
+  }
+  for (const l of listeners) {
+    const endpoint = broker.staticConfig.dataPlaneListeners().find((e) => e.listenerName.toLowerCase() === l);
+    if (!endpoint || (endpoint.securityProtocol !== 'SSL' && endpoint.securityProtocol !== 'SASL_SSL')) {
+      throw new KafkaError(ErrorCode.INVALID_REQUEST, `Listener ${l} is not an SSL or SASL_SSL listener of broker ${broker.nodeId}`);
+    }
+    try {
+      serverSslSettings(candidate, endpoint.listenerName, endpoint.securityProtocol);
+    } catch (err) {
+      if (!(err instanceof ConfigException)) throw err;
+      throw new KafkaError(ErrorCode.INVALID_REQUEST, `Validation of dynamic config update of SSLFactory failed: ${err.message}`);
+    }
+  }
 }
 
 /**

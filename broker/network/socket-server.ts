@@ -102,6 +102,11 @@ export class SocketServer {
     for (const [name, make] of opts.transports ?? []) this.transports.set(name, make(log));
   }
 
+  /** The secure transport of a listener (TLS, for reloading its stores), if it has one. */
+  transportOf(listener: string): SecureTransport | undefined {
+    return this.transports.get(listener);
+  }
+
   async listen(listeners: ListenerSpec[]): Promise<BoundListener[]> {
     for (const l of listeners) {
       const server = createServer({ pauseOnConnect: true }, (socket) => this.onSocket(socket, l));
