@@ -495,7 +495,7 @@ export class KafkaServer implements Broker {
     this.defaultTopicConfig = logConfigFrom(next);
     this.logManager.updateDefaultConfig(this.defaultTopicConfig.logConfig);
     for (const t of this.metadata.topics()) this.logManager.updateTopicConfig(t.name, this.topicConfig(t.name).logConfig);
-    this.socketServer.quotas.updateLimits({ maxConnections: next.getInt('max.connections'), maxConnectionsPerIp: next.getInt('max.connections.per.ip') });
+    this.socketServer.updateConnectionLimits({ maxConnections: next.getInt('max.connections'), maxConnectionsPerIp: next.getInt('max.connections.per.ip') });
     this.reloadListenerStores(previous, next);
     this.logger.info('applied dynamic broker configs', {
       perBroker: [...this.metadata.brokerConfig(String(this.nodeId)).keys()],

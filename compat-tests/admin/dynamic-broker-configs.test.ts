@@ -104,7 +104,7 @@ describe('single broker', () => {
     }
   });
 
-  test('refusals: read-only configs, another broker id, a non-numeric name, per-broker configs at the cluster default, SSL store settings without a listener prefix, bad values', async () => {
+  test('refusals: read-only configs, another broker id, a non-numeric name, SSL store settings without a listener prefix, configs krill does not re-read, bad values, nulls', async () => {
     expect(await incrementalAlter(conn, '', [{ name: 'log.dirs', configOperation: SET, value: '/tmp/x' }, { name: 'node.id', configOperation: SET, value: '3' }])).toEqual({
       errorCode: E.INVALID_REQUEST,
       errorMessage: 'Cannot update these configs dynamically: Set(log.dirs, node.id)',
@@ -181,6 +181,28 @@ describe('single broker', () => {
       await again.send('ApiVersions', 0, {});
     } finally {
       await again.close();
+    }
+  });
+
+  test('max.connections: a connection waiting for a slot is served as soon as the limit is raised', async () => {
+    const solo = await startTestBroker('embedded');
+    const first = await connect(solo.host, solo.port, { clientId: 'first' });
+    let second: BrokerConnection | undefined;
+    try {
+      expect((await incrementalAlter(first, '', [{ name: 'max.connections', configOperation: SET, value: '1' }])).errorCode).toBe(E.NONE);
+      const pending = connect(solo.host, solo.port, { clientId: 'second', timeoutMs: 10_000 }).then(async (c) => {
+        second = c;
+        await c.send('ApiVersions', 0, {});
+        return 'served';
+      });
+      // Not served while the only slot is taken (a bounded look: nothing to await but its absence).
+      expect(await Promise.race([pending, new Promise((r) => setTimeout(() => r('waiting'), 300))])).toBe('waiting');
+      expect((await incrementalAlter(first, '', [{ name: 'max.connections', configOperation: SET, value: '10' }])).errorCode).toBe(E.NONE);
+      expect(await pending).toBe('served');
+    } finally {
+      await second?.close();
+      await first.close();
+      await solo.close();
     }
   });
 
