@@ -4,8 +4,12 @@
  * connections get the new certificate at once (a client that trusts only the new CA connects, one
  * that trusts only the old CA no longer does), without a restart. Stores that do not load, a
  * listener that is not SSL and the cluster-wide default are refused with INVALID_REQUEST;
- * DescribeConfigs shows the listener overrides with their source, passwords hidden.
+ * DescribeConfigs shows the listener overrides with their source, passwords hidden; after a
+ * restart the listener starts with the dynamic stores.
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as tls from 'node:tls';
 import { createTestCertificates, startBroker, type RunningBroker, type TestCertificates } from '../../broker';
 import { ErrorCode } from '../../protocol/errors';
@@ -20,6 +24,17 @@ let certsA: TestCertificates;
 let certsB: TestCertificates;
 let broker: RunningBroker;
 let admin: BrokerConnection;
+let dataDir: string;
+
+async function start(): Promise<void> {
+  broker = await startBroker({
+    logLevel: 'error',
+    dataDir,
+    config: { listeners: 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0', 'inter.broker.listener.name': 'PLAINTEXT', ...certsA.brokerSsl({ listener: 'SSL' }) },
+  });
+  const { host, port } = hostPort(broker.listeners.PLAINTEXT);
+  admin = await connect(host, port, { clientId: 'tls-reload-admin' });
+}
 
 const hostPort = (s: string) => {
   const i = s.lastIndexOf(':');
@@ -52,18 +67,15 @@ async function alter(resourceName: string, configs: Record<string, string>) {
 beforeAll(async () => {
   certsA = createTestCertificates();
   certsB = createTestCertificates();
-  broker = await startBroker({
-    logLevel: 'error',
-    config: { listeners: 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0', 'inter.broker.listener.name': 'PLAINTEXT', ...certsA.brokerSsl({ listener: 'SSL' }) },
-  });
-  const { host, port } = hostPort(broker.listeners.PLAINTEXT);
-  admin = await connect(host, port, { clientId: 'tls-reload-admin' });
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-tls-reload-'));
+  await start();
 });
 afterAll(async () => {
   await admin?.close();
   await broker?.close();
   certsA?.cleanup();
   certsB?.cleanup();
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 test('new key and trust stores apply to new TLS connections without a restart', async () => {
@@ -104,4 +116,12 @@ test('stores that do not load, a listener that is not SSL, the cluster default: 
     errorMessage: 'krill cannot update these configs without a restart: Set(listener.name.ssl.ssl.client.auth)',
   });
   expect(await tlsWorksWith(certsB.ca.cert)).toBe(true);
+});
+
+test('after a restart the listener starts with the dynamic stores from the metadata log, not the static ones', async () => {
+  await admin.close();
+  await broker.close();
+  await start();
+  expect(await tlsWorksWith(certsB.ca.cert)).toBe(true);
+  expect(await tlsWorksWith(certsA.ca.cert)).toBe(false);
 });
