@@ -1,15 +1,20 @@
 /**
  * The broker's part of altering BROKER resources (dynamic broker configs, KIP-226), as Kafka's
  * ConfigAdminManager.preprocess does it on a KRaft broker before forwarding to the controller:
- * the resource name must be "" (cluster default) or this broker's id ("Node id must be an
- * integer, but it is: X", "Unexpected broker id, expected N, but received X"); config keys may not
- * repeat ("Error due to duplicate config keys"); a null value is refused except for DELETE ("Null
- * value not supported for : a, b"); the resource's whole dynamic set after the change (incremental:
- * its current set from this broker's metadata image with the ops applied; legacy AlterConfigs: the
- * request's set) must pass DynamicBrokerConfig's rules (config/dynamic-broker-config.ts), and a
- * listener's new SSL key / trust stores must load ("Validation of dynamic config update of
- * SSLFactory failed: ..."). All of these are INVALID_REQUEST. What passes goes to the controller in one call, which writes the
- * ConfigRecords; every broker then applies them from its image (KafkaServer.applyDynamicConfig).
+ * - the resource name must be "" (cluster default) or this broker's id ("Node id must be an
+ *   integer, but it is: X", "Unexpected broker id, expected N, but received X");
+ * - config keys may not repeat ("Error due to duplicate config keys"); a null value is refused
+ *   except for DELETE ("Null value not supported for : a, b");
+ * - APPEND / SUBTRACT only on list configs (INVALID_CONFIG "Config value append is not allowed for
+ *   config key: X", "Unknown config name: X");
+ * - the resource's whole dynamic set after the change (incremental: its current set from this
+ *   broker's metadata image with the ops applied; legacy AlterConfigs: the request's set) must pass
+ *   DynamicBrokerConfig's rules (config/dynamic-broker-config.ts);
+ * - a listener's new SSL key / trust stores must load ("Validation of dynamic config update of
+ *   SSLFactory failed: ...").
+ * All but the APPEND / SUBTRACT refusals are INVALID_REQUEST. What passes goes to the controller
+ * in one call, which writes the ConfigRecords; every broker then applies them from its image
+ * (KafkaServer.applyDynamicConfig).
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import { brokerConfigDef, effectiveBrokerDefault } from '../../config/config-def';
@@ -29,6 +34,8 @@ export interface BrokerResourceChange {
 }
 
 const DELETE = 1;
+const APPEND = 2;
+const SUBTRACT = 3;
 
 /** A broker config's default as APPEND / SUBTRACT start from it (Kafka's prepareIncrementalConfigs). */
 export function brokerListDefault(name: string): string | null {
@@ -51,6 +58,14 @@ export function preprocessBrokerResource(broker: Broker, change: BrokerResourceC
   if (new Set(names).size !== names.length) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Error due to duplicate config keys');
   const nulls = change.ops.filter((o) => o.value === null && (!change.incremental || o.op !== DELETE)).map((o) => o.name);
   if (nulls.length > 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${nulls.join(', ')}`);
+  if (change.incremental) {
+    for (const o of change.ops) {
+      if (o.op !== APPEND && o.op !== SUBTRACT) continue;
+      const d = brokerConfigDef(o.name);
+      if (!d) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Unknown config name: ${o.name}`);
+      if (d.type !== 'list') throw new KafkaError(ErrorCode.INVALID_CONFIG, `Config value ${o.op === APPEND ? 'append' : 'subtract'} is not allowed for config key: ${o.name}`);
+    }
+  }
   const perBroker = name !== '';
   const current = broker.metadata.brokerConfig(name);
   const props = change.incremental ? applyAlterConfigOps(current, change.ops, true, brokerListDefault) : applyAlterConfigOps(new Map(), change.ops, false, brokerListDefault);

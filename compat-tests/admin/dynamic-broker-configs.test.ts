@@ -133,6 +133,12 @@ describe('single broker', () => {
       errorCode: E.INVALID_REQUEST,
       errorMessage: 'Null value not supported for : message.max.bytes',
     });
+    expect(await incrementalAlter(conn, '', [{ name: 'message.max.bytes', configOperation: 2, value: '5' }])).toEqual({
+      errorCode: E.INVALID_CONFIG,
+      errorMessage: 'Config value append is not allowed for config key: message.max.bytes',
+    });
+    // APPEND on a list config starts from its default.
+    expect((await incrementalAlter(conn, '', [{ name: 'log.cleanup.policy', configOperation: 2, value: 'compact' }], true)).errorCode).toBe(E.NONE);
     // KafkaJS surfaces the refusal as the error code.
     await expect(
       admin.alterConfigs({ validateOnly: false, resources: [{ type: BROKER, name: '1', configEntries: [{ name: 'log.dirs', value: '/tmp/y' }] }] }),
