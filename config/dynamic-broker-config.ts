@@ -34,8 +34,8 @@
  */
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import type { Logger } from '../common/logger';
-import { brokerConfigDef } from './config-def';
-import { ConfigException } from './config-types';
+import { brokerConfigDef, effectiveBrokerDefault } from './config-def';
+import { ConfigException, REQUIRED } from './config-types';
 import { isDynamicLayerKey, LISTENER_RELOADABLE_SSL_CONFIGS, type KafkaConfig } from './kafka-config';
 import { TOPIC_CONFIG_SYNONYMS } from './topic-config-synonyms';
 
@@ -52,6 +52,17 @@ export const KRILL_APPLIED: ReadonlySet<string> = new Set([
 
 const LISTENER_PREFIXED = /^listener\.name\.[^.]*\./;
 const isReloadableListenerKey = (n: string): boolean => LISTENER_PREFIXED.test(n) && LISTENER_RELOADABLE_SSL_CONFIGS.has(n.replace(LISTENER_PREFIXED, ''));
+
+/**
+ * A broker config's default, which APPEND / SUBTRACT on a BROKER resource start from when the
+ * resource has no value (Kafka's prepareIncrementalConfigs); the broker and the controller both use it.
+ */
+export function brokerListDefault(name: string): string | null {
+  const d = brokerConfigDef(name);
+  if (!d) return null;
+  const v = effectiveBrokerDefault(d);
+  return v === REQUIRED ? null : v;
+}
 
 /** Scala's Set.toString, which Kafka's messages show. */
 const scalaSet = (names: readonly string[]): string => `Set(${names.join(', ')})`;

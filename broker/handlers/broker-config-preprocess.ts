@@ -17,11 +17,11 @@
  * (KafkaServer.applyDynamicConfig).
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
-import { brokerConfigDef, effectiveBrokerDefault } from '../../config/config-def';
-import { ConfigException, REQUIRED } from '../../config/config-types';
+import { brokerConfigDef } from '../../config/config-def';
+import { ConfigException } from '../../config/config-types';
 import type { KafkaConfig } from '../../config/kafka-config';
 import { serverSslSettings } from '../security/ssl/ssl-settings';
-import { validateDynamicBrokerConfigs } from '../../config/dynamic-broker-config';
+import { brokerListDefault, validateDynamicBrokerConfigs } from '../../config/dynamic-broker-config';
 import { applyAlterConfigOps, type AlterConfigOp } from '../../metadata/controller/alter-config-ops';
 import type { Broker } from '../broker';
 import { resourceKey } from './alter-configs';
@@ -36,14 +36,6 @@ export interface BrokerResourceChange {
 const DELETE = 1;
 const APPEND = 2;
 const SUBTRACT = 3;
-
-/** A broker config's default as APPEND / SUBTRACT start from it (Kafka's prepareIncrementalConfigs). */
-export function brokerListDefault(name: string): string | null {
-  const d = brokerConfigDef(name);
-  if (!d) return null;
-  const v = effectiveBrokerDefault(d);
-  return v === REQUIRED ? null : v;
-}
 
 /** Throws KafkaError(INVALID_REQUEST) if the change may not be forwarded (see the header). */
 export function preprocessBrokerResource(broker: Broker, change: BrokerResourceChange): void {

@@ -9,11 +9,11 @@
  */
 import { ConfigResourceTypes, type Admin, type Kafka } from 'kafkajs';
 import { ErrorCode } from '../../protocol/errors';
-import { connect, type BrokerConnection } from '../../client/network-client';
+import { connect, produce, type BrokerConnection } from '../../client/network-client';
 import { ConfigSource } from '../../config/config-types';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { connectedAdmin, connectedProducer, disconnectAll, kafkaFor } from '../helpers/kafkajs';
-import { fastCluster, waitFor } from '../replication/helpers';
+import { fastCluster, partitionsOf, waitFor } from '../replication/helpers';
 
 const E = ErrorCode;
 const BROKER = ConfigResourceTypes.BROKER;
@@ -275,6 +275,40 @@ test('3-broker cluster: a per-broker value on broker 1 and the cluster default o
     }
   } finally {
     for (const c of conns) await c.close();
+    await cluster.close();
+  }
+});
+
+test('the controller follows a cluster-default unclean.leader.election.enable: a replica outside the ISR takes over when the last ISR member dies', async () => {
+  const cluster = await fastCluster({ brokers: 3 });
+  const b2 = cluster.broker(2);
+  const conn = await connect(b2.host, b2.port, { clientId: 'dyn-unclean' });
+  try {
+    expect((await incrementalAlter(conn, '', [{ name: 'unclean.leader.election.enable', configOperation: SET, value: 'true' }])).errorCode).toBe(E.NONE);
+    const created = await conn.send('CreateTopics', 7, {
+      topics: [{ name: 'unclean-t', numPartitions: -1, replicationFactor: -1, assignments: [{ partitionIndex: 0, brokerIds: [0, 1] }], configs: [] }],
+      timeoutMs: 10_000,
+      validateOnly: false,
+    });
+    expect(created.topics[0].errorCode).toBe(E.NONE);
+    const state = async () => (await partitionsOf(b2.bootstrapServers[0], 'unclean-t'))[0];
+    await waitFor('both replicas in the ISR', async () => (await state())?.isr.length === 2);
+    // Broker 1 falls behind (a record it does not fetch in time) and out of the ISR, then the only ISR member dies.
+    cluster.slowReplication(1, 5_000);
+    const b0 = cluster.broker(0);
+    const leaderConn = await connect(b0.host, b0.port, { clientId: 'dyn-unclean-producer' });
+    try {
+      await produce(leaderConn, 'unclean-t', 0, [{ value: Buffer.from('x') }], { acks: 1 });
+    } finally {
+      await leaderConn.close();
+    }
+    await waitFor('broker 1 out of the ISR', async () => (await state()).isr.join() === '0', 15_000, 50);
+    await cluster.killBroker(0);
+    await waitFor('broker 1 elected uncleanly', async () => (await state()).leader === 1, 15_000, 50);
+    expect((await state()).isr).toEqual([1]);
+  } finally {
+    cluster.slowReplication(1, 0);
+    await conn.close();
     await cluster.close();
   }
 });
