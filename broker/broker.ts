@@ -28,7 +28,10 @@ export interface AdvertisedEndpoint {
 export interface Broker {
   readonly nodeId: number;
   readonly clusterId: string;
+  /** The config this broker runs with now: static config under its dynamic layers (KIP-226). */
   readonly config: KafkaConfig;
+  /** server.properties, programmatic values and overrides only (the base dynamic configs are checked against). */
+  readonly staticConfig: KafkaConfig;
   readonly logger: Logger;
   readonly metadata: MetadataCache;
   /** The controller (in this process for a combined node, over the Kafka protocol for a cluster broker). */

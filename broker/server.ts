@@ -27,9 +27,10 @@ import * as os from 'node:os';
 import { randomUuid } from '../protocol/primitives/uuid';
 import { ErrorCode } from '../protocol/errors';
 import { crc32cImplementation } from '../protocol/records/crc32c';
-import { KafkaConfig, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type KafkaConfigInit } from '../config/kafka-config';
+import { KafkaConfig, LISTENER_RELOADABLE_SSL_CONFIGS, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type KafkaConfigInit } from '../config/kafka-config';
 import { logConfigFrom, type EffectiveTopicConfig } from '../config/log-config-from';
 import { topicConfigDef } from '../config/topic-config-def';
+import { brokerListDefault, effectiveBrokerConfig } from '../config/dynamic-broker-config';
 import { resolveAdvertisedEndpoints, type Endpoint } from '../config/listeners';
 import { Logger, type LogFormat, type LogLevel } from '../common/logger';
 import { BrokerMetrics } from './metrics/broker-metrics';
@@ -49,7 +50,8 @@ import { KAFKA_VERSION_CONFIG, emulatedVersionRanges, type VersionRangeLimit } f
 import { HANDLERS } from './handlers';
 import { SocketServer, type SocketServerOptions } from './network/socket-server';
 import { socketServerOptions } from './network/socket-server-config';
-import { controllerClientTls, interBrokerClientTls } from './security/ssl/ssl-settings';
+import { controllerClientTls, interBrokerClientTls, serverSslSettings } from './security/ssl/ssl-settings';
+import { SslTransport } from './security/ssl/ssl-transport';
 import type { ClientSecurity } from '../client/network-client';
 import { BrokerQuotas } from './quota/broker-quotas';
 import { ClientMetricsManager } from './telemetry/client-metrics-manager';
@@ -151,8 +153,11 @@ export class KafkaServer implements Broker {
   private defaultTopicConfig: EffectiveTopicConfig;
   private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
 
+  /** The config in force: `staticConfig` under the dynamic broker configs of the metadata image. */
+  private currentConfig: KafkaConfig;
+
   private constructor(
-    readonly config: KafkaConfig,
+    readonly staticConfig: KafkaConfig,
     opts: KafkaServerOptions,
     clusterId: string,
     metadataLog: MetadataLogStore | null,
@@ -160,6 +165,8 @@ export class KafkaServer implements Broker {
     /** How this broker's own connections are secured: to other brokers (inter-broker listener) and to the controller. */
     private readonly clientSecurity: { interBroker: ClientSecurity; controller: ClientSecurity },
   ) {
+    const config = staticConfig;
+    this.currentConfig = staticConfig;
     this.nodeId = config.nodeId;
     this.clusterId = clusterId;
     this.logger = opts.logger ?? new Logger(`krill[${this.nodeId}]`, opts.logLevel);
@@ -211,6 +218,7 @@ export class KafkaServer implements Broker {
         const d = topicConfigDef(name)?.default;
         return typeof d === 'string' ? d : null;
       },
+      brokerConfigDefault: brokerListDefault,
     });
     this.controller = this.clusterLink?.remoteController ?? this.localController!;
     this.logManager = new LogManager({
@@ -253,7 +261,7 @@ export class KafkaServer implements Broker {
     });
     this.replicaManager = new ReplicaManager({
       brokerId: this.nodeId,
-      transactionVerificationEnabled: () => config.getBoolean('transaction.partition.verification.enable'),
+      transactionVerificationEnabled: () => this.config.getBoolean('transaction.partition.verification.enable'),
       transactionVerifier: this.transactionVerifier,
       logManager: this.logManager,
       metadata: this.metadata,
@@ -422,6 +430,8 @@ export class KafkaServer implements Broker {
     // AclPublisher completes the initial load once the metadata has caught up).
     this.standardAuthorizer?.completeInitialLoad();
     this.loadingLogs = true;
+    // Dynamic broker configs from the replayed log apply before the logs load with their configs.
+    if (this.metadata.brokerConfig('').size > 0 || this.metadata.brokerConfig(String(this.nodeId)).size > 0) this.applyDynamicConfig();
     await this.logManager.startup();
     this.loadingLogs = false;
     this.replayingMetadata = false;
@@ -550,7 +560,58 @@ export class KafkaServer implements Broker {
     this.transactionCoordinator.onMetadataDelta(delta); // and the __transaction_state ones
   }
 
+  /** The config in force (KIP-226: static config under the dynamic broker configs). */
+  get config(): KafkaConfig {
+    return this.currentConfig;
+  }
+
+  /**
+   * Rebuilds the config in force from the image's dynamic broker configs (this broker's id and the
+   * cluster default) and hands the settings read at run time to their components: topic defaults
+   * (every topic's effective LogConfig, as Kafka's DynamicLogConfig.updateLogsConfig), the
+   * connection limits (max.connections, max.connections.per.ip) and the SSL listeners' key and
+   * trust stores (listener.name.<l>.ssl.*: new TLS contexts for new connections). Called after the startup replay
+   * and for every delta that changes a BROKER config resource.
+   */
+  private applyDynamicConfig(): void {
+    const next = effectiveBrokerConfig(
+      this.staticConfig,
+      this.metadata.brokerConfig(String(this.nodeId)),
+      this.metadata.brokerConfig(''),
+      this.logger.child('dynamic-config'),
+    );
+    if (next === this.currentConfig) return;
+    const previous = this.currentConfig;
+    this.currentConfig = next;
+    this.topicConfigs.clear();
+    this.defaultTopicConfig = logConfigFrom(next);
+    this.logManager.updateDefaultConfig(this.defaultTopicConfig.logConfig);
+    for (const t of this.metadata.topics()) this.logManager.updateTopicConfig(t.name, this.topicConfig(t.name).logConfig);
+    this.socketServer.updateConnectionLimits({ maxConnections: next.getInt('max.connections'), maxConnectionsPerIp: next.getInt('max.connections.per.ip') });
+    this.reloadListenerStores(previous, next);
+    this.logger.info('applied dynamic broker configs', {
+      perBroker: [...this.metadata.brokerConfig(String(this.nodeId)).keys()],
+      clusterDefault: [...this.metadata.brokerConfig('').keys()],
+    });
+  }
+
+  /** SSL / SASL_SSL listeners whose listener.name.<l>.ssl.* stores changed get new TLS contexts (new connections). */
+  private reloadListenerStores(previous: KafkaConfig, next: KafkaConfig): void {
+    for (const l of next.dataPlaneListeners()) {
+      if (l.securityProtocol !== 'SSL' && l.securityProtocol !== 'SASL_SSL') continue;
+      const changed = [...LISTENER_RELOADABLE_SSL_CONFIGS].some((k) => previous.listenerOverride(l.listenerName, k) !== next.listenerOverride(l.listenerName, k));
+      const transport = this.socketServer.transportOf(l.listenerName);
+      if (!changed || !(transport instanceof SslTransport)) continue;
+      try {
+        transport.reload(serverSslSettings(next, l.listenerName, l.securityProtocol));
+      } catch (err) {
+        this.logger.error(`cannot reload the TLS stores of listener ${l.listenerName}; it keeps the previous ones`, { err });
+      }
+    }
+  }
+
   private onMetadataDelta(delta: MetadataDelta): void {
+    if (delta.changedBrokerConfigs?.has('') || delta.changedBrokerConfigs?.has(String(this.nodeId))) this.applyDynamicConfig();
     for (const t of delta.changedTopicConfigs) this.topicConfigs.delete(t);
     for (const t of delta.removedTopics) {
       this.topicConfigs.delete(t.name);

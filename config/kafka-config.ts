@@ -20,8 +20,10 @@
  *
  * Dynamic broker config: value resolution and DescribeConfigs sources know its layers
  * (withDynamicConfigs): per-broker dynamic > cluster-wide dynamic default > static > default, for
- * configs whose update mode allows it. Nothing fills them in: AlterConfigs and
- * IncrementalAlterConfigs on a BROKER resource are refused, so a running broker's layers are empty.
+ * configs whose update mode allows it, and per broker the listeners' SSL store overrides
+ * (listener.name.<l>.ssl.keystore.* etc., which listenerOverride reads before the static ones). A
+ * running broker builds them from the ConfigRecords of its metadata image
+ * (config/dynamic-broker-config.ts, KafkaServer.applyDynamicConfig).
  */
 import { brokerConfigDef, BROKER_CONFIG_DEFS, effectiveBrokerDefault } from './config-def';
 import {
@@ -56,7 +58,7 @@ export interface KafkaConfigInit {
   overrides?: readonly string[];
 }
 
-/** Dynamic broker config (AlterConfigs), as raw strings. A running broker has none: AlterConfigs on brokers is refused. */
+/** Dynamic broker config (AlterConfigs on BROKER resources, from the metadata log), as raw strings. */
 export interface DynamicConfigLayers {
   /** DYNAMIC_BROKER_CONFIG: set for this broker. */
   perBroker?: Readonly<Record<string, string>>;
@@ -166,8 +168,8 @@ export class KafkaConfig {
     this.#static = populateSynonyms(new Map(this.#originals));
     this.#perBroker = new Map(Object.entries(dynamic.perBroker ?? {}));
     this.#clusterDefault = new Map(Object.entries(dynamic.clusterDefault ?? {}));
-    for (const layer of [this.#perBroker, this.#clusterDefault]) {
-      const notDynamic = [...layer.keys()].filter((k) => (brokerConfigDef(k)?.updateMode ?? 'read-only') === 'read-only');
+    for (const [layer, perBroker] of [[this.#perBroker, true], [this.#clusterDefault, false]] as const) {
+      const notDynamic = [...layer.keys()].filter((k) => !isDynamicLayerKey(k, perBroker));
       if (notDynamic.length > 0) throw new ConfigException(`Cannot update these configs dynamically: ${notDynamic.join(', ')}`, notDynamic[0]);
     }
 
@@ -193,7 +195,7 @@ export class KafkaConfig {
     this.#validateValues();
   }
 
-  /** The same static config with new dynamic layers (only tests call it: AlterConfigs on brokers is refused). */
+  /** The same static config with new dynamic layers (config/dynamic-broker-config.ts). */
   withDynamicConfigs(dynamic: DynamicConfigLayers): KafkaConfig {
     return new KafkaConfig(this.#originals, dynamic);
   }
@@ -240,9 +242,13 @@ export class KafkaConfig {
     return out;
   }
 
-  /** The raw value of `listener.name.<listener>.<key>` (Kafka's per-listener override), or null. */
+  /**
+   * The raw value of `listener.name.<listener>.<key>` (Kafka's per-listener override), or null: a
+   * per-broker dynamic value (KIP-226, e.g. a new key store) before the static one.
+   */
   listenerOverride(listenerName: string, key: string): string | null {
-    return this.#originals.get(listenerPrefix(listenerName) + key) ?? null;
+    const name = listenerPrefix(listenerName) + key;
+    return this.#perBroker.get(name) ?? this.#originals.get(name) ?? null;
   }
 
   /** Keys the user set that krill's broker table does not know. Kafka logs these as a warning. */
@@ -671,6 +677,7 @@ export class KafkaConfig {
     const names = new Set<string>();
     for (const d of BROKER_CONFIG_DEFS) if (!d.internal) names.add(d.name);
     for (const k of this.#static.keys()) names.add(k);
+    for (const k of this.#perBroker.keys()) names.add(k);
     return this.#describeNames([...names].sort(), opts, true);
   }
 
@@ -687,11 +694,15 @@ export class KafkaConfig {
     const out: DescribeConfigEntry[] = [];
     for (const name of all) {
       if (wanted && !wanted.has(name)) continue;
-      const d = brokerConfigDef(name);
+      const own = brokerConfigDef(name);
+      // A listener override (listener.name.<l>.<key>) has its base config's type.
+      const d = own ?? brokerConfigDef(name.replace(LISTENER_PREFIX, ''));
       const isSensitive = d === undefined || d.type === 'password';
       let value: string | null = null;
       if (!isSensitive) {
-        value = perBroker ? formatValue(d.type, this.#values.get(name) ?? null) : this.#clusterDefault.get(name) ?? null;
+        if (!perBroker) value = this.#clusterDefault.get(name) ?? null;
+        else if (own) value = formatValue(own.type, this.#values.get(name) ?? null);
+        else value = this.#perBroker.get(name) ?? this.#static.get(name) ?? null;
       }
       const synonyms = this.configSynonyms(name, brokerConfigSynonyms(name, true), isSensitive).filter(
         (s) => perBroker || s.source === ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
@@ -700,7 +711,7 @@ export class KafkaConfig {
       out.push({
         name,
         value,
-        readOnly: (d?.updateMode ?? 'read-only') === 'read-only',
+        readOnly: own ? own.updateMode === 'read-only' : !isDynamicLayerKey(name, true),
         isDefault: source === ConfigSource.DEFAULT_CONFIG,
         source,
         isSensitive,
@@ -712,6 +723,32 @@ export class KafkaConfig {
     return out;
   }
 }
+
+const LISTENER_PREFIX = /^listener\.name\.[^.]+\./;
+
+/**
+ * Keys a dynamic layer may hold: known configs whose update mode is not read-only, and (per broker
+ * only) listener overrides of the SSL key and trust store settings, which a listener reloads.
+ */
+export function isDynamicLayerKey(name: string, perBroker: boolean): boolean {
+  const d = brokerConfigDef(name);
+  if (d) return d.updateMode !== 'read-only';
+  return perBroker && LISTENER_PREFIX.test(name) && LISTENER_RELOADABLE_SSL_CONFIGS.has(name.replace(LISTENER_PREFIX, ''));
+}
+
+/** SslConfigs.RECONFIGURABLE_CONFIGS: what a listener's SSL factory reloads (only with a listener prefix). */
+export const LISTENER_RELOADABLE_SSL_CONFIGS: ReadonlySet<string> = new Set([
+  'ssl.keystore.type',
+  'ssl.keystore.location',
+  'ssl.keystore.password',
+  'ssl.key.password',
+  'ssl.truststore.type',
+  'ssl.truststore.location',
+  'ssl.truststore.password',
+  'ssl.keystore.certificate.chain',
+  'ssl.keystore.key',
+  'ssl.truststore.certificates',
+]);
 
 /** Kafka's ListenerName.configPrefix: `listener.name.<lower-cased name>.`. */
 export function listenerPrefix(listenerName: string): string {

@@ -190,6 +190,8 @@ export interface MetadataDelta {
   changedClientQuotas?: ClientQuotaChange[];
   /** ACLs added (acl) or removed (null) by this batch, in order (set by `apply`). */
   changedAcls?: AclChange[];
+  /** Dynamic broker config resources (a broker id, or "" for the cluster default) this batch changed (set by `apply`). */
+  changedBrokerConfigs?: Set<string>;
 }
 
 export class MetadataCache {
@@ -222,6 +224,7 @@ export class MetadataCache {
       changedTopicConfigs: new Set(),
       changedBrokers: new Set(),
       changedClientQuotas: [],
+      changedBrokerConfigs: new Set(),
     };
     const changed = new Map<string, PartitionState>();
     const quotaChanges = new Map<string, { entity: ClientQuotaEntity; changes: Map<string, number | null> }>();
@@ -258,6 +261,7 @@ export class MetadataCache {
         case 'ConfigRecord':
           this.applyConfig(rec.data);
           if (rec.data.resourceType === ConfigResourceType.TOPIC) delta.changedTopicConfigs.add(rec.data.resourceName);
+          else if (rec.data.resourceType === ConfigResourceType.BROKER) delta.changedBrokerConfigs!.add(rec.data.resourceName);
           break;
         case 'RegisterBrokerRecord':
           this.applyBroker(rec.data);

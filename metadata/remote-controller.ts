@@ -1,8 +1,8 @@
 /**
  * RemoteController: the ControllerApi of a broker whose controller runs elsewhere. Each call is
  * the matching Kafka request to the controller listener (CreateTopics, DeleteTopics,
- * CreatePartitions, IncrementalAlterConfigs / AlterConfigs (topic and CLIENT_METRICS resources), ElectLeaders, AllocateProducerIds,
- * AlterClientQuotas, AlterUserScramCredentials, CreateAcls, DeleteAcls, UpdateFeatures), as
+ * CreatePartitions, IncrementalAlterConfigs / AlterConfigs (topic, broker and CLIENT_METRICS resources), ElectLeaders, AllocateProducerIds,
+ * AlterClientQuotas, AlterUserScramCredentials, CreateAcls, DeleteAcls, UpdateFeatures, AlterPartitionReassignments), as
  * Kafka's brokers forward admin requests. After a successful write it waits until this broker's
  * metadata includes it, so a client that created a topic through this broker sees it at once.
  *
@@ -16,6 +16,7 @@ import type { Logger } from '../common/logger';
 import type { NodeChannel } from '../client/node-channel';
 import type {
   AlterConfigOp,
+  BrokerConfigChange,
   ControllerApi,
   CreatePartitionsSpec,
   CreateTopicResult,
@@ -27,12 +28,14 @@ import { isInternalTopic } from './topic-name';
 import type { ClientQuotaAlteration, ClientQuotaAlterationResult } from './controller/client-quota-control-manager';
 import type { ScramAlterationResult, ScramCredentialDeletion, ScramCredentialUpsertion } from './controller/scram-control-manager';
 import type { AclCreateResult, AclDeleteResult } from './controller/acl-control-manager';
+import type { ReassignmentRequestTopic, ReassignmentResultTopic } from './controller/partition-reassignment';
 import type { AclBinding, AclBindingFilter } from './authorizer/authorizer';
 import type { FeatureUpdate } from './controller/feature-control-manager';
 import type { ClientMetricsConfigChange } from './controller/client-metrics-config-control';
 
 const TOPIC_RESOURCE = 2;
 const CLIENT_METRICS_RESOURCE = 16;
+const BROKER_RESOURCE = 4;
 
 export interface RemoteControllerOptions {
   channel: NodeChannel;
@@ -206,6 +209,42 @@ export class RemoteController implements ControllerApi {
     return changes.map((c) => out.get(c)!);
   }
 
+  /** Forwards BROKER-resource changes in one request per kind (IncrementalAlterConfigs / AlterConfigs), in the callers' order. */
+  async alterBrokerConfigs(changes: BrokerConfigChange[], validateOnly: boolean): Promise<{ resourceName: string; errorCode: number; errorMessage: string | null }[]> {
+    const out = new Map<BrokerConfigChange, { resourceName: string; errorCode: number; errorMessage: string | null }>();
+    let wrote = false;
+    for (const incremental of [true, false]) {
+      const group = changes.filter((c) => c.incremental === incremental);
+      if (group.length === 0) continue;
+      try {
+        const res = incremental
+          ? await this.opts.channel.send('IncrementalAlterConfigs', {
+              resources: group.map((c) => ({
+                resourceType: BROKER_RESOURCE,
+                resourceName: c.resourceName,
+                configs: c.ops.map((o) => ({ name: o.name, configOperation: o.op, value: o.value })),
+              })),
+              validateOnly,
+            })
+          : await this.opts.channel.send('AlterConfigs', {
+              resources: group.map((c) => ({ resourceType: BROKER_RESOURCE, resourceName: c.resourceName, configs: c.ops.map((o) => ({ name: o.name, value: o.value })) })),
+              validateOnly,
+            });
+        group.forEach((c, i) => {
+          const r = res.responses[i];
+          if (r?.errorCode === ErrorCode.NONE) wrote = true;
+          out.set(c, { resourceName: c.resourceName, errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: r?.errorMessage ?? null });
+        });
+      } catch (err) {
+        const msg = this.unreachable(err);
+        for (const c of group) out.set(c, { resourceName: c.resourceName, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg });
+      }
+    }
+    if (wrote && !validateOnly) await this.settle();
+    return changes.map((c) => out.get(c)!);
+  }
+
+
   async allocateProducerIds(brokerId: number, brokerEpoch: bigint, _blockSize: number): Promise<{ first: bigint; size: number }> {
     const res = await this.opts.channel.send('AllocateProducerIds', { brokerId, brokerEpoch });
     if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, 'the controller refused to allocate producer ids');
@@ -302,6 +341,27 @@ export class RemoteController implements ControllerApi {
   }
 
   /** DeleteAcls as the controller answers it, one result per filter with the ACLs it removed. */
+  /** AlterPartitionReassignments, forwarded as is; a top-level error (or no answer) fails every partition. */
+  async alterPartitionReassignments(topics: ReassignmentRequestTopic[]): Promise<ReassignmentResultTopic[]> {
+    const failAll = (errorCode: number, errorMessage: string | null): ReassignmentResultTopic[] =>
+      topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode, errorMessage })) }));
+    if (topics.length === 0) return [];
+    try {
+      const res = await this.opts.channel.send('AlterPartitionReassignments', { timeoutMs: 30_000, topics });
+      if (res.errorCode !== ErrorCode.NONE) return failAll(res.errorCode, res.errorMessage);
+      if (res.responses.some((t) => t.partitions.some((p) => p.errorCode === ErrorCode.NONE))) await this.settle();
+      return topics.map((t, i) => ({
+        name: t.name,
+        partitions: t.partitions.map((p, j) => {
+          const r = res.responses[i]?.partitions[j];
+          return { partitionIndex: p.partitionIndex, errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: r?.errorMessage ?? null };
+        }),
+      }));
+    } catch (err) {
+      return failAll(ErrorCode.REQUEST_TIMED_OUT, this.unreachable(err));
+    }
+  }
+
   async deleteAcls(filters: AclBindingFilter[]): Promise<AclDeleteResult[]> {
     if (filters.length === 0) return [];
     try {

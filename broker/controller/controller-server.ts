@@ -22,6 +22,7 @@ import { randomUuid } from '../../protocol/primitives/uuid';
 import { KafkaConfig, type KafkaConfigInit } from '../../config/kafka-config';
 import { logConfigFrom } from '../../config/log-config-from';
 import { topicConfigDef } from '../../config/topic-config-def';
+import { brokerListDefault } from '../../config/dynamic-broker-config';
 import { Logger, type LogFormat, type LogLevel } from '../../common/logger';
 import { RequestDispatcher } from '../request-dispatcher';
 import { SocketServer, type SocketServerOptions } from '../network/socket-server';
@@ -124,10 +125,14 @@ export class ControllerServer implements ControllerNode {
         const d = topicConfigDef(name)?.default;
         return typeof d === 'string' ? d : null;
       },
+      brokerConfigDefault: brokerListDefault,
       sessions: { sessionTimeoutMs: config.getInt('broker.session.timeout.ms') },
+      // The topic's override, else the dynamic cluster default (KIP-226), else this node's static config.
       uncleanLeaderElection: (topic) => {
-        const override = this.controller.image.topicConfig(topic).get('unclean.leader.election.enable');
-        return override !== undefined ? override === 'true' : config.getBoolean('unclean.leader.election.enable');
+        const override =
+          this.controller.image.topicConfig(topic).get('unclean.leader.election.enable') ??
+          this.controller.image.brokerConfig('').get('unclean.leader.election.enable');
+        return override !== undefined ? override.trim().toLowerCase() === 'true' : config.getBoolean('unclean.leader.election.enable');
       },
       autoLeaderRebalanceIntervalMs: config.getBoolean('auto.leader.rebalance.enable') ? imbalanceMs : null,
     });

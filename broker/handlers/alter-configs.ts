@@ -7,8 +7,10 @@
  * validate_only changes nothing. As Kafka's ControllerApis (which a KRaft broker forwards to): a
  * resource (type and name) listed twice is answered once with INVALID_REQUEST "Duplicate resource."
  * and not changed; an unknown resource type gets UNSUPPORTED_VERSION "Unknown resource type N.".
- * Not implemented: dynamic broker configs; a BROKER or BROKER_LOGGER resource gets INVALID_REQUEST
- * saying so, rather than a pretend success.
+ * BROKER resources (dynamic broker configs, KIP-226; resource name = this broker's id or "" for
+ * the cluster default): the whole dynamic set of the resource is replaced, after this broker's
+ * checks (broker-config-preprocess.ts), by the controller. GROUP resources get INVALID_REQUEST
+ * saying krill does not alter them, rather than a pretend success.
  * Authorization (ControllerApis.authorizeAlterResource, after the duplicate and type checks):
  * ALTER_CONFIGS on the CLUSTER for BROKER and CLIENT_METRICS resources (else
  * CLUSTER_AUTHORIZATION_FAILED), on the TOPIC for a topic (TOPIC_AUTHORIZATION_FAILED), on the
@@ -23,6 +25,7 @@ import { defineHandler } from './define-handler';
 import { AUTHORIZATION_ERROR_MESSAGE, authHelper, type AuthHelper } from '../security/authorize';
 import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../../metadata/authorizer/authorizer';
 import { configResourceDenial } from './describe-configs';
+import { alterBrokerResources } from './broker-config-preprocess';
 
 /** Resources refused by authorization: resource key -> the answer. */
 export type AlterConfigsDenials = ReadonlyMap<string, { errorCode: number; errorMessage: string | null }>;
@@ -64,25 +67,25 @@ const NO_DENIALS: AlterConfigsDenials = new Map();
 
 const KNOWN_RESOURCE_TYPES = new Set<number>(Object.values(ConfigResourceType).filter((t) => t !== ConfigResourceType.UNKNOWN));
 
+/** One resource's answer from the controller (or the broker's preprocessing), by resourceKey. */
+export type AlterConfigsResults = ReadonlyMap<string, { errorCode: number; errorMessage: string | null }>;
+
 /**
- * The topic resources to hand to the controller: each listed once, known type, not duplicated
+ * The resources of one type to hand on: each listed once, known type, not duplicated, not denied
  * (shared with IncrementalAlterConfigs and the controller listener's twins of both).
  */
+export function resourcesToAlter<R extends { resourceType: number; resourceName: string }>(resources: readonly R[], resourceType: number, denials: AlterConfigsDenials = NO_DENIALS): R[] {
+  const counts = resourceCounts(resources);
+  return resources.filter((r) => r.resourceType === resourceType && counts.get(resourceKey(r)) === 1 && !denials.has(resourceKey(r)));
+}
+
+/** resourcesToAlter for TOPIC resources. */
 export function topicResourcesToAlter<R extends { resourceType: number; resourceName: string }>(resources: readonly R[], denials: AlterConfigsDenials = NO_DENIALS): R[] {
   return resourcesToAlter(resources, ConfigResourceType.TOPIC, denials);
 }
 
-/** The CLIENT_METRICS resources to hand to the controller, chosen as topicResourcesToAlter chooses topics. */
-export function clientMetricsResourcesToAlter<R extends { resourceType: number; resourceName: string }>(resources: readonly R[], denials: AlterConfigsDenials = NO_DENIALS): R[] {
-  return resourcesToAlter(resources, ConfigResourceType.CLIENT_METRICS, denials);
-}
-
-function resourcesToAlter<R extends { resourceType: number; resourceName: string }>(resources: readonly R[], type: number, denials: AlterConfigsDenials): R[] {
-  const counts = resourceCounts(resources);
-  return resources.filter((r) => r.resourceType === type && counts.get(resourceKey(r)) === 1 && !denials.has(resourceKey(r)));
-}
-
-const resourceKey = (r: { resourceType: number; resourceName: string }): string => `${r.resourceType}\u0000${r.resourceName}`;
+/** The key of a resource in AlterConfigsResults and AlterConfigsDenials. */
+export const resourceKey = (r: { resourceType: number; resourceName: string }): string => `${r.resourceType}\u0000${r.resourceName}`;
 
 function resourceCounts(resources: readonly { resourceType: number; resourceName: string }[]): Map<string, number> {
   const counts = new Map<string, number>();
@@ -90,27 +93,29 @@ function resourceCounts(resources: readonly { resourceType: number; resourceName
   return counts;
 }
 
+/** Pairs results with the resources they answer (the controller returns them in request order). */
+export function resultsByKey<R extends { resourceType: number; resourceName: string }>(
+  resources: readonly R[],
+  results: readonly { errorCode: number; errorMessage: string | null }[],
+): Map<string, { errorCode: number; errorMessage: string | null }> {
+  return new Map(resources.map((r, i) => [resourceKey(r), { errorCode: results[i].errorCode, errorMessage: results[i].errorMessage }]));
+}
+
 /**
  * The response entries, in order of first listing: an unknown resource type UNSUPPORTED_VERSION
- * (each listing), a resource listed twice INVALID_REQUEST "Duplicate resource." (once), a topic
- * the controller's result (`topicResults` holds them in the order topicResourcesToAlter gave the
- * topics), a CLIENT_METRICS resource its result from `clientMetricsResults` (in the order
- * clientMetricsResourcesToAlter gave them), another resource type what `otherResult` answers for it
- * (IncrementalAlterConfigs: BROKER_LOGGER), else INVALID_REQUEST, since dynamic broker configs are
- * not implemented.
+ * (each listing), a resource listed twice INVALID_REQUEST "Duplicate resource." (once), a denied
+ * one its authorization error, a resource with a result (topics, brokers, CLIENT_METRICS
+ * subscriptions, IncrementalAlterConfigs' BROKER_LOGGER resources) that result, other resource
+ * types INVALID_REQUEST with `unsupportedMessage` (krill does not alter them).
  */
 export function alterConfigsResponses(
   resources: readonly { resourceType: number; resourceName: string }[],
-  topicResults: readonly { errorCode: number; errorMessage: string | null }[],
-  nonTopicMessage = 'krill does not support altering broker configs dynamically yet',
+  results: AlterConfigsResults,
+  unsupportedMessage = 'krill does not support altering the configs of this resource type',
   denials: AlterConfigsDenials = NO_DENIALS,
-  clientMetricsResults: readonly { errorCode: number; errorMessage: string | null }[] = [],
-  otherResult?: (r: { resourceType: number; resourceName: string }) => { errorCode: number; errorMessage: string | null } | undefined,
 ): { errorCode: number; errorMessage: string | null; resourceType: number; resourceName: string }[] {
   const counts = resourceCounts(resources);
   const answered = new Set<string>();
-  let next = 0;
-  let nextClientMetrics = 0;
   const out: { errorCode: number; errorMessage: string | null; resourceType: number; resourceName: string }[] = [];
   for (const r of resources) {
     const base = { resourceType: r.resourceType, resourceName: r.resourceName };
@@ -122,16 +127,11 @@ export function alterConfigsResponses(
     if (answered.has(key)) continue;
     answered.add(key);
     const denied = denials.get(key);
+    const result = results.get(key);
     if (counts.get(key)! > 1) out.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate resource.' });
     else if (denied) out.push({ ...base, ...denied });
-    else if (r.resourceType === ConfigResourceType.CLIENT_METRICS) {
-      const res = clientMetricsResults[nextClientMetrics++];
-      out.push({ ...base, errorCode: res.errorCode, errorMessage: res.errorMessage });
-    } else if (r.resourceType !== ConfigResourceType.TOPIC) out.push({ ...base, ...(otherResult?.(r) ?? { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: nonTopicMessage }) });
-    else {
-      const res = topicResults[next++];
-      out.push({ ...base, errorCode: res.errorCode, errorMessage: res.errorMessage });
-    }
+    else if (result) out.push({ ...base, errorCode: result.errorCode, errorMessage: result.errorMessage });
+    else out.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: unsupportedMessage });
   }
   return out;
 }
@@ -144,7 +144,7 @@ export const alterConfigsHandler = defineHandler<AlterConfigsRequest, AlterConfi
   async handle(broker, ctx, req) {
     const denials = alterConfigsDenials(authHelper(broker.authorizer, ctx), req.resources, 'not-authorized');
     const topics = topicResourcesToAlter(req.resources, denials);
-    const results = await broker.controller.alterTopicConfigs(
+    const topicResults = await broker.controller.alterTopicConfigs(
       topics.map((r) => ({
         topic: r.resourceName,
         incremental: false,
@@ -152,10 +152,22 @@ export const alterConfigsHandler = defineHandler<AlterConfigsRequest, AlterConfi
       })),
       req.validateOnly,
     );
-    const clientMetrics = await broker.controller.alterClientMetricsConfigs(
-      clientMetricsResourcesToAlter(req.resources, denials).map((r) => ({ name: r.resourceName, incremental: false, ops: r.configs.map((c) => ({ name: c.name, op: 0, value: c.value })) })),
+    const brokerResults = await alterBrokerResources(
+      broker,
+      resourcesToAlter(req.resources, ConfigResourceType.BROKER, denials).map((r) => ({
+        resourceType: r.resourceType,
+        resourceName: r.resourceName,
+        incremental: false,
+        ops: r.configs.map((c) => ({ name: c.name, op: 0, value: c.value })),
+      })),
       req.validateOnly,
     );
-    return { responses: alterConfigsResponses(req.resources, results, undefined, denials, clientMetrics) };
+    const clientMetrics = resourcesToAlter(req.resources, ConfigResourceType.CLIENT_METRICS, denials);
+    const clientMetricsResults = await broker.controller.alterClientMetricsConfigs(
+      clientMetrics.map((r) => ({ name: r.resourceName, incremental: false, ops: r.configs.map((c) => ({ name: c.name, op: 0, value: c.value })) })),
+      req.validateOnly,
+    );
+    const results = new Map([...resultsByKey(topics, topicResults), ...brokerResults, ...resultsByKey(clientMetrics, clientMetricsResults)]);
+    return { responses: alterConfigsResponses(req.resources, results, undefined, denials) };
   },
 });

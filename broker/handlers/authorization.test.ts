@@ -521,6 +521,31 @@ describe('topic administration', () => {
   });
 });
 
+describe('partition reassignments', () => {
+  test('AlterPartitionReassignments: ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED at the top and on every partition', async () => {
+    const res = await call(API.AlterPartitionReassignments, 0, { timeoutMs: 1000, topics: [{ name: 'open', partitions: [{ partitionIndex: 0, replicas: null }, { partitionIndex: 1, replicas: [broker.nodeId] }] }] });
+    expect(res.errorCode).toBe(CAF);
+    expect(res.errorMessage).toMatch(/is not authorized\.$/);
+    expect(res.responses[0].partitions.map((p: any) => [p.partitionIndex, p.errorCode])).toEqual([
+      [0, CAF],
+      [1, CAF],
+    ]);
+    authz.allow(ALTER, CLUSTER, CLUSTER_NAME);
+    const ok = await call(API.AlterPartitionReassignments, 0, { timeoutMs: 1000, topics: [{ name: 'open', partitions: [{ partitionIndex: 0, replicas: null }] }] });
+    expect(ok.errorCode).toBe(NONE);
+    expect(ok.responses[0].partitions[0].errorCode).toBe(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS);
+  });
+
+  test('ListPartitionReassignments: DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED at the top', async () => {
+    const res = await call(API.ListPartitionReassignments, 0, { timeoutMs: 1000, topics: null });
+    expect(res.errorCode).toBe(CAF);
+    expect(res.errorMessage).toMatch(/is not authorized\.$/);
+    authz.allow(DESCRIBE, CLUSTER, CLUSTER_NAME);
+    const ok = await call(API.ListPartitionReassignments, 0, { timeoutMs: 1000, topics: null });
+    expect(ok).toMatchObject({ errorCode: NONE, errorMessage: null, topics: [] });
+  });
+});
+
 describe('configs, cluster and quotas', () => {
   test('DescribeConfigs: DESCRIBE_CONFIGS on the topic or the cluster; denied resources after the others', async () => {
     authz.allow(DESCRIBE_CONFIGS, TOPIC, 'open');

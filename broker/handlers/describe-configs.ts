@@ -3,8 +3,11 @@
  * Topic resources (2): every topic config, defaults included, each with its source
  * (DYNAMIC_TOPIC_CONFIG for the topic's overrides, STATIC_BROKER_CONFIG / DEFAULT_CONFIG for
  * inherited values) and, with include_synonyms (v1+), its synonym chain in Kafka's order; unknown
- * topic: UNKNOWN_TOPIC_OR_PARTITION. Broker resources (4): this broker's configs (resource name =
- * its node id) or the cluster defaults (resource name ""); another broker's id gets INVALID_REQUEST.
+ * topic: UNKNOWN_TOPIC_OR_PARTITION; a topic value inherited from a dynamic broker config has that
+ * source. Broker resources (4): this broker's configs in force (resource name = its node id; sources
+ * DYNAMIC_BROKER_CONFIG > DYNAMIC_DEFAULT_BROKER_CONFIG > STATIC_BROKER_CONFIG > DEFAULT_CONFIG) or
+ * the dynamic cluster defaults (resource name ""); another broker's id gets INVALID_REQUEST;
+ * password-type values are null and sensitive.
  * Broker logger resources (8): every log4j logger of this broker with its effective level
  * (broker-logger-configs.ts). configuration_keys null = all.
  * Client metrics resources (16, KIP-714 subscriptions): the subscription's stored configs with

@@ -4,11 +4,14 @@
  * such as cleanup.policy), validated as a whole (INVALID_CONFIG); unknown topic:
  * UNKNOWN_TOPIC_OR_PARTITION. validate_only changes nothing. A resource listed twice: one
  * INVALID_REQUEST "Duplicate resource."; an unknown resource type: UNSUPPORTED_VERSION (see
- * alter-configs.ts, whose rules these are). CLIENT_METRICS resources (KIP-714 subscriptions): SET
- * and DELETE, validated as Kafka does (metadata/controller/client-metrics-config-control.ts).
+ * alter-configs.ts, whose rules these are).
+ * BROKER resources (dynamic broker configs): the ops applied to the resource's current dynamic
+ * set, checked by this broker (broker-config-preprocess.ts) and written by the controller.
+ * CLIENT_METRICS resources (KIP-714 subscriptions): SET and DELETE, validated as Kafka does
+ * (metadata/controller/client-metrics-config-control.ts).
  * BROKER_LOGGER (8) resources change this broker's log levels at run time, with Kafka's validation
  * (broker-logger-configs.ts); a failed resource changes nothing.
- * Not implemented: dynamic broker configs; BROKER resources get INVALID_REQUEST.
+ * Not implemented: GROUP resources get INVALID_REQUEST.
  * Authorization: ALTER_CONFIGS as for AlterConfigs (see alter-configs.ts); a BROKER_LOGGER resource
  * needs ALTER_CONFIGS on the CLUSTER (else CLUSTER_AUTHORIZATION_FAILED without a message, as
  * ConfigAdminManager.preprocess answers it).
@@ -19,10 +22,11 @@ import type {
 } from '../../protocol/generated/incremental-alter-configs';
 import { ApiKey } from '../../protocol/generated';
 import { defineHandler } from './define-handler';
-import { alterConfigsDenials, alterConfigsResponses, clientMetricsResourcesToAlter, topicResourcesToAlter } from './alter-configs';
+import { alterConfigsDenials, alterConfigsResponses, resourcesToAlter, resultsByKey, topicResourcesToAlter } from './alter-configs';
+import { alterBrokerResources } from './broker-config-preprocess';
+import { ConfigResourceType } from '../../metadata/metadata-records';
 import { authHelper } from '../security/authorize';
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
-import { ConfigResourceType } from '../../metadata/metadata-records';
 import { alterBrokerLoggers } from './broker-logger-configs';
 
 export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>({
@@ -33,9 +37,28 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
   async handle(broker, ctx, req) {
     const denials = alterConfigsDenials(authHelper(broker.authorizer, ctx), req.resources, 'alter-configs');
     const topics = topicResourcesToAlter(req.resources, denials);
-    const results = await broker.controller.alterTopicConfigs(
+    const topicResults = await broker.controller.alterTopicConfigs(
       topics.map((r) => ({
         topic: r.resourceName,
+        incremental: true,
+        ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })),
+      })),
+      req.validateOnly,
+    );
+    const brokerResults = await alterBrokerResources(
+      broker,
+      resourcesToAlter(req.resources, ConfigResourceType.BROKER, denials).map((r) => ({
+        resourceType: r.resourceType,
+        resourceName: r.resourceName,
+        incremental: true,
+        ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })),
+      })),
+      req.validateOnly,
+    );
+    const clientMetrics = resourcesToAlter(req.resources, ConfigResourceType.CLIENT_METRICS, denials);
+    const clientMetricsResults = await broker.controller.alterClientMetricsConfigs(
+      clientMetrics.map((r) => ({
+        name: r.resourceName,
         incremental: true,
         ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })),
       })),
@@ -51,16 +74,13 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
         return { errorCode: toErrorCode(err), errorMessage: (err as Error).message };
       }
     };
-    const otherResult = (r: { resourceType: number; resourceName: string }) =>
-      r.resourceType === ConfigResourceType.BROKER_LOGGER ? brokerLogger(r as (typeof req.resources)[number]) : undefined;
-    const clientMetrics = await broker.controller.alterClientMetricsConfigs(
-      clientMetricsResourcesToAlter(req.resources, denials).map((r) => ({
-        name: r.resourceName,
-        incremental: true,
-        ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })),
-      })),
-      req.validateOnly,
-    );
-    return { responses: alterConfigsResponses(req.resources, results, undefined, denials, clientMetrics, otherResult) };
+    const loggers = resourcesToAlter(req.resources, ConfigResourceType.BROKER_LOGGER, denials);
+    const results = new Map([
+      ...resultsByKey(topics, topicResults),
+      ...brokerResults,
+      ...resultsByKey(clientMetrics, clientMetricsResults),
+      ...resultsByKey(loggers, loggers.map(brokerLogger)),
+    ]);
+    return { responses: alterConfigsResponses(req.resources, results, undefined, denials) };
   },
 });

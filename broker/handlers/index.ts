@@ -20,6 +20,8 @@ import { describeAclsHandler } from './describe-acls';
 import { describeClientQuotasHandler } from './describe-client-quotas';
 import { describeClusterHandler } from './describe-cluster';
 import { electLeadersHandler } from './elect-leaders';
+import { alterPartitionReassignmentsHandler } from './alter-partition-reassignments';
+import { listPartitionReassignmentsHandler } from './list-partition-reassignments';
 import { describeConfigsHandler } from './describe-configs';
 import { describeGroupsHandler } from './describe-groups';
 import { describeLogDirsHandler } from './describe-log-dirs';
@@ -83,6 +85,8 @@ export const HANDLERS: readonly HandlerSpec[] = [
   createPartitionsHandler,
   incrementalAlterConfigsHandler,
   electLeadersHandler,
+  alterPartitionReassignmentsHandler,
+  listPartitionReassignmentsHandler,
   offsetDeleteHandler,
   saslAuthenticateHandler,
   describeClusterHandler,

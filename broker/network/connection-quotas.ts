@@ -14,6 +14,8 @@
  *   ConnectionThrottledException), and is not counted against the listener and broker rates.
  * - `max.connections.per.ip` and `max.connections.per.ip.overrides`: a connection past the limit of its
  *   address is closed at once ("Rejected connection from ..."); overrides name hosts or addresses.
+ * - `max.connections` and `max.connections.per.ip` follow dynamic broker configs (updateLimits);
+ *   the overrides and the per-listener limits are static.
  *
  * Invariants: counts go up only in `admit` and down only in `release`, once per admitted connection;
  * a per-IP rejection or an IP throttle leaves every count as it was.
@@ -82,6 +84,15 @@ export class ConnectionQuotas {
 
   listenerCount(listener: string): number {
     return this.perListener.get(listener) ?? 0;
+  }
+
+  /**
+   * max.connections / max.connections.per.ip changed (a dynamic broker config, KIP-226): new
+   * connections are admitted against the new limits; connections already open stay open, as in
+   * Kafka's ConnectionQuotas.updateMaxConnectionsPerIp / updateBrokerMaxConnections.
+   */
+  updateLimits(limits: { maxConnections: number; maxConnectionsPerIp: number }): void {
+    this.config = { ...this.config, ...limits };
   }
 
   /** The IP connection rate quota changed (a client quota update). */

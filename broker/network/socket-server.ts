@@ -8,7 +8,8 @@
  * listener has no free slot or must pause for its connection creation rate, later sockets wait
  * unread behind it (at most `socket.listen.backlog.size` of them; more are closed at once, as a full
  * kernel backlog refuses them). A socket past its address's limit is closed at once; one over its
- * IP's connection rate quota is closed after the throttle time.
+ * IP's connection rate quota is closed after the throttle time. Raised limits (dynamic broker
+ * configs, updateConnectionLimits) take the waiting sockets at once.
  *
  * A listener with a SecureTransport (SSL and SASL_SSL listeners: broker/security/ssl) is TLS from
  * the first byte: an admitted socket goes through the TLS handshake first, still counted against
@@ -100,6 +101,20 @@ export class SocketServer {
     this.slots = new RequestSlots(opts.queuedMaxRequests);
     this.quotas = new ConnectionQuotas({ ...opts.quotas, listeners: opts.quotas.listeners ?? new Map() }, this.time);
     for (const [name, make] of opts.transports ?? []) this.transports.set(name, make(log));
+  }
+
+  /**
+   * New max.connections / max.connections.per.ip (dynamic broker configs): sockets waiting for a
+   * slot are reconsidered at once, as a raised limit frees slots.
+   */
+  updateConnectionLimits(limits: { maxConnections: number; maxConnectionsPerIp: number }): void {
+    this.quotas.updateLimits(limits);
+    for (const name of this.waiting.keys()) this.drain(name);
+  }
+
+  /** The secure transport of a listener (TLS, for reloading its stores), if it has one. */
+  transportOf(listener: string): SecureTransport | undefined {
+    return this.transports.get(listener);
   }
 
   async listen(listeners: ListenerSpec[]): Promise<BoundListener[]> {

@@ -177,6 +177,35 @@ describe('Controller', () => {
     expect(c.image.topicConfig('t').get('retention.ms')).toBe('5');
   });
 
+  test('broker configs: ConfigRecords of resource type BROKER for a broker id or the cluster default; validate_only writes nothing; bad names refused', async () => {
+    const log = new InMemoryMetadataLog();
+    const c = makeController(log);
+    const [ok] = await c.alterBrokerConfigs([{ resourceName: '', incremental: true, ops: [{ name: 'message.max.bytes', op: 0, value: '2000' }] }], false);
+    expect(ok).toEqual({ resourceName: '', errorCode: ErrorCode.NONE, errorMessage: null });
+    await c.alterBrokerConfigs([{ resourceName: '4', incremental: true, ops: [{ name: 'log.retention.ms', op: 0, value: '10' }] }], false);
+    expect([...c.image.brokerConfig('')]).toEqual([['message.max.bytes', '2000']]);
+    expect([...c.image.brokerConfig('4')]).toEqual([['log.retention.ms', '10']]);
+    const end = log.logEndOffset;
+    await c.alterBrokerConfigs([{ resourceName: '', incremental: true, ops: [{ name: 'message.max.bytes', op: 0, value: '1' }] }], true);
+    expect(log.logEndOffset).toBe(end);
+    // Legacy AlterConfigs replaces the set: the old key gets a null ConfigRecord.
+    await c.alterBrokerConfigs([{ resourceName: '4', incremental: false, ops: [{ name: 'message.max.bytes', op: 0, value: '3000' }] }], false);
+    expect([...c.image.brokerConfig('4')]).toEqual([['message.max.bytes', '3000']]);
+    const refused = await c.alterBrokerConfigs(
+      [
+        { resourceName: 'b1', incremental: true, ops: [] },
+        { resourceName: '-1', incremental: true, ops: [] },
+      ],
+      false,
+    );
+    expect(refused.map((r) => [r.errorCode, r.errorMessage])).toEqual([
+      [ErrorCode.INVALID_REQUEST, 'Unable to parse broker name as a base 10 number.'],
+      [ErrorCode.INVALID_REQUEST, 'Invalid negative broker ID.'],
+    ]);
+    // A restarted controller reads them back.
+    expect([...makeController(log).image.brokerConfig('4')]).toEqual([['message.max.bytes', '3000']]);
+  });
+
   test('state is rebuilt from the metadata log on restart', async () => {
     const log = new InMemoryMetadataLog();
     const c1 = makeController(log);

@@ -1,7 +1,8 @@
 /**
  * The controller: the single writer of the cluster metadata log. Every change to topics,
  * partitions, configs (client-metrics subscriptions: client-metrics-config-control.ts), client quotas (client-quota-control-manager.ts), SCRAM credentials
- * (scram-control-manager.ts), ACLs (acl-control-manager.ts), broker registrations and producer id blocks is validated here, written to
+ * (scram-control-manager.ts), ACLs (acl-control-manager.ts), partition reassignments
+ * (partition-reassignment.ts), broker registrations and producer id blocks is validated here, written to
  * the metadata log as one atomic batch of KRaft-shaped records, applied to the controller's own
  * image, and then published to the brokers, which apply the same records in the same order.
  * Operations run one at a time through a queue so that validation and the append see the same
@@ -32,6 +33,8 @@ import {
 } from '../metadata-records';
 import type { PartitionState } from '../metadata-cache';
 import { buildPartitionChange, type Election } from './partition-change-builder';
+import { applyAlterConfigOps, type AlterConfigOp } from './alter-config-ops';
+import { planReassignments, type ReassignmentRequestTopic, type ReassignmentResultTopic } from './partition-reassignment';
 import { SerialQueue } from '../../common/serial-queue';
 import { topicPartitionKey } from '../../common/topic-partition';
 import type { MetadataLog } from '../metadata-log';
@@ -55,6 +58,8 @@ export interface ControllerOptions {
   validateTopicConfig: (name: string, value: string | null) => void;
   /** A topic config's own default (not the broker's), which APPEND/SUBTRACT start from when unset. */
   topicConfigDefault?: (name: string) => string | null;
+  /** A broker config's default, which APPEND/SUBTRACT on a BROKER resource start from when unset. */
+  brokerConfigDefault?: (name: string) => string | null;
   /** Cluster mode: brokers register fenced and keep sessions by heartbeating. Absent: combined node. */
   sessions?: { sessionTimeoutMs: number };
   /** unclean.leader.election.enable for a topic (its override, else the broker default). */
@@ -180,11 +185,22 @@ export interface CreatePartitionsSpec {
   assignments: { brokerIds: number[] }[] | null;
 }
 
-export interface AlterConfigOp {
-  name: string;
-  /** 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT (IncrementalAlterConfigs op types). */
-  op: number;
-  value: string | null;
+export type { AlterConfigOp } from './alter-config-ops';
+
+export interface BrokerConfigChange {
+  /** A broker id, or "" for the cluster-wide default. */
+  resourceName: string;
+  ops: AlterConfigOp[];
+  incremental: boolean;
+}
+
+/** Kafka's ControllerConfigurationValidator.validateBrokerName: "" or a non-negative base-10 broker id. */
+export function validateBrokerResourceName(name: string): void {
+  if (name === '') return;
+  if (!/^[+-]?\d+$/.test(name) || Math.abs(Number(name)) > 0x7fffffff) {
+    throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Unable to parse broker name as a base 10 number.');
+  }
+  if (Number(name) < 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Invalid negative broker ID.');
 }
 
 export interface BrokerRegistration {
@@ -213,6 +229,13 @@ export interface ControllerApi {
   ): Promise<{ topic: string; errorCode: number; errorMessage: string | null }[]>;
   /** CLIENT_METRICS (KIP-714 subscription) config changes (client-metrics-config-control.ts): one result per change. */
   alterClientMetricsConfigs(changes: ClientMetricsConfigChange[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]>;
+  /**
+   * Dynamic broker configs (KIP-226): ConfigRecords of resource type BROKER, name = a broker id or
+   * "" for the cluster-wide default. The forwarding broker has already checked that the changes
+   * are dynamically updatable (broker/handlers/broker-config-preprocess.ts, as Kafka's
+   * ConfigAdminManager); the controller checks the resource name, as ControllerConfigurationValidator.
+   */
+  alterBrokerConfigs(changes: BrokerConfigChange[], validateOnly: boolean): Promise<{ resourceName: string; errorCode: number; errorMessage: string | null }[]>;
   allocateProducerIds(brokerId: number, brokerEpoch: bigint, blockSize: number): Promise<{ first: bigint; size: number }>;
   electLeaders(electionType: number, topicPartitions: { topic: string; partitions: number[] }[] | null): Promise<ElectLeadersResult[]>;
   isInternal(topic: string): boolean;
@@ -226,6 +249,8 @@ export interface ControllerApi {
   deleteAcls(filters: AclBindingFilter[]): Promise<AclDeleteResult[]>;
   /** UpdateFeatures (feature-control-manager.ts): all updates or none; NONE, or the first failure as INVALID_UPDATE_VERSION. */
   updateFeatures(updates: FeatureUpdate[], validateOnly: boolean): Promise<{ errorCode: number; errorMessage: string | null }>;
+  /** AlterPartitionReassignments (KIP-455, partition-reassignment.ts): one result per partition, in order; all records or none. */
+  alterPartitionReassignments(topics: ReassignmentRequestTopic[]): Promise<ReassignmentResultTopic[]>;
 }
 
 export class Controller implements ControllerApi {
@@ -1071,31 +1096,8 @@ export class Controller implements ControllerApi {
             throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${c.topic} does not exist.`);
           }
           const current = this.image.topicConfig(c.topic);
-          const next = c.incremental ? new Map(current) : new Map<string, string>();
-          for (const op of c.ops) {
-            switch (op.op) {
-              case 0:
-                if (op.value === null) next.delete(op.name);
-                else next.set(op.name, op.value);
-                break;
-              case 1:
-                next.delete(op.name);
-                break;
-              case 2:
-              case 3: {
-                // Like Kafka, a list config without an override starts from its default value.
-                const current = next.get(op.name) ?? this.opts.topicConfigDefault?.(op.name) ?? '';
-                const items = current.split(',').filter((x) => x !== '');
-                const given = (op.value ?? '').split(',').filter((x) => x !== '');
-                const merged = op.op === 2 ? [...items, ...given.filter((g) => !items.includes(g))] : items.filter((i) => !given.includes(i));
-                if (merged.length === 0) next.delete(op.name);
-                else next.set(op.name, merged.join(','));
-                break;
-              }
-              default:
-                throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unknown alter config operation ${op.op}`);
-            }
-          }
+          // Like Kafka, a list config without an override starts from its default value.
+          const next = applyAlterConfigOps(current, c.ops, c.incremental, (name) => this.opts.topicConfigDefault?.(name) ?? null);
           for (const [k, v] of next) this.opts.validateTopicConfig(k, v);
           if (!validateOnly) {
             const keys = new Set([...current.keys(), ...next.keys()]);
@@ -1137,6 +1139,36 @@ export class Controller implements ControllerApi {
         }
       });
       if (!validateOnly) this.commit(records);
+      return results;
+    });
+  }
+
+  /**
+   * Dynamic broker config changes: each resource's overrides after its ops, written as the
+   * ConfigRecords (BROKER, broker id or "") of the keys that change; validate_only writes nothing.
+   */
+  alterBrokerConfigs(changes: BrokerConfigChange[], validateOnly: boolean): Promise<{ resourceName: string; errorCode: number; errorMessage: string | null }[]> {
+    return this.queue.run(() => {
+      const records: MetadataRecord[] = [];
+      const results = changes.map((c) => {
+        try {
+          validateBrokerResourceName(c.resourceName);
+          const current = this.image.brokerConfig(c.resourceName);
+          const next = applyAlterConfigOps(current, c.ops, c.incremental, (name) => this.opts.brokerConfigDefault?.(name) ?? null);
+          if (!validateOnly) {
+            for (const k of new Set([...current.keys(), ...next.keys()])) {
+              const after = next.get(k) ?? null;
+              if ((current.get(k) ?? null) === after) continue;
+              records.push({ type: 'ConfigRecord', data: { resourceType: ConfigResourceType.BROKER, resourceName: c.resourceName, name: k, value: after } });
+            }
+          }
+          return { resourceName: c.resourceName, errorCode: ErrorCode.NONE, errorMessage: null };
+        } catch (err) {
+          return { resourceName: c.resourceName, errorCode: toErrorCode(err), errorMessage: (err as Error).message };
+        }
+      });
+      this.commit(records);
+      if (records.length > 0) this.log.info(`dynamic broker configs changed: ${records.length} ConfigRecord(s)`, { resources: changes.map((c) => c.resourceName) });
       return results;
     });
   }
@@ -1208,6 +1240,26 @@ export class Controller implements ControllerApi {
     return this.queue.run(() => {
       const { records, results } = this.aclControl.deleteAcls(filters);
       this.commit(records);
+      return results;
+    });
+  }
+
+  /**
+   * AlterPartitionReassignments: PartitionChangeRecords with the target replicas and the replicas
+   * being added / removed (or reverted, for a cancellation), committed as one batch; the ISR
+   * changes of the partition leaders complete them (partition-change-builder.ts).
+   */
+  alterPartitionReassignments(topics: ReassignmentRequestTopic[]): Promise<ReassignmentResultTopic[]> {
+    return this.queue.run(() => {
+      const { records, results } = planReassignments(this.image, topics, {
+        isRegistered: (id) => this.image.broker(id) !== undefined,
+        isActive: this.isActive,
+        uncleanLeaderElection: (topic) => this.opts.uncleanLeaderElection?.(topic) ?? false,
+      });
+      this.commit(records.map((r) => this.change(r)));
+      const done = results.reduce((n, t) => n + t.partitions.filter((p) => p.errorCode === ErrorCode.NONE).length, 0);
+      const total = results.reduce((n, t) => n + t.partitions.length, 0);
+      this.log.info(`Successfully altered ${done} out of ${total} partition reassignment(s).`);
       return results;
     });
   }

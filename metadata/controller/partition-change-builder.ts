@@ -12,6 +12,13 @@
  * - Otherwise there is no leader (-1). The ISR never becomes empty: when the last member is
  *   removed it stays, so that replica can lead again when it returns (as Kafka does without ELR).
  *
+ * - Reassignment (KIP-455, Kafka's PartitionReassignmentReplicas.maybeCompleteReassignment): with
+ *   replicas being added or removed, once the target ISR holds every replica that stays (and at
+ *   least one does), the record completes it: replicas become the target (the removing ones
+ *   dropped), the removing ones leave the ISR, adding / removing are cleared, and a leader that was
+ *   being removed is replaced from what remains. Any change (AlterPartition, fencing, a new
+ *   reassignment) can complete one.
+ *
  * Only a leader change bumps the leader epoch (record.leader set); every record bumps the partition
  * epoch when applied. Kafka's RECOVERING leader recovery state after an unclean election is not
  * modelled: the state stays RECOVERED (docs/replication.md).
@@ -30,6 +37,11 @@ export interface PartitionChangeOptions {
   /** Whether a replica may lead (registered, unfenced, not shutting down, not being removed). */
   isAcceptableLeader: (replica: number) => boolean;
   election?: Election;
+  /** The replica list wanted (a reassignment: target first, then the replicas being removed); default the current one. */
+  targetReplicas?: number[];
+  /** The replicas being added / removed by a reassignment; default the current ones. */
+  targetAdding?: number[];
+  targetRemoving?: number[];
 }
 
 export interface ElectionResult {
@@ -55,25 +67,55 @@ export function electLeader(p: PartitionState, targetIsr: readonly number[], ele
 
 const sameSet = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x) => b.includes(x));
 
+const sameList = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x, i) => b[i] === x);
+
+/**
+ * Kafka's maybeCompleteReassignment: the replicas and ISR once a reassignment in progress can
+ * complete with `targetIsr`, or undefined while it cannot (or none is in progress).
+ */
+export function completedReassignment(
+  replicas: readonly number[],
+  adding: readonly number[],
+  removing: readonly number[],
+  targetIsr: readonly number[],
+): { replicas: number[]; isr: number[] } | undefined {
+  if (adding.length === 0 && removing.length === 0) return undefined;
+  const isr = targetIsr.filter((r) => !removing.includes(r));
+  const remaining = replicas.filter((r) => !removing.includes(r));
+  if (isr.length === 0 || remaining.length === 0) return undefined;
+  if (!remaining.every((r) => isr.includes(r))) return undefined;
+  return { replicas: remaining, isr };
+}
+
 /** The record for the change, or undefined when it would change nothing. */
 export function buildPartitionChange(p: PartitionState, opts: PartitionChangeOptions): PartitionChangeRecordData | undefined {
   const election = opts.election ?? 'ONLINE';
+  let targetReplicas = opts.targetReplicas ?? p.replicas;
+  let targetAdding = opts.targetAdding ?? p.addingReplicas;
+  let targetRemoving = opts.targetRemoving ?? p.removingReplicas;
   // Keep replica order in the ISR, as Kafka's Replicas helpers do for lists built from the assignment.
-  let targetIsr = opts.targetIsr ? p.replicas.filter((r) => opts.targetIsr!.includes(r)) : [...p.isr];
+  let targetIsr = targetReplicas.filter((r) => (opts.targetIsr ?? p.isr).includes(r));
+  const completed = completedReassignment(targetReplicas, targetAdding, targetRemoving, targetIsr);
+  if (completed) {
+    targetReplicas = completed.replicas;
+    targetIsr = completed.isr;
+    targetAdding = [];
+    targetRemoving = [];
+  }
   const record: PartitionChangeRecordData = {
     partitionId: p.partition,
     topicId: p.topicId,
     isr: null,
     leader: NO_LEADER_CHANGE,
-    replicas: null,
-    removingReplicas: null,
-    addingReplicas: null,
+    replicas: sameList(targetReplicas, p.replicas) ? null : [...targetReplicas],
+    removingReplicas: sameList(targetRemoving, p.removingReplicas) ? null : [...targetRemoving],
+    addingReplicas: sameList(targetAdding, p.addingReplicas) ? null : [...targetAdding],
     leaderRecoveryState: -1,
     directories: null,
     eligibleLeaderReplicas: null,
     lastKnownElr: null,
   };
-  const result = electLeader(p, targetIsr, election, opts.isAcceptableLeader);
+  const result = electLeader({ ...p, replicas: targetReplicas }, targetIsr, election, opts.isAcceptableLeader);
   if (result.leader !== p.leader) {
     record.leader = result.leader;
     if (result.unclean) {
@@ -82,6 +124,6 @@ export function buildPartitionChange(p: PartitionState, opts: PartitionChangeOpt
     }
   }
   if (record.isr === null && targetIsr.length > 0 && !sameSet(targetIsr, p.isr)) record.isr = targetIsr;
-  if (record.isr === null && record.leader === NO_LEADER_CHANGE) return undefined;
+  if (record.isr === null && record.leader === NO_LEADER_CHANGE && record.replicas === null && record.addingReplicas === null && record.removingReplicas === null) return undefined;
   return record;
 }

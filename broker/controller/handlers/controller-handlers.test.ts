@@ -96,8 +96,8 @@ describe('controller handlers at every advertised version', () => {
     }
     expect(controller.controller.image.topic('ct-7')!.partitions.size).toBe(3 + versions(37).at(-1)!);
     for (const v of versions(33)) {
-      const res = await call(33, v, { resources: [{ resourceType: 2, resourceName: 'ct-7', configs: [{ name: 'retention.ms', value: String(2000 + v) }] }, { resourceType: 4, resourceName: '0', configs: [] }], validateOnly: false });
-      expect(res.responses.map((r: any) => r.errorCode)).toEqual([0, ErrorCode.INVALID_REQUEST]);
+      const res = await call(33, v, { resources: [{ resourceType: 2, resourceName: 'ct-7', configs: [{ name: 'retention.ms', value: String(2000 + v) }] }, { resourceType: 4, resourceName: 'x', configs: [] }], validateOnly: false });
+      expect(res.responses.map((r: any) => [r.errorCode, r.errorMessage])).toEqual([[0, null], [ErrorCode.INVALID_REQUEST, 'Unable to parse broker name as a base 10 number.']]);
     }
     for (const v of versions(44)) {
       const res = await call(44, v, { resources: [{ resourceType: 2, resourceName: 'ct-7', configs: [{ name: 'cleanup.policy', configOperation: 0, value: 'compact' }] }], validateOnly: false });

@@ -21,6 +21,8 @@ import { controllerDeleteAclsHandler } from './delete-acls';
 import { controllerDeleteTopicsHandler } from './delete-topics';
 import { controllerDescribeAclsHandler } from './describe-acls';
 import { controllerElectLeadersHandler } from './elect-leaders';
+import { controllerAlterPartitionReassignmentsHandler } from './alter-partition-reassignments';
+import { controllerListPartitionReassignmentsHandler } from './list-partition-reassignments';
 import { controllerIncrementalAlterConfigsHandler } from './incremental-alter-configs';
 import { controllerUpdateFeaturesHandler } from './update-features';
 import { saslAuthenticateHandlerFor } from '../../handlers/sasl-authenticate';
@@ -35,6 +37,8 @@ export const CONTROLLER_HANDLERS: readonly HandlerSpec<any, any, ControllerNode>
   controllerCreatePartitionsHandler,
   controllerElectLeadersHandler,
   controllerIncrementalAlterConfigsHandler,
+  controllerAlterPartitionReassignmentsHandler,
+  controllerListPartitionReassignmentsHandler,
   alterPartitionHandler,
   controllerDescribeClusterHandler,
   brokerRegistrationHandler,

@@ -23,6 +23,8 @@
  * has no addresses) is settled by the admitted socket's own close, so every admitted socket is
  * reported exactly once.
  *
+ * reload: new key / trust stores from dynamic broker configs, for handshakes from then on.
+ *
  * validateInterBroker: at startup, for the inter-broker listener, a client and a server built from
  * the same settings must complete a handshake in memory (Kafka's keystoreVerifiableUsingTruststore),
  * so a broker whose trust store does not trust its own key store fails to start instead of failing
@@ -55,7 +57,7 @@ export class SslTransport implements SecureTransport {
   private readonly pending = new Map<string, Pending>();
 
   constructor(
-    readonly settings: ServerSslSettings,
+    private settings: ServerSslSettings,
     handshakeTimeoutMs: number,
     private readonly log: Logger,
   ) {
@@ -67,6 +69,17 @@ export class SslTransport implements SecureTransport {
     });
     this.server.on('secureConnection', (s: tls.TLSSocket) => this.onSecure(s));
     this.server.on('tlsClientError', (err: Error, s: tls.TLSSocket) => this.onFailure(s, err.message));
+  }
+
+  /**
+   * New key and trust stores (a dynamic broker config, KIP-226): handshakes that start from now on
+   * use them; connections already secured keep theirs. ssl.client.auth and the principal mapping
+   * are not reloadable and stay as they were.
+   */
+  reload(settings: ServerSslSettings): void {
+    this.server.setSecureContext({ ...settings.contextOptions });
+    this.settings = { ...settings, clientAuth: this.settings.clientAuth, principalMapper: this.settings.principalMapper };
+    this.log.info(`reloaded the TLS key and trust stores of listener ${settings.listenerName}`);
   }
 
   /**
