@@ -94,6 +94,8 @@ export interface LogManagerOptions {
   cleaner?: CleanerConfig;
   /** Tests: the cleaner's waits between chunks (see LogCleanerOptions.pause). */
   cleanerPause?: (ms: number) => Promise<void>;
+  /** Tests: the cleaner throttle's check interval (Kafka's 300 ms by default). */
+  cleanerThrottleCheckIntervalMs?: number;
 }
 
 export interface LogDirState {
@@ -388,6 +390,7 @@ export class LogManager {
         logger: this.logger.child('log-cleaner'),
         onIoError: (dir, message) => this.handleLogDirFailure(dir, message),
         pause: this.opts.cleanerPause,
+        throttleCheckIntervalMs: this.opts.cleanerThrottleCheckIntervalMs,
       });
       for (const l of this.logs.values()) l.cleanerHooks = this.cleanerHooks;
       this._cleaner.startup();

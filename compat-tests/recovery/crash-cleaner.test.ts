@@ -17,14 +17,13 @@
  * Default: 5 cycles (part of npm test). `npm run test:crash` runs KRILL_CRASH_CYCLES (200) cycles
  * of this test as of crash.test.ts.
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BrokerConnection, connect, fetchAll, produce } from '../../client/network-client';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { OffsetCheckpointFile } from '../../storage/checkpoint/offset-checkpoint-file';
 import { nodeFs } from '../../storage/fs';
-import { createTopic, partitionDir, prng } from './helpers';
+import { createTopic, dumpLogCli, partitionDir, prng } from './helpers';
 
 const CYCLES = Number(process.env.KRILL_CRASH_CYCLES ?? 5);
 const TOPIC = 'crash-compacted';
@@ -154,11 +153,7 @@ test(`compacted topic cleaned while the broker is SIGKILLed at random moments ($
   const cp = new OffsetCheckpointFile(nodeFs, path.join(broker.dataDir, 'cleaner-offset-checkpoint')).read();
   expect([...cp.values()].some((e) => e.tp.topic === TOPIC && e.offset > 0n)).toBe(true);
   expect(total).toBeLessThan(acked.values.size);
-  const cli = spawnSync(process.execPath, [path.resolve(__dirname, '../../bin/krill.js'), 'dump-log', '--deep-iteration', '--index-sanity-check', '--allow-offset-gaps', '--closed', partitionDir(broker.dataDir, TOPIC)], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-    timeout: 30_000,
-  });
+  const cli = dumpLogCli(['--deep-iteration', '--index-sanity-check', '--allow-offset-gaps', '--closed', partitionDir(broker.dataDir, TOPIC)]);
   expect({ status: cli.status, stderr: cli.stderr }).toEqual({ status: 0, stderr: '' });
   expect(cli.stdout).toMatch(/^Offset gap: \d+\.\.\d+ /m);
 });

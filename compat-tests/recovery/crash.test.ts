@@ -10,12 +10,10 @@
  * Default: 20 cycles (part of npm test). The long run, not part of npm test: `npm run test:crash`
  * (200 cycles; KRILL_CRASH_CYCLES=N to change).
  */
-import { spawnSync } from 'node:child_process';
-import * as path from 'node:path';
 import { BrokerConnection, connect, fetchAll, produce } from '../../client/network-client';
 import { dumpLog } from '../../storage/tools/dump-log';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
-import { createTopic, partitionDir, prng } from './helpers';
+import { createTopic, dumpLogCli, partitionDir, prng } from './helpers';
 
 const CYCLES = Number(process.env.KRILL_CRASH_CYCLES ?? 20);
 const TOPIC = 'crash';
@@ -110,11 +108,7 @@ test(`acks=1 producer, broker SIGKILLed at random moments (${CYCLES} cycles): ev
   expect(total).toBeGreaterThanOrEqual(acked.size);
   // The CLI itself, once, on the final log.
   await broker.stop();
-  const cli = spawnSync(process.execPath, [path.resolve(__dirname, '../../bin/krill.js'), 'dump-log', '--deep-iteration', '--index-sanity-check', '--closed', partitionDir(broker.dataDir, TOPIC)], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-    timeout: 30_000,
-  });
+  const cli = dumpLogCli(['--deep-iteration', '--index-sanity-check', '--closed', partitionDir(broker.dataDir, TOPIC)]);
   expect({ status: cli.status, stderr: cli.stderr }).toEqual({ status: 0, stderr: '' });
   expect(cli.stdout.split('\n').filter((l) => l.startsWith('| offset: ')).length).toBe(total);
 });

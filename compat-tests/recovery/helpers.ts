@@ -5,6 +5,7 @@
  * increasing, ListOffsets agreeing, new produces continuing at the truncation point, and
  * `dump-log`'s checks passing on the recovered files.
  */
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -216,4 +217,13 @@ export async function restartAndCheck(dataDir: string, pristine: PristineLog, su
   const problems = dumpLog([partitionDir(dataDir, pristine.topic)], { deepIteration: true, indexSanityCheck: true, closedLog: true }, () => undefined).problems;
   expect({ label, problems }).toEqual({ label, problems: [] });
   return { served, lines };
+}
+
+/** `krill dump-log ARGS...` through the CLI (bin/krill.js), output captured (64 MiB at most, 30 s). */
+export function dumpLogCli(args: readonly string[]): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [path.resolve(__dirname, '../../bin/krill.js'), 'dump-log', ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 30_000,
+  });
 }

@@ -280,6 +280,29 @@ test('shutdown in the middle of a pass: close() waits for it, its .cleaned files
   await again.lm.close();
 }, 30_000);
 
+test('shutdown does not wait out the throttle: a pass held back by log.cleaner.io.max.bytes.per.second stops at once', async () => {
+  const dir = tempDir('krill-log-cleaner-');
+  // 2 KB/s against a ~200 KB log: each throttle wait lasts seconds (a read buffer is 8 KiB; the
+  // throttle checks every 20 ms here instead of Kafka's 300, so it engages at once).
+  const env = await start(dir, { cleaner: { ioBufferSize: 16 * 1024, maxIoBytesPerSecond: 2_000 }, lm: { cleanerThrottleCheckIntervalMs: 20 }, config: compacted({ segmentBytes: 64 * 1024 }) });
+  const log = env.lm.getOrCreateLog(TP.topic, TP.partition);
+  fill(log, 200, 10);
+  const want = latestPerKey(log);
+  env.lm.cleaner!.wakeup();
+  expect(await until(() => env.lm.cleaner!.cleanerManager.cleaningState(TP)?.kind === 'InProgress', 10_000)).toBe(true);
+  // Let the throttle engage.
+  await new Promise((r) => setTimeout(r, 300));
+  expect(env.lm.cleaner!.cleanerManager.checkpointedOffset(TP)).toBeUndefined();
+  const t0 = performance.now();
+  await env.lm.close();
+  expect(performance.now() - t0).toBeLessThan(2_000);
+  expect(nodefs.readdirSync(path.join(dir, 'compacted-0')).filter((f) => f.includes('.cleaned'))).toEqual([]);
+  // Groups swapped in before the stop are cleaned, the rest as they were: the same latest values.
+  const again = await start(dir, { cleaner: { enableCleaner: false } });
+  expect(latestPerKey(again.lm.getLog(TP.topic, TP.partition)!)).toEqual(want);
+  await again.lm.close();
+}, 30_000);
+
 test('an I/O error while cleaning takes the directory offline (nothing is swapped in); another error marks the partition uncleanable and the cleaner goes on', async () => {
   const dir = tempDir('krill-log-cleaner-');
   const fs = new FaultyFs();

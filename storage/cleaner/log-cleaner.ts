@@ -49,6 +49,8 @@ export interface LogCleanerOptions {
   offsetMapFactory?: (memory: number) => OffsetMap;
   /** The waits between chunks and after an idle run (tests may replace it). */
   pause?: (ms: number) => Promise<void>;
+  /** Tests: how often the throttle compares the observed rate with the limit (default 300 ms, as Kafka). */
+  throttleCheckIntervalMs?: number;
 }
 
 /** One finished pass, as 'cleaned' events report it. */
@@ -104,6 +106,8 @@ class CleanerThread {
   private current: { tp: TopicPartition; log: UnifiedLog; pass: symbol } | null = null;
   private done: Promise<void> | null = null;
   private wake: (() => void) | null = null;
+  /** Throttle waits in progress, ended at once by `stop()`. */
+  private readonly sleeps = new Set<() => void>();
   failed = false;
 
   constructor(
@@ -116,7 +120,7 @@ class CleanerThread {
     throttler: Throttler,
     private readonly time: Time,
     private readonly logger: Logger,
-    private readonly pause: (ms: number) => Promise<void>,
+    private readonly pause: ((ms: number) => Promise<void>) | undefined,
     /** The log cleaner's own logger: the Cleaner prefixes it "Cleaner <id>: " as Kafka's does. */
     cleanerLogger: Logger,
   ) {
@@ -130,7 +134,26 @@ class CleanerThread {
       time,
       checkDone: (tp) => this.checkDone(tp),
       logger: cleanerLogger,
-      pause,
+      pause: (ms) => this.sleep(ms),
+    });
+  }
+
+  /**
+   * The pass's waits: the test hook when given; else a turn of the event loop, or the throttle's
+   * wait (log.cleaner.io.max.bytes.per.second), which shutdown ends early so that a throttled pass
+   * does not hold up close() (the pass then stops at its next checkDone).
+   */
+  private sleep(ms: number): Promise<void> {
+    if (this.pause) return this.pause(ms);
+    if (ms <= 0 || !this.owner.isRunning) return defaultPause(0);
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.sleeps.delete(finish);
+        resolve();
+      };
+      const timer = setTimeout(finish, ms);
+      this.sleeps.add(finish);
     });
   }
 
@@ -151,9 +174,15 @@ class CleanerThread {
     });
   }
 
-  /** Ends a backoff wait early (shutdown). */
+  /** Ends a backoff wait early (a test that made a log dirty, or shutdown). */
   interrupt(): void {
     this.wake?.();
+  }
+
+  /** Shutdown: ends the backoff and any throttle wait now. */
+  stop(): void {
+    this.interrupt();
+    for (const finish of [...this.sleeps]) finish();
   }
 
   whenDone(): Promise<void> {
@@ -293,7 +322,7 @@ export class LogCleaner extends EventEmitter {
     this.time = opts.time ?? SystemTime;
     this.logger = opts.logger;
     this.cleanerManager = new LogCleanerManager({ logDirs: opts.logDirs, logs: opts.logs, fs: opts.fs, logger: opts.logger, onIoError: opts.onIoError });
-    this.throttler = new Throttler(this.config.maxIoBytesPerSecond);
+    this.throttler = new Throttler(this.config.maxIoBytesPerSecond, opts.throttleCheckIntervalMs);
   }
 
   get isRunning(): boolean {
@@ -324,7 +353,7 @@ export class LogCleaner extends EventEmitter {
         this.throttler,
         this.time,
         this.logger.withPrefix(`[kafka-log-cleaner-thread-${i}]: `),
-        this.opts.pause ?? defaultPause,
+        this.opts.pause,
         this.logger,
       );
       this.threads.push(t);
@@ -340,7 +369,7 @@ export class LogCleaner extends EventEmitter {
     }
     this.logger.info('Shutting down the log cleaner.');
     this.running = false;
-    for (const t of this.threads) t.interrupt();
+    for (const t of this.threads) t.stop();
     await Promise.all(this.threads.map((t) => t.whenDone()));
     this.threads.length = 0;
   }
@@ -395,7 +424,7 @@ export class LogCleaner extends EventEmitter {
 
   /** Ends every thread's backoff wait now (a test that has just made a log dirty). */
   wakeup(): void {
-    for (const t of this.threads) t.interrupt();
+    for (const t of this.threads) t.stop();
   }
 
   /**
