@@ -68,7 +68,7 @@ import { ReplicaManager, type ReplicationOptions } from '../replication/replica-
 import { remoteAlterPartition } from '../replication/alter-partition-manager';
 import { interBrokerEndpoint } from '../client/broker-channels';
 import { LogManager } from '../storage/log-manager';
-import { cleanerConfig } from '../storage/cleaner/cleaner-config';
+import { cleanerConfig, type CleanerConfig } from '../storage/cleaner/cleaner-config';
 import { readMetaProperties } from '../storage/meta-properties';
 import { nodeFs } from '../storage/fs';
 import type { StorageFs } from '../storage/fs';
@@ -108,6 +108,23 @@ export interface KafkaServerOptions extends KafkaConfigInit {
    * written to the metadata log when a combined node starts with an empty one (scram-parser.ts).
    */
   scramCredentials?: readonly string[];
+}
+
+/** The cleaner settings a dynamic config change restarts the cleaner's loops for (LogCleaner.ReconfigurableConfigs). */
+const CLEANER_RECONFIGURABLE = ['numThreads', 'dedupeBufferSize', 'dedupeBufferLoadFactor', 'ioBufferSize', 'maxMessageSize', 'maxIoBytesPerSecond', 'backoffMs'] as const;
+
+/** Kafka's LogCleaner.cleanerConfig(KafkaConfig): the cleaner's settings in a broker config. */
+function cleanerConfigOf(config: KafkaConfig): CleanerConfig {
+  return cleanerConfig({
+    numThreads: config.getInt('log.cleaner.threads'),
+    dedupeBufferSize: config.getLong('log.cleaner.dedupe.buffer.size'),
+    dedupeBufferLoadFactor: config.getDouble('log.cleaner.io.buffer.load.factor'),
+    ioBufferSize: config.getInt('log.cleaner.io.buffer.size'),
+    maxMessageSize: config.getInt('message.max.bytes'),
+    maxIoBytesPerSecond: config.getDouble('log.cleaner.io.max.bytes.per.second'),
+    backoffMs: config.getLong('log.cleaner.backoff.ms'),
+    enableCleaner: config.getBoolean('log.cleaner.enable') && config.getInt('log.cleaner.threads') > 0,
+  });
 }
 
 export class KafkaServer implements Broker {
@@ -237,17 +254,7 @@ export class KafkaServer implements Broker {
       producerIdExpirationMs: config.getInt('producer.id.expiration.ms'),
       producerIdExpirationCheckIntervalMs: config.getInt('producer.id.expiration.check.interval.ms'),
       recoveryThreadsPerDataDir: config.getInt('num.recovery.threads.per.data.dir'),
-      // Kafka's LogCleaner.cleanerConfig(KafkaConfig).
-      cleaner: cleanerConfig({
-        numThreads: config.getInt('log.cleaner.threads'),
-        dedupeBufferSize: config.getLong('log.cleaner.dedupe.buffer.size'),
-        dedupeBufferLoadFactor: config.getDouble('log.cleaner.io.buffer.load.factor'),
-        ioBufferSize: config.getInt('log.cleaner.io.buffer.size'),
-        maxMessageSize: config.getInt('message.max.bytes'),
-        maxIoBytesPerSecond: config.getDouble('log.cleaner.io.max.bytes.per.second'),
-        backoffMs: config.getLong('log.cleaner.backoff.ms'),
-        enableCleaner: config.getBoolean('log.cleaner.enable') && config.getInt('log.cleaner.threads') > 0,
-      }),
+      cleaner: cleanerConfigOf(config),
     });
     const txnConfig = transactionCoordinatorConfig(config);
     this.transactionVerifier = new AddPartitionsToTxnManager({
@@ -588,6 +595,12 @@ export class KafkaServer implements Broker {
     this.logManager.updateDefaultConfig(this.defaultTopicConfig.logConfig);
     for (const t of this.metadata.topics()) this.logManager.updateTopicConfig(t.name, this.topicConfig(t.name).logConfig);
     this.socketServer.updateConnectionLimits({ maxConnections: next.getInt('max.connections'), maxConnectionsPerIp: next.getInt('max.connections.per.ip') });
+    const cleaner = cleanerConfigOf(next);
+    const before = cleanerConfigOf(previous);
+    if (CLEANER_RECONFIGURABLE.some((k) => cleaner[k] !== before[k])) {
+      // log.cleaner.enable is read-only: whether a cleaner runs stays what startup decided.
+      this.logManager.reconfigureCleaner({ ...cleaner, enableCleaner: before.enableCleaner }).catch((err) => this.logger.error('reconfiguring the log cleaner failed', { err }));
+    }
     this.reloadListenerStores(previous, next);
     this.logger.info('applied dynamic broker configs', {
       perBroker: [...this.metadata.brokerConfig(String(this.nodeId)).keys()],

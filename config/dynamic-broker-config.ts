@@ -23,7 +23,10 @@
  * (DynamicLogConfig.ReconfigurableConfigs: message.max.bytes, log.retention.ms, log.segment.bytes,
  * log.cleanup.policy, log.cleaner.delete.retention.ms, min.insync.replicas, compression.type ...),
  * which feed every topic without its own override; max.connections and max.connections.per.ip
- * (connection quotas); transaction.partition.verification.enable; per broker,
+ * (connection quotas); transaction.partition.verification.enable; the log cleaner's
+ * (LogCleaner.ReconfigurableConfigs: log.cleaner.threads, dedupe / I/O buffers, the I/O throttle,
+ * the backoff; the cleaner's loops restart with them, the thread count at most halved or doubled
+ * at once, broker/handlers/broker-config-preprocess.ts); per broker,
  * `listener.name.<l>.ssl.keystore.*` / `ssl.truststore.*` / `ssl.key.password` of an SSL or
  * SASL_SSL listener (new TLS contexts for new connections; the broker checks that the stores load,
  * broker/handlers/broker-config-preprocess.ts).
@@ -48,6 +51,13 @@ export const KRILL_APPLIED: ReadonlySet<string> = new Set([
   'max.connections',
   'max.connections.per.ip',
   'transaction.partition.verification.enable',
+  // LogCleaner.ReconfigurableConfigs (the cleaner's loops restart with them; message.max.bytes is above)
+  'log.cleaner.threads',
+  'log.cleaner.dedupe.buffer.size',
+  'log.cleaner.io.buffer.load.factor',
+  'log.cleaner.io.buffer.size',
+  'log.cleaner.io.max.bytes.per.second',
+  'log.cleaner.backoff.ms',
 ]);
 
 const LISTENER_PREFIXED = /^listener\.name\.[^.]*\./;

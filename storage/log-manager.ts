@@ -137,6 +137,8 @@ export class LogManager {
   private state: 'new' | 'loaded' | 'started' | 'closed' = 'new';
   private loading = false;
   private _cleaner: LogCleaner | null = null;
+  /** The cleaner's settings: opts.cleaner until reconfigureCleaner replaces them. */
+  private cleanerConfig: CleanerConfig | undefined;
   /** What truncation tells the cleaner (installed on every log while a cleaner runs). */
   private readonly cleanerHooks: CleanerHooks = {
     abortAndPauseCleaning: (tp) => this._cleaner?.abortAndPauseCleaning(tp),
@@ -145,6 +147,7 @@ export class LogManager {
   };
 
   constructor(private readonly opts: LogManagerOptions) {
+    this.cleanerConfig = opts.cleaner;
     if (opts.logDirs.length === 0) throw new Error('at least one log directory is required');
     this.fs = opts.fs ?? nodeFs;
     this.time = opts.time ?? SystemTime;
@@ -379,7 +382,7 @@ export class LogManager {
   private startTasks(): void {
     if (this.state !== 'loaded') return;
     this.state = 'started';
-    const cc = this.opts.cleaner;
+    const cc = this.cleanerConfig;
     if (cc?.enableCleaner) {
       this._cleaner = new LogCleaner({
         config: cc,
@@ -612,6 +615,16 @@ export class LogManager {
 
   updateDefaultConfig(config: LogConfig): void {
     this.defaultConfig = config;
+  }
+
+  /**
+   * New log.cleaner.* settings (dynamic broker configs): before startup they are the ones the
+   * cleaner starts with; afterwards the running cleaner is reconfigured (LogCleaner.reconfigure).
+   * Whether a cleaner runs at all (log.cleaner.enable) is fixed at startup, as in Kafka.
+   */
+  reconfigureCleaner(config: CleanerConfig): Promise<void> {
+    this.cleanerConfig = config;
+    return this._cleaner?.reconfigure(config) ?? Promise.resolve();
   }
 
   // ---- directories ----------------------------------------------------------------------------

@@ -63,7 +63,23 @@ export function preprocessBrokerResource(broker: Broker, change: BrokerResourceC
   const props = change.incremental ? applyAlterConfigOps(current, change.ops, true, brokerListDefault) : applyAlterConfigOps(new Map(), change.ops, false, brokerListDefault);
   const other = broker.metadata.brokerConfig(perBroker ? '' : String(broker.nodeId));
   const candidate = validateDynamicBrokerConfigs(broker.staticConfig, props, perBroker, other);
+  checkCleanerThreads(broker.config, candidate);
   checkListenerStores(broker, candidate, change.ops.map((o) => o.name));
+}
+
+/**
+ * LogCleaner.validateReconfiguration: a new log.cleaner.threads must be at least 1 and may at
+ * most halve (integer division) or double the count the cleaner runs with now.
+ */
+function checkCleanerThreads(current: KafkaConfig, candidate: KafkaConfig): void {
+  const threads = candidate.getInt('log.cleaner.threads');
+  const currentThreads = current.getInt('log.cleaner.threads');
+  if (threads === currentThreads) return;
+  let message: string | null = null;
+  if (threads < 1) message = 'Log cleaner threads should be at least 1';
+  else if (threads < Math.floor(currentThreads / 2)) message = `Log cleaner threads cannot be reduced to less than half the current value ${currentThreads}`;
+  else if (threads > currentThreads * 2) message = `Log cleaner threads cannot be increased to more than double the current value ${currentThreads}`;
+  if (message !== null) throw new KafkaError(ErrorCode.INVALID_REQUEST, message);
 }
 
 /**

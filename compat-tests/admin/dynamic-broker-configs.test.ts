@@ -6,6 +6,8 @@
  * survive a restart (the ConfigRecords are in the metadata log), and in a 3-broker cluster a
  * per-broker value on one broker beats the cluster default that the others use. Refusals carry
  * Kafka's messages: read-only configs, another broker's id, per-broker configs at the cluster level.
+ * The log cleaner's settings restart its loops (LogCleaner.reconfigure), the thread count at most
+ * doubled or halved at once.
  */
 import { ConfigResourceTypes, type Admin, type Kafka } from 'kafkajs';
 import { ErrorCode } from '../../protocol/errors';
@@ -122,9 +124,9 @@ describe('single broker', () => {
       errorMessage: 'These security configs can be dynamically updated only per-listener using the listener prefix: Set(ssl.keystore.location)',
     });
     // Dynamically updatable in Kafka, but no krill component re-reads it: refused rather than stored and ignored.
-    expect(await incrementalAlter(conn, '', [{ name: 'sasl.enabled.mechanisms', configOperation: SET, value: 'PLAIN' }, { name: 'log.cleaner.threads', configOperation: SET, value: '2' }])).toEqual({
+    expect(await incrementalAlter(conn, '', [{ name: 'sasl.enabled.mechanisms', configOperation: SET, value: 'PLAIN' }, { name: 'num.io.threads', configOperation: SET, value: '2' }])).toEqual({
       errorCode: E.INVALID_REQUEST,
-      errorMessage: 'krill cannot update these configs without a restart: Set(sasl.enabled.mechanisms, log.cleaner.threads)',
+      errorMessage: 'krill cannot update these configs without a restart: Set(sasl.enabled.mechanisms, num.io.threads)',
     });
     const bad = await incrementalAlter(conn, '', [{ name: 'message.max.bytes', configOperation: SET, value: 'lots' }]);
     expect(bad.errorCode).toBe(E.INVALID_REQUEST);
@@ -210,6 +212,57 @@ describe('single broker', () => {
       await first.close();
       await solo.close();
     }
+  });
+
+  test('log cleaner configs restart the cleaner with them: more threads, a new I/O throttle, and it goes on cleaning; the thread count may at most double or halve at once', async () => {
+    const cleaner = () => broker.embedded!.server.logManager.cleaner!;
+    expect(cleaner().config.numThreads).toBe(1);
+    expect(await incrementalAlter(conn, '', [{ name: 'log.cleaner.threads', configOperation: SET, value: '3' }])).toEqual({
+      errorCode: E.INVALID_REQUEST,
+      errorMessage: 'Log cleaner threads cannot be increased to more than double the current value 1',
+    });
+    expect(await incrementalAlter(conn, '', [
+      { name: 'log.cleaner.threads', configOperation: SET, value: '2' },
+      { name: 'log.cleaner.io.max.bytes.per.second', configOperation: SET, value: '5000000' },
+      { name: 'log.cleaner.backoff.ms', configOperation: SET, value: '20' },
+    ])).toEqual({ errorCode: E.NONE, errorMessage: null });
+    await waitFor('the cleaner restarted with 2 loops', () => cleaner().config.numThreads === 2 && cleaner().lastStats.length === 2 && cleaner().isRunning);
+    expect(cleaner().throttler.rate).toBe(5_000_000);
+    expect(cleaner().config.backoffMs).toBe(20);
+    expect(await incrementalAlter(conn, '1', [{ name: 'log.cleaner.threads', configOperation: SET, value: '0' }])).toEqual({
+      errorCode: E.INVALID_REQUEST,
+      errorMessage: 'Log cleaner threads should be at least 1',
+    });
+
+    // The restarted cleaner compacts. (Its own max.message.bytes: an earlier test left a 2000-byte cluster default.)
+    await admin.createTopics({
+      topics: [
+        {
+          topic: 'dyn-compacted',
+          numPartitions: 1,
+          configEntries: [
+            { name: 'cleanup.policy', value: 'compact' },
+            { name: 'segment.bytes', value: '4096' },
+            { name: 'min.cleanable.dirty.ratio', value: '0.01' },
+            { name: 'max.message.bytes', value: '1000000' },
+          ],
+        },
+      ],
+      waitForLeaders: true,
+    });
+    const values = (round: number) => Array.from({ length: 20 }, (_, k) => ({ key: `k${k}`, value: `r${round}`.padEnd(100, '.') }));
+    for (let round = 0; round < 5; round++) await produce(conn, 'dyn-compacted', 0, values(round), { acks: -1 });
+    const pads = [];
+    for (let i = 0; i < 2; i++) pads.push(await produce(conn, 'dyn-compacted', 0, [{ key: 'pad', value: 'p'.repeat(2500) }], { acks: -1 }));
+    expect(await cleaner().awaitCleaned({ topic: 'dyn-compacted', partition: 0 }, pads[1]!.baseOffset, 30_000)).toBe(true);
+
+    // Back to the static settings (the cluster default removed): one loop again.
+    expect(await incrementalAlter(conn, '', [
+      { name: 'log.cleaner.threads', configOperation: DELETE, value: null },
+      { name: 'log.cleaner.io.max.bytes.per.second', configOperation: DELETE, value: null },
+      { name: 'log.cleaner.backoff.ms', configOperation: DELETE, value: null },
+    ])).toEqual({ errorCode: E.NONE, errorMessage: null });
+    await waitFor('the cleaner back at 1 loop', () => cleaner().config.numThreads === 1 && cleaner().lastStats.length === 1);
   });
 
   test('dynamic configs survive a restart: they are read back from the metadata log', async () => {

@@ -280,6 +280,34 @@ test('shutdown in the middle of a pass: close() waits for it, its .cleaned files
   await again.lm.close();
 }, 30_000);
 
+test('reconfiguring in the middle of a pass interrupts it (its .cleaned files go) and the new loops clean the log; a reconfiguration racing close() starts nothing', async () => {
+  const h = holdingPause();
+  const dir = tempDir('krill-log-cleaner-');
+  const env = await start(dir, { cleaner: { ioBufferSize: 4096 }, lm: { cleanerPause: h.pause } });
+  const log = env.lm.getOrCreateLog(TP.topic, TP.partition);
+  const held = h.arm(() => nodefs.readdirSync(log.dir).some((f) => f.endsWith('.cleaned')));
+  fill(log, 30, 10);
+  const want = latestPerKey(log);
+  const cleaner = env.lm.cleaner!;
+  cleaner.wakeup();
+  await held;
+  const reconfigured = env.lm.reconfigureCleaner({ ...cleaner.config, numThreads: 2, maxIoBytesPerSecond: 1e9 });
+  h.release();
+  await reconfigured;
+  expect(cleaner.isRunning).toBe(true);
+  expect(cleaner.lastStats.length).toBe(2);
+  expect(cleaner.throttler.rate).toBe(1e9);
+  expect(await cleaner.awaitCleaned(TP, log.activeSegment.baseOffset, 10_000)).toBe(true);
+  expect(latestPerKey(log)).toEqual(want);
+  expect(recordsInLog(log).length).toBe(30);
+
+  const racing = env.lm.reconfigureCleaner({ ...cleaner.config, numThreads: 1 });
+  await env.lm.close();
+  await racing;
+  expect(cleaner.isRunning).toBe(false);
+  expect(cleaner.config.numThreads).toBe(1);
+}, 30_000);
+
 test('shutdown does not wait out the throttle: a pass held back by log.cleaner.io.max.bytes.per.second stops at once', async () => {
   const dir = tempDir('krill-log-cleaner-');
   // 2 KB/s against a ~200 KB log: each throttle wait lasts seconds (a read buffer is 8 KiB; the

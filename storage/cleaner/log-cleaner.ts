@@ -308,21 +308,30 @@ class CleanerThread {
 }
 
 export class LogCleaner extends EventEmitter {
-  readonly config: CleanerConfig;
+  private _config: CleanerConfig;
   readonly cleanerManager: LogCleanerManager;
   readonly throttler: Throttler;
   private readonly threads: CleanerThread[] = [];
   private running = false;
+  /** Set by shutdown(): a reconfiguration in flight does not start the loops again. */
+  private closed = false;
+  /** Reconfigurations run one after another. */
+  private reconfiguring: Promise<void> = Promise.resolve();
   private readonly time: Time;
   private readonly logger: Logger;
 
   constructor(private readonly opts: LogCleanerOptions) {
     super();
-    this.config = opts.config;
+    this._config = opts.config;
     this.time = opts.time ?? SystemTime;
     this.logger = opts.logger;
     this.cleanerManager = new LogCleanerManager({ logDirs: opts.logDirs, logs: opts.logs, fs: opts.fs, logger: opts.logger, onIoError: opts.onIoError });
     this.throttler = new Throttler(this.config.maxIoBytesPerSecond, opts.throttleCheckIntervalMs);
+  }
+
+  /** The settings the loops run with (replaced by reconfigure). */
+  get config(): CleanerConfig {
+    return this._config;
   }
 
   get isRunning(): boolean {
@@ -363,6 +372,32 @@ export class LogCleaner extends EventEmitter {
 
   /** Stops every loop; resolves once none is running (an interrupted pass has deleted its `.cleaned` files). */
   async shutdown(): Promise<void> {
+    this.closed = true;
+    await this.stopLoops();
+  }
+
+  /**
+   * Kafka's LogCleaner.reconfigure (dynamic log.cleaner.* configs): the throttle takes the new
+   * log.cleaner.io.max.bytes.per.second at once, and running loops are stopped (an interrupted pass
+   * deletes its `.cleaned` files and is redone later) and started again with the new thread count,
+   * offset maps and I/O buffers, which also replaces loops that died. The cleaner manager (its
+   * checkpoints, paused and uncleanable partitions) is kept. Resolves once the new loops run; after
+   * shutdown() it only records the settings.
+   */
+  reconfigure(config: CleanerConfig): Promise<void> {
+    const run = this.reconfiguring.then(async () => {
+      const old = this._config;
+      this._config = config;
+      if (config.maxIoBytesPerSecond !== old.maxIoBytesPerSecond) this.throttler.updateDesiredRatePerSec(config.maxIoBytesPerSecond);
+      if (!this.running) return;
+      await this.stopLoops();
+      if (!this.closed) this.startup();
+    });
+    this.reconfiguring = run.catch(() => undefined);
+    return run;
+  }
+
+  private async stopLoops(): Promise<void> {
     if (!this.running) {
       await Promise.all(this.threads.map((t) => t.whenDone()));
       return;
