@@ -46,12 +46,12 @@ describe('validateDynamicBrokerConfigs', () => {
     expect(bad.message).toContain('message.max.bytes');
   });
 
-  test('the applied set holds the topic-config synonyms and the connection limits, not read-only synonyms', () => {
-    for (const n of ['message.max.bytes', 'log.retention.ms', 'log.segment.bytes', 'log.cleanup.policy', 'min.insync.replicas', 'max.connections', 'max.connections.per.ip']) {
+  test('the applied set holds the topic-config synonyms, the connection limits and the log cleaner settings, not read-only synonyms or thread pools', () => {
+    for (const n of ['message.max.bytes', 'log.retention.ms', 'log.segment.bytes', 'log.cleanup.policy', 'min.insync.replicas', 'max.connections', 'max.connections.per.ip', 'log.cleaner.threads', 'log.cleaner.io.max.bytes.per.second']) {
       expect(KRILL_APPLIED.has(n)).toBe(true);
     }
     expect(KRILL_APPLIED.has('log.retention.hours')).toBe(false);
-    expect(KRILL_APPLIED.has('log.cleaner.threads')).toBe(false);
+    expect(KRILL_APPLIED.has('num.io.threads')).toBe(false);
   });
 });
 
