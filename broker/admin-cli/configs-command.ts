@@ -18,12 +18,14 @@
  */
 import { ErrorCode, errorName } from '../../protocol/errors';
 import { ConfigSource } from '../../config/config-types';
-import { AdminConnection, parseBootstrapServers, ToolError } from './admin-connection';
+import { AdminConnection, ToolError } from './admin-connection';
+import { openAdmin } from './command-config';
 import { parseConfigPairs, parseToolArgs, type ParsedArgs } from './tool-args';
 import type { ToolOutput } from './tool-output';
 
 const OPTIONS = {
   '--bootstrap-server': {},
+  '--command-config': {},
   '--describe': { flag: true },
   '--alter': { flag: true },
   '--entity-type': {},
@@ -35,7 +37,7 @@ const OPTIONS = {
   '--help': { flag: true },
 } as const;
 
-export const CONFIGS_USAGE = `usage: krill configs --bootstrap-server HOST:PORT (--describe | --alter) --entity-type topics|brokers
+export const CONFIGS_USAGE = `usage: krill configs --bootstrap-server HOST:PORT [--command-config FILE] (--describe | --alter) --entity-type topics|brokers
              (--entity-name NAME | --entity-default) [--all] [--add-config k=v,...] [--delete-config k,...]
 as kafka-configs.sh.`;
 
@@ -58,7 +60,7 @@ export async function configsCommand(argv: readonly string[], out: ToolOutput): 
   if (typeName === 'brokers' && args.has('--entity-name') && !/^\d+$/.test(args.get('--entity-name')!)) {
     throw new ToolError(`The entity name for brokers must be a valid integer broker id, found: ${args.get('--entity-name')}`);
   }
-  const admin = await AdminConnection.open({ bootstrapServers: parseBootstrapServers(args.need('--bootstrap-server', 'to reach the cluster')) });
+  const admin = await openAdmin(args);
   try {
     return actions[0] === '--describe' ? await describe(admin, args, type, typeName, out) : await alter(admin, args, type, out);
   } finally {

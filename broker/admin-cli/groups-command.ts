@@ -23,7 +23,8 @@ import { readConsumerProtocolAssignment } from '../../protocol/generated/message
 import { Reader } from '../../protocol/primitives/reader';
 import type { BrokerConnection } from '../../client/network-client';
 import type { DescribeGroupsResponseDescribedGroup } from '../../protocol/generated/describe-groups';
-import { AdminConnection, parseBootstrapServers, ToolError } from './admin-connection';
+import { AdminConnection, ToolError } from './admin-connection';
+import { openAdmin } from './command-config';
 import { parseToolArgs, type ParsedArgs } from './tool-args';
 import type { ToolOutput } from './tool-output';
 
@@ -31,6 +32,7 @@ const MISSING = '-';
 
 const OPTIONS = {
   '--bootstrap-server': {},
+  '--command-config': {},
   '--list': { flag: true },
   '--describe': { flag: true },
   '--delete': { flag: true },
@@ -42,7 +44,7 @@ const OPTIONS = {
   '--help': { flag: true },
 } as const;
 
-export const GROUPS_USAGE = `usage: krill groups --bootstrap-server HOST:PORT (--list | --describe | --delete) [options]
+export const GROUPS_USAGE = `usage: krill groups --bootstrap-server HOST:PORT [--command-config FILE] (--list | --describe | --delete) [options]
   --group G          the group (repeatable)          --all-groups   every group (--describe)
   --members          members instead of offsets      --state        the group's state
 as kafka-consumer-groups.sh.`;
@@ -67,7 +69,7 @@ export async function groupsCommand(argv: readonly string[], out: ToolOutput): P
   }
   const actions = ['--list', '--describe', '--delete'].filter((a) => args.has(a));
   if (actions.length !== 1) throw new ToolError(`Command must include exactly one action: --list, --describe or --delete\n${GROUPS_USAGE}`);
-  const admin = await AdminConnection.open({ bootstrapServers: parseBootstrapServers(args.need('--bootstrap-server', 'to reach the cluster')) });
+  const admin = await openAdmin(args);
   try {
     if (actions[0] === '--list') {
       for (const g of await listGroups(admin)) out.stdout(g);
