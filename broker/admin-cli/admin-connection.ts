@@ -17,6 +17,9 @@ import { ErrorCode, errorName, KafkaError } from '../../protocol/errors';
 /** A failure the tool reports as one line on stderr with exit code 1 (no stack). */
 export class ToolError extends Error {}
 
+/** Bad usage (exit code 2): options that do not go together, a value that cannot be parsed. */
+export class UsageError extends ToolError {}
+
 /** The cluster refused our SASL credentials (Kafka's SaslAuthenticationException). */
 export class AuthenticationFailure extends ToolError {}
 

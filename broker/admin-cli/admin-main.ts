@@ -11,7 +11,7 @@
  */
 import { ClientError } from '../../client/network-client';
 import { KafkaError } from '../../protocol/errors';
-import { AuthenticationFailure, ToolError } from './admin-connection';
+import { AuthenticationFailure, ToolError, UsageError } from './admin-connection';
 import { topicsCommand } from './topics-command';
 import { groupsCommand } from './groups-command';
 import { configsCommand } from './configs-command';
@@ -40,7 +40,7 @@ export async function adminMain(command: string, argv: readonly string[], out: T
   try {
     return await run(argv, out);
   } catch (err) {
-    const usage = err instanceof ToolError && /^(unknown option|unexpected argument|Command must include|.* needs a value|.* takes no value|.* given twice)/.test(err.message);
+    const usage = err instanceof UsageError || (err instanceof ToolError && /^(unknown option|unexpected argument|Command must include|.* needs a value|.* takes no value|.* given twice)/.test(err.message));
     if (err instanceof ToolError || err instanceof KafkaError || err instanceof ClientError) {
       const line =
         command === 'configs'
