@@ -3,7 +3,9 @@
  * SCRAM-SHA-512 (the test CA's broker certificate): `krill topics --list` and `krill groups --list`
  * with a PEM and a PKCS12 trust store agree with KafkaJS 2.2.4's admin over the same listener;
  * a wrong password fails with the broker's SASL_AUTHENTICATION_FAILED message, printed as
- * kafka-topics.sh / kafka-consumer-groups.sh print it, exit code 1; `krill topics --list` of the
+ * kafka-topics.sh / kafka-consumer-groups.sh print it, exit code 1; against a second broker whose
+ * SSL listener requires client certificates, a PKCS12 or PEM key store (ssl.keystore.*) gets in
+ * and no key store does not; `krill topics --list` of the
  * binary (dist/, run `npx tsc -p tsconfig.build.json` first) reads the same file.
  */
 import * as fs from 'node:fs';
@@ -134,6 +136,40 @@ test('without --command-config, or with a file that does not trust the CA, the S
     err: [],
   });
 }, 30_000);
+
+describe('mutual TLS (ssl.client.auth=required)', () => {
+  let mtls: RunningBroker;
+  let mtlsBootstrap: string;
+
+  beforeAll(async () => {
+    mtls = await startBroker({ logLevel: 'error', overrides: ['listeners=SSL://127.0.0.1:0'], config: { ...certs.brokerSsl({ clientAuth: 'required' }), 'inter.broker.listener.name': 'SSL' } });
+    mtlsBootstrap = mtls.bootstrapServers.join(',');
+  }, 60_000);
+
+  afterAll(async () => {
+    await mtls?.close();
+  });
+
+  const list = async (file: string) => {
+    const o = new CollectedOutput();
+    const code = await adminMain('topics', ['--bootstrap-server', mtlsBootstrap, '--list', '--command-config', file], o);
+    return { code, out: o.out, err: o.err };
+  };
+
+  test('a PKCS12 or a PEM key store gets in; no key store does not', async () => {
+    const trust = ['security.protocol=SSL', 'ssl.truststore.type=PEM', `ssl.truststore.location=${certs.ca.certFile}`];
+    const p12 = commandConfig('mtls-p12.properties', [...trust, 'ssl.keystore.type=PKCS12', `ssl.keystore.location=${certs.client.pkcs12File}`, `ssl.keystore.password=${certs.password}`]);
+    const pem = commandConfig('mtls-pem.properties', [...trust, 'ssl.keystore.type=PEM', `ssl.keystore.location=${certs.client.pemKeystoreFile}`]);
+    expect(await list(p12)).toEqual({ code: 0, out: [], err: [] });
+    expect(await list(pem)).toEqual({ code: 0, out: [], err: [] });
+    const none = await list(commandConfig('mtls-none.properties', trust));
+    expect(none.code).toBe(1);
+    expect(none.out).toEqual([expect.stringMatching(/^Error while executing topic command : cannot reach any bootstrap server/)]);
+    const wrongStorePassword = await list(commandConfig('mtls-bad.properties', [...trust, 'ssl.keystore.type=PKCS12', `ssl.keystore.location=${certs.client.pkcs12File}`, 'ssl.keystore.password=nope']));
+    expect(wrongStorePassword.code).toBe(1);
+    expect(wrongStorePassword.out).toEqual([expect.stringMatching(/^Error while executing topic command : ssl\.keystore\.password \(--command-config .*\): /)]);
+  }, 30_000);
+});
 
 test('the krill binary reads --command-config', async () => {
   const file = commandConfig('bin.properties', pemConfig('alice-secret'));
