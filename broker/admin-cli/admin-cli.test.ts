@@ -78,6 +78,12 @@ test('usage errors exit 2, an unreachable cluster exits 1 with one line', async 
   const o = new CollectedOutput();
   expect(await adminMain('groups', ['--bogus'], o)).toBe(2);
   expect(o.err).toEqual(['Error: unknown option --bogus']);
+  const t = new CollectedOutput();
+  expect(await adminMain('groups', ['--bootstrap-server', '127.0.0.1:1', '--describe', '--group', 'g', '--topic', 't'], t)).toBe(2);
+  expect(t.err).toEqual(['Error: Option "[topic]" can\'t be used with option "[describe]"']);
+  const d = new CollectedOutput();
+  expect(await adminMain('groups', ['--bootstrap-server', '127.0.0.1:1', '--delete-offsets', '--group', 'g'], d)).toBe(2);
+  expect(d.err).toEqual(['Error: Option [delete-offsets] takes the following options: [group], [topic]']);
   const u = new CollectedOutput();
   expect(await adminMain('topics', ['--bootstrap-server', '127.0.0.1:1', '--list'], u)).toBe(1);
   expect(u.out).toEqual([expect.stringMatching(/^Error while executing topic command : cannot reach any bootstrap server \(127\.0\.0\.1:1: /)]);

@@ -78,6 +78,10 @@ export async function groupsCommand(argv: readonly string[], out: ToolOutput): P
   if (actions.length !== 1) throw new ToolError(`Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets\n${GROUPS_USAGE}`);
   if (actions[0] === '--delete-offsets' && (args.all('--group').length !== 1 || !args.has('--topic'))) throw new UsageError('Option [delete-offsets] takes the following options: [group], [topic]');
   if (actions[0] === '--reset-offsets') checkResetOptions(args);
+  for (const o of Object.keys(OFFSET_OPTIONS).filter((x) => x !== '--reset-offsets' && x !== '--delete-offsets')) {
+    const allowed = o === '--topic' ? ['--reset-offsets', '--delete-offsets'] : ['--reset-offsets'];
+    if (args.has(o) && !allowed.includes(actions[0])) throw new UsageError(`Option "[${o.slice(2)}]" can't be used with option "[${actions[0].slice(2)}]"`);
+  }
   const admin = await openAdmin(args);
   try {
     if (actions[0] === '--list') {

@@ -10,7 +10,7 @@
  *
  * Reset, as ConsumerGroupCommand does it: only a group that is Empty or Dead (or unknown) is
  * reset; any other state prints "Assignments can only be reset if the group 'g' is inactive, but
- * the current state is S." and leaves it alone. The partitions are those of --topic (all of a
+ * the current state is S." and leaves it alone (exit code 1). The partitions are those of --topic (all of a
  * topic's partitions from Metadata when none are named) or, with --all-topics, those the group has
  * committed offsets for. --to-offset and --shift-by are clamped into [log start, log end];
  * --to-datetime / --by-duration take the first offset at or after the time (ListOffsets by
@@ -20,7 +20,7 @@
  * plan prints as Kafka's GROUP / TOPIC / PARTITION / NEW-OFFSET table; --execute commits it with
  * OffsetCommit (generation -1, no member) at the coordinator.
  * Delete: OffsetDelete at the coordinator; prints Kafka's summary line and TOPIC / PARTITION /
- * STATUS table.
+ * STATUS table. Options that do not go together are UsageErrors with Kafka's messages.
  */
 import { ErrorCode, errorName } from '../../protocol/errors';
 import type { BrokerConnection } from '../../client/network-client';
