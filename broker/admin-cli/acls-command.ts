@@ -16,12 +16,14 @@
  */
 import { ErrorCode, errorName } from '../../protocol/errors';
 import { AclOperation, AclPermissionType, CLUSTER_RESOURCE_NAME, PatternType, ResourceType } from '../../metadata/authorizer/authorizer';
-import { AdminConnection, parseBootstrapServers, ToolError } from './admin-connection';
+import { AdminConnection, ToolError } from './admin-connection';
+import { openAdmin } from './command-config';
 import { parseToolArgs, type ParsedArgs } from './tool-args';
 import type { ToolOutput } from './tool-output';
 
 const OPTIONS = {
   '--bootstrap-server': {},
+  '--command-config': {},
   '--list': { flag: true },
   '--add': { flag: true },
   '--remove': { flag: true },
@@ -39,7 +41,7 @@ const OPTIONS = {
   '--help': { flag: true },
 } as const;
 
-export const ACLS_USAGE = `usage: krill acls --bootstrap-server HOST:PORT (--list | --add | --remove --force)
+export const ACLS_USAGE = `usage: krill acls --bootstrap-server HOST:PORT [--command-config FILE] (--list | --add | --remove --force)
              [--allow-principal P ...] [--deny-principal P ...] [--allow-host H] [--deny-host H] [--operation OP ...]
              [--topic T | --group G | --cluster | --transactional-id X] [--resource-pattern-type literal|prefixed|any|match]
 as kafka-acls.sh.`;
@@ -118,7 +120,7 @@ export async function aclsCommand(argv: readonly string[], out: ToolOutput): Pro
     if (resourcesOf(args, PatternType.LITERAL).length === 0) throw new ToolError('--add needs a resource: --topic, --group, --cluster or --transactional-id');
   }
   if (actions[0] === '--remove' && !args.has('--force')) throw new ToolError('--remove needs --force (krill acls does not prompt)');
-  const admin = await AdminConnection.open({ bootstrapServers: parseBootstrapServers(args.need('--bootstrap-server', 'to reach the cluster')) });
+  const admin = await openAdmin(args);
   try {
     if (actions[0] === '--list') return await list(admin, args, out);
     if (actions[0] === '--add') return await add(admin, args, who, operations.length > 0 ? operations : [AclOperation.ALL], out);

@@ -5,19 +5,31 @@
  * one connection per broker on demand (partition leaders for ListOffsets, group coordinators).
  * Every request is bounded by the request timeout; close() closes every connection.
  *
- * A failure to reach any bootstrap server is a ToolError naming the servers and the reason.
+ * Every connection is secured as `security` says (TLS, SASL: from --command-config, see
+ * command-config.ts). A failure to reach any bootstrap server is a ToolError naming the servers
+ * and the reason; a refused SASL authentication is an AuthenticationFailure carrying the broker's
+ * message alone, as Kafka's tools print it.
  */
-import { connect, metadata, type BrokerConnection } from '../../client/network-client';
+import { connect, metadata, type BrokerConnection, type ClientSecurity, type ConnectOptions } from '../../client/network-client';
 import type { MetadataResponse } from '../../protocol/generated/metadata';
-import { ErrorCode, errorName } from '../../protocol/errors';
+import { ErrorCode, errorName, KafkaError } from '../../protocol/errors';
 
 /** A failure the tool reports as one line on stderr with exit code 1 (no stack). */
 export class ToolError extends Error {}
+
+/** Bad usage (exit code 2): options that do not go together, a value that cannot be parsed. */
+export class UsageError extends ToolError {}
+
+/** The cluster refused our SASL credentials (Kafka's SaslAuthenticationException). */
+export class AuthenticationFailure extends ToolError {}
+
+const AUTHENTICATION_ERRORS: ReadonlySet<number> = new Set([ErrorCode.SASL_AUTHENTICATION_FAILED, ErrorCode.UNSUPPORTED_SASL_MECHANISM, ErrorCode.ILLEGAL_SASL_STATE]);
 
 export interface AdminConnectionOptions {
   bootstrapServers: string[];
   clientId?: string;
   requestTimeoutMs?: number;
+  security?: ClientSecurity;
 }
 
 export function parseBootstrapServers(arg: string): string[] {
@@ -30,6 +42,11 @@ export function parseBootstrapServers(arg: string): string[] {
 function splitHostPort(s: string): { host: string; port: number } {
   const i = s.lastIndexOf(':');
   return { host: s.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(s.slice(i + 1)) };
+}
+
+function connectOptions(opts: AdminConnectionOptions): ConnectOptions {
+  const timeoutMs = opts.requestTimeoutMs ?? 30_000;
+  return { clientId: opts.clientId ?? 'krill-admin', timeoutMs, requestTimeoutMs: timeoutMs, ...opts.security };
 }
 
 export class AdminConnection {
@@ -47,11 +64,12 @@ export class AdminConnection {
     for (const s of opts.bootstrapServers) {
       const { host, port } = splitHostPort(s);
       try {
-        const conn = await connect(host, port, { clientId: opts.clientId ?? 'krill-admin', timeoutMs: opts.requestTimeoutMs ?? 30_000, requestTimeoutMs: opts.requestTimeoutMs ?? 30_000 });
+        const conn = await connect(host, port, connectOptions(opts));
         const admin = new AdminConnection(conn, opts);
         await admin.metadata([]);
         return admin;
       } catch (err) {
+        if (err instanceof KafkaError && AUTHENTICATION_ERRORS.has(err.code)) throw new AuthenticationFailure(err.message);
         reasons.push(`${s}: ${(err as Error).message}`);
       }
     }
@@ -75,7 +93,7 @@ export class AdminConnection {
     if (!c) {
       const b = this.brokers.get(nodeId);
       if (!b) return Promise.reject(new ToolError(`broker ${nodeId} is not in the cluster metadata`));
-      c = connect(b.host, b.port, { clientId: this.opts.clientId ?? 'krill-admin', timeoutMs: this.opts.requestTimeoutMs ?? 30_000, requestTimeoutMs: this.opts.requestTimeoutMs ?? 30_000 });
+      c = connect(b.host, b.port, connectOptions(this.opts));
       c.catch(() => this.nodes.delete(nodeId));
       this.nodes.set(nodeId, c);
     }

@@ -5,11 +5,13 @@
  * kafka-metadata-quorum.sh) and talking to any Kafka-compatible cluster over the protocol only.
  *
  * Exit codes: 0 success, 1 a failure the tool reports (a ToolError or a refused request: one
- * line, no stack, as Kafka's tools print it), 2 bad usage (unknown option, missing action).
+ * line, no stack, as Kafka's tools print it), 2 bad usage (unknown option, missing action). Every
+ * subcommand takes --command-config (command-config.ts). Refused SASL credentials print the
+ * broker's message as each tool prints Kafka's SaslAuthenticationException.
  */
 import { ClientError } from '../../client/network-client';
 import { KafkaError } from '../../protocol/errors';
-import { ToolError } from './admin-connection';
+import { AuthenticationFailure, ToolError, UsageError } from './admin-connection';
 import { topicsCommand } from './topics-command';
 import { groupsCommand } from './groups-command';
 import { configsCommand } from './configs-command';
@@ -38,9 +40,14 @@ export async function adminMain(command: string, argv: readonly string[], out: T
   try {
     return await run(argv, out);
   } catch (err) {
-    const usage = err instanceof ToolError && /^(unknown option|unexpected argument|Command must include|.* needs a value|.* takes no value|.* given twice)/.test(err.message);
+    const usage = err instanceof UsageError || (err instanceof ToolError && /^(unknown option|unexpected argument|Command must include|.* needs a value|.* takes no value|.* given twice)/.test(err.message));
     if (err instanceof ToolError || err instanceof KafkaError || err instanceof ClientError) {
-      const line = command === 'configs' ? `${prefix}'${argv.join(' ')}'\n${err.message}` : `${prefix}${err.message}`;
+      const line =
+        command === 'configs'
+          ? `${prefix}'${argv.join(' ')}'\n${err.message}`
+          : command === 'groups' && err instanceof AuthenticationFailure
+            ? `${prefix}Executing consumer group command failed due to org.apache.kafka.common.errors.SaslAuthenticationException: ${err.message}`
+            : `${prefix}${err.message}`;
       (command === 'topics' ? out.stdout : out.stderr).call(out, line);
       return usage ? 2 : 1;
     }

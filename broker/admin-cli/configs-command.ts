@@ -1,5 +1,6 @@
 /**
- * `krill configs`: kafka-configs.sh over the Kafka protocol, for topics and brokers.
+ * `krill configs`: kafka-configs.sh over the Kafka protocol, for topics and brokers here, and for
+ * client quotas (users, clients, ips) in configs-quotas.ts.
  *
  *   krill configs --bootstrap-server H:P --describe --entity-type topics|brokers [--entity-name N | --entity-default] [--all]
  *   krill configs --bootstrap-server H:P --alter --entity-type topics|brokers (--entity-name N | --entity-default)
@@ -18,16 +19,19 @@
  */
 import { ErrorCode, errorName } from '../../protocol/errors';
 import { ConfigSource } from '../../config/config-types';
-import { AdminConnection, parseBootstrapServers, ToolError } from './admin-connection';
+import { AdminConnection, ToolError } from './admin-connection';
+import { openAdmin } from './command-config';
+import { alterClientQuotaConfigs, describeClientQuotaConfigs, entityNamesInOrder, QUOTA_ENTITY_TYPES } from './configs-quotas';
 import { parseConfigPairs, parseToolArgs, type ParsedArgs } from './tool-args';
 import type { ToolOutput } from './tool-output';
 
 const OPTIONS = {
   '--bootstrap-server': {},
+  '--command-config': {},
   '--describe': { flag: true },
   '--alter': { flag: true },
-  '--entity-type': {},
-  '--entity-name': {},
+  '--entity-type': { repeatable: true },
+  '--entity-name': { repeatable: true },
   '--entity-default': { flag: true },
   '--all': { flag: true },
   '--add-config': { repeatable: true },
@@ -35,8 +39,9 @@ const OPTIONS = {
   '--help': { flag: true },
 } as const;
 
-export const CONFIGS_USAGE = `usage: krill configs --bootstrap-server HOST:PORT (--describe | --alter) --entity-type topics|brokers
+export const CONFIGS_USAGE = `usage: krill configs --bootstrap-server HOST:PORT [--command-config FILE] (--describe | --alter) --entity-type topics|brokers|users|clients|ips
              (--entity-name NAME | --entity-default) [--all] [--add-config k=v,...] [--delete-config k,...]
+             (users and clients may be given together: --entity-type users --entity-name U --entity-type clients --entity-name C)
 as kafka-configs.sh.`;
 
 const TYPES = { topics: { resource: 2, singular: 'topic', dynamic: ConfigSource.DYNAMIC_TOPIC_CONFIG }, brokers: { resource: 4, singular: 'broker', dynamic: ConfigSource.DYNAMIC_BROKER_CONFIG } } as const;
@@ -50,7 +55,23 @@ export async function configsCommand(argv: readonly string[], out: ToolOutput): 
   }
   const actions = ['--describe', '--alter'].filter((a) => args.has(a));
   if (actions.length !== 1) throw new ToolError(`Command must include exactly one action: --describe, --alter\n${CONFIGS_USAGE}`);
-  const typeName = args.need('--entity-type', '(topics or brokers)');
+  const types = args.all('--entity-type');
+  if (types.length === 0) throw new ToolError('At least one entity type must be specified');
+  const dup = types.filter((t, i) => types.indexOf(t) !== i);
+  if (dup.length > 0) throw new ToolError(`Duplicate entity type(s) specified: ${dup.join(',')}`);
+  for (const t of types) if (!(t in TYPES) && !(t in QUOTA_ENTITY_TYPES)) throw new ToolError(`Invalid entity type ${t}, the entity type must be one of topics, brokers, users, clients, ips with a --bootstrap-server argument`);
+  if (types.length > 1 && !(types.length === 2 && types.includes('users') && types.includes('clients'))) throw new ToolError("Only 'users' and 'clients' entity types may be specified together");
+  if (types[0] in QUOTA_ENTITY_TYPES) {
+    const names = entityNamesInOrder(argv);
+    const admin = await openAdmin(args);
+    try {
+      return actions[0] === '--describe' ? await describeClientQuotaConfigs(admin, types, names, out) : await alterClientQuotaConfigs(admin, args, types, names, out);
+    } finally {
+      await admin.close();
+    }
+  }
+  if (args.all('--entity-name').length > 1) throw new ToolError('--entity-name given twice');
+  const typeName = types[0];
   const type = (TYPES as Record<string, (typeof TYPES)[keyof typeof TYPES]>)[typeName];
   if (!type) throw new ToolError(`Invalid entity type ${typeName}, the entity type must be one of topics, brokers with a --bootstrap-server argument`);
   if (args.has('--entity-default') && typeName !== 'brokers') throw new ToolError('--entity-default applies to brokers only here');
@@ -58,7 +79,7 @@ export async function configsCommand(argv: readonly string[], out: ToolOutput): 
   if (typeName === 'brokers' && args.has('--entity-name') && !/^\d+$/.test(args.get('--entity-name')!)) {
     throw new ToolError(`The entity name for brokers must be a valid integer broker id, found: ${args.get('--entity-name')}`);
   }
-  const admin = await AdminConnection.open({ bootstrapServers: parseBootstrapServers(args.need('--bootstrap-server', 'to reach the cluster')) });
+  const admin = await openAdmin(args);
   try {
     return actions[0] === '--describe' ? await describe(admin, args, type, typeName, out) : await alter(admin, args, type, out);
   } finally {

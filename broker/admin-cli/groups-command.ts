@@ -4,6 +4,7 @@
  *   krill groups --bootstrap-server H:P --list
  *   krill groups --bootstrap-server H:P --describe (--group G ... | --all-groups) [--members | --state]
  *   krill groups --bootstrap-server H:P --delete --group G ...
+ *   krill groups --bootstrap-server H:P --reset-offsets ... | --delete-offsets ...  (groups-offsets.ts)
  *
  * --describe prints ConsumerGroupCommand's offsets table, one row per partition: each member's
  * assigned partitions (members with the most partitions first, a member without any as a row of
@@ -16,21 +17,24 @@
  * "Error: Consumer group 'g' does not exist.".
  * --members: GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS; --state: GROUP COORDINATOR (ID)
  * ASSIGNMENT-STRATEGY STATE #MEMBERS. --list prints consumer group ids (protocol type consumer or
- * empty), sorted, from every broker's ListGroups.
+ * empty), sorted, from every broker's ListGroups. Every form takes --command-config.
  */
 import { ErrorCode, errorName } from '../../protocol/errors';
 import { readConsumerProtocolAssignment } from '../../protocol/generated/message-data/consumer-protocol-assignment';
 import { Reader } from '../../protocol/primitives/reader';
 import type { BrokerConnection } from '../../client/network-client';
 import type { DescribeGroupsResponseDescribedGroup } from '../../protocol/generated/describe-groups';
-import { AdminConnection, parseBootstrapServers, ToolError } from './admin-connection';
+import { AdminConnection, ToolError, UsageError } from './admin-connection';
+import { openAdmin } from './command-config';
 import { parseToolArgs, type ParsedArgs } from './tool-args';
+import { checkResetOptions, committedOffsets, deleteOffsets, LATEST, listPartitionOffsets, OFFSET_OPTIONS, resetOffsets } from './groups-offsets';
 import type { ToolOutput } from './tool-output';
 
 const MISSING = '-';
 
 const OPTIONS = {
   '--bootstrap-server': {},
+  '--command-config': {},
   '--list': { flag: true },
   '--describe': { flag: true },
   '--delete': { flag: true },
@@ -40,11 +44,16 @@ const OPTIONS = {
   '--state': { flag: true },
   '--offsets': { flag: true },
   '--help': { flag: true },
+  ...OFFSET_OPTIONS,
 } as const;
 
-export const GROUPS_USAGE = `usage: krill groups --bootstrap-server HOST:PORT (--list | --describe | --delete) [options]
-  --group G          the group (repeatable)          --all-groups   every group (--describe)
+export const GROUPS_USAGE = `usage: krill groups --bootstrap-server HOST:PORT [--command-config FILE] (--list | --describe | --delete | --reset-offsets | --delete-offsets) [options]
+  --group G          the group (repeatable)          --all-groups   every group (--describe, --reset-offsets)
   --members          members instead of offsets      --state        the group's state
+  --reset-offsets    (--topic T[:P,P] | --all-topics) and one of --to-earliest, --to-latest, --to-offset N,
+                     --shift-by N, --to-datetime YYYY-MM-DDTHH:mm:SS.sss, --by-duration PnDTnHnMnS, --to-current;
+                     --dry-run (the default) or --execute
+  --delete-offsets   --group G --topic T[:P,P] (repeatable)
 as kafka-consumer-groups.sh.`;
 
 export interface OffsetRow {
@@ -65,15 +74,23 @@ export async function groupsCommand(argv: readonly string[], out: ToolOutput): P
     out.stdout(GROUPS_USAGE);
     return 0;
   }
-  const actions = ['--list', '--describe', '--delete'].filter((a) => args.has(a));
-  if (actions.length !== 1) throw new ToolError(`Command must include exactly one action: --list, --describe or --delete\n${GROUPS_USAGE}`);
-  const admin = await AdminConnection.open({ bootstrapServers: parseBootstrapServers(args.need('--bootstrap-server', 'to reach the cluster')) });
+  const actions = ['--list', '--describe', '--delete', '--reset-offsets', '--delete-offsets'].filter((a) => args.has(a));
+  if (actions.length !== 1) throw new ToolError(`Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets\n${GROUPS_USAGE}`);
+  if (actions[0] === '--delete-offsets' && (args.all('--group').length !== 1 || !args.has('--topic'))) throw new UsageError('Option [delete-offsets] takes the following options: [group], [topic]');
+  if (actions[0] === '--reset-offsets') checkResetOptions(args);
+  for (const o of Object.keys(OFFSET_OPTIONS).filter((x) => x !== '--reset-offsets' && x !== '--delete-offsets')) {
+    const allowed = o === '--topic' ? ['--reset-offsets', '--delete-offsets'] : ['--reset-offsets'];
+    if (args.has(o) && !allowed.includes(actions[0])) throw new UsageError(`Option "[${o.slice(2)}]" can't be used with option "[${actions[0].slice(2)}]"`);
+  }
+  const admin = await openAdmin(args);
   try {
     if (actions[0] === '--list') {
       for (const g of await listGroups(admin)) out.stdout(g);
       return 0;
     }
-    const groups = args.has('--all-groups') && actions[0] === '--describe' ? await listGroups(admin) : args.all('--group');
+    if (actions[0] === '--delete-offsets') return await deleteOffsets(admin, args.all('--group')[0], args.all('--topic'), out);
+    const groups = args.has('--all-groups') && actions[0] !== '--delete' ? await listGroups(admin) : args.all('--group');
+    if (actions[0] === '--reset-offsets') return await resetOffsets(admin, groups, args, out);
     if (groups.length === 0) throw new ToolError(`${actions[0]} needs --group${actions[0] === '--describe' ? ' or --all-groups' : ''}`);
     if (actions[0] === '--delete') return await deleteGroups(admin, groups, out);
     let failed = false;
@@ -187,12 +204,7 @@ export function formatOffsetRows(rows: readonly OffsetRow[]): string[] {
 
 /** The rows of --describe (see the header). */
 export async function offsetRows(admin: AdminConnection, coordinator: BrokerConnection, group: string, g: DescribeGroupsResponseDescribedGroup | undefined): Promise<OffsetRow[]> {
-  const fetched = await coordinator.send('OffsetFetch', undefined, offsetFetchAll(coordinator, group));
-  const committed = new Map<string, bigint>();
-  const topics = coordinator.versionFor('OffsetFetch') >= 8 ? (fetched.groups[0]?.topics ?? []) : fetched.topics;
-  const topLevel = coordinator.versionFor('OffsetFetch') >= 8 ? (fetched.groups[0]?.errorCode ?? ErrorCode.NONE) : fetched.errorCode;
-  if (topLevel !== ErrorCode.NONE && topLevel !== ErrorCode.GROUP_ID_NOT_FOUND) throw new ToolError(`fetching the offsets of group ${group}: ${errorName(topLevel)}`);
-  for (const t of topics) for (const p of t.partitions) if (p.errorCode === ErrorCode.NONE && p.committedOffset >= 0n) committed.set(`${t.name}\0${p.partitionIndex}`, p.committedOffset);
+  const committed = await committedOffsets(coordinator, group);
   const members = (g?.members ?? [])
     .map((m) => ({ m, parts: assignmentOf(m.memberAssignment).sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1)) }))
     .sort((a, b) => b.parts.length - a.parts.length);
@@ -202,7 +214,7 @@ export async function offsetRows(admin: AdminConnection, coordinator: BrokerConn
     .map((k) => ({ topic: k.split('\0')[0], partition: Number(k.split('\0')[1]) }))
     .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
   const all = [...members.flatMap((x) => x.parts), ...unassigned];
-  const ends = await logEndOffsets(admin, all);
+  const ends = await listPartitionOffsets(admin, all, LATEST);
   const row = (tp: { topic: string; partition: number }, who: { consumerId: string; host: string; clientId: string }): OffsetRow => {
     const key = `${tp.topic}\0${tp.partition}`;
     const cur = committed.get(key);
@@ -225,36 +237,4 @@ export async function offsetRows(admin: AdminConnection, coordinator: BrokerConn
   }
   for (const p of unassigned) rows.push(row(p, { consumerId: MISSING, host: MISSING, clientId: MISSING }));
   return rows;
-}
-
-function offsetFetchAll(conn: BrokerConnection, group: string): Record<string, unknown> {
-  return conn.versionFor('OffsetFetch') >= 8 ? { groups: [{ groupId: group, memberId: null, memberEpoch: -1, topics: null }], requireStable: false } : { groupId: group, topics: null };
-}
-
-/** Latest offsets by topic\0partition, asked of each partition's leader. */
-async function logEndOffsets(admin: AdminConnection, parts: { topic: string; partition: number }[]): Promise<Map<string, bigint>> {
-  const out = new Map<string, bigint>();
-  if (parts.length === 0) return out;
-  const md = await admin.metadata([...new Set(parts.map((p) => p.topic))]);
-  const byLeader = new Map<number, Map<string, number[]>>();
-  for (const p of parts) {
-    const leader = md.topics.find((t) => t.name === p.topic)?.partitions.find((x) => x.partitionIndex === p.partition)?.leaderId ?? -1;
-    if (leader < 0) continue;
-    const topics = byLeader.get(leader) ?? new Map<string, number[]>();
-    byLeader.set(leader, topics);
-    topics.set(p.topic, [...(topics.get(p.topic) ?? []), p.partition]);
-  }
-  for (const [leader, topics] of byLeader) {
-    const conn = await admin.node(leader);
-    const res = await conn.send('ListOffsets', undefined, {
-      replicaId: -1,
-      isolationLevel: 0,
-      topics: [...topics].map(([name, ps]) => ({ name, partitions: ps.map((partitionIndex) => ({ partitionIndex, currentLeaderEpoch: -1, timestamp: -1n, maxNumOffsets: 1 })) })),
-    });
-    const v0 = conn.versionFor('ListOffsets') === 0;
-    for (const t of res.topics) {
-      for (const p of t.partitions) if (p.errorCode === ErrorCode.NONE) out.set(`${t.name}\0${p.partitionIndex}`, v0 ? (p.oldStyleOffsets[0] ?? -1n) : p.offset);
-    }
-  }
-  return out;
 }

@@ -14,7 +14,8 @@
 import { ErrorCode, errorName } from '../../protocol/errors';
 import { UnsupportedVersionError } from '../../client/network-client';
 import type { DescribeQuorumResponse, DescribeQuorumResponseReplicaState } from '../../protocol/generated/describe-quorum';
-import { AdminConnection, parseBootstrapServers, ToolError } from './admin-connection';
+import { ToolError } from './admin-connection';
+import { openAdmin } from './command-config';
 import { parseToolArgs } from './tool-args';
 import type { ToolOutput } from './tool-output';
 
@@ -22,13 +23,14 @@ const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
 const OPTIONS = {
   '--bootstrap-server': {},
+  '--command-config': {},
   '--describe': { flag: true },
   '--status': { flag: true },
   '--replication': { flag: true },
   '--help': { flag: true },
 } as const;
 
-export const QUORUM_USAGE = `usage: krill quorum --bootstrap-server HOST:PORT --describe --status
+export const QUORUM_USAGE = `usage: krill quorum --bootstrap-server HOST:PORT [--command-config FILE] --describe --status
 as kafka-metadata-quorum.sh (needs a cluster that answers DescribeQuorum, API 55).`;
 
 export async function quorumCommand(argv: readonly string[], out: ToolOutput): Promise<number> {
@@ -40,7 +42,7 @@ export async function quorumCommand(argv: readonly string[], out: ToolOutput): P
   if (!args.has('--describe')) throw new ToolError(`Command must include exactly one action: --describe\n${QUORUM_USAGE}`);
   if (args.has('--replication')) throw new ToolError('--describe --replication is not implemented by krill quorum; use --status');
   if (!args.has('--status')) throw new ToolError('One of --status or --replication must be specified with --describe');
-  const admin = await AdminConnection.open({ bootstrapServers: parseBootstrapServers(args.need('--bootstrap-server', 'to reach the cluster')) });
+  const admin = await openAdmin(args);
   try {
     let version: number;
     try {

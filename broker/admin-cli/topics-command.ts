@@ -18,7 +18,8 @@
  */
 import { ErrorCode, errorName } from '../../protocol/errors';
 import type { MetadataResponse } from '../../protocol/generated/metadata';
-import { AdminConnection, parseBootstrapServers, ToolError } from './admin-connection';
+import { AdminConnection, ToolError } from './admin-connection';
+import { openAdmin } from './command-config';
 import { parseConfigPairs, parseToolArgs, type ParsedArgs } from './tool-args';
 import type { ToolOutput } from './tool-output';
 
@@ -28,6 +29,7 @@ const DEFAULT_CONFIG_SOURCE = 5;
 
 const OPTIONS = {
   '--bootstrap-server': {},
+  '--command-config': {},
   '--list': { flag: true },
   '--describe': { flag: true },
   '--create': { flag: true },
@@ -44,7 +46,7 @@ const OPTIONS = {
   '--help': { flag: true },
 } as const;
 
-export const TOPICS_USAGE = `usage: krill topics --bootstrap-server HOST:PORT (--list | --describe | --create | --alter | --delete) [options]
+export const TOPICS_USAGE = `usage: krill topics --bootstrap-server HOST:PORT [--command-config FILE] (--list | --describe | --create | --alter | --delete) [options]
   --topic T                    the topic (a regular expression except with --create)
   --partitions N               with --create, or --alter to add partitions
   --replication-factor R       with --create
@@ -60,7 +62,7 @@ export async function topicsCommand(argv: readonly string[], out: ToolOutput): P
   }
   const actions = ['--list', '--describe', '--create', '--alter', '--delete'].filter((a) => args.has(a));
   if (actions.length !== 1) throw new ToolError(`Command must include exactly one action: --list, --describe, --create, --alter or --delete\n${TOPICS_USAGE}`);
-  const admin = await AdminConnection.open({ bootstrapServers: parseBootstrapServers(args.need('--bootstrap-server', 'to reach the cluster')) });
+  const admin = await openAdmin(args);
   try {
     switch (actions[0]) {
       case '--list':
