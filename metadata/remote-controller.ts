@@ -137,113 +137,68 @@ export class RemoteController implements ControllerApi {
     changes: { topic: string; ops: AlterConfigOp[]; incremental: boolean }[],
     validateOnly: boolean,
   ): Promise<{ topic: string; errorCode: number; errorMessage: string | null }[]> {
-    const out: { topic: string; errorCode: number; errorMessage: string | null }[] = [];
-    let wrote = false;
-    // One request per kind; results keep the callers' order.
-    for (const incremental of [true, false]) {
-      const group = changes.filter((c) => c.incremental === incremental);
-      if (group.length === 0) continue;
-      try {
-        const res = incremental
-          ? await this.opts.channel.send('IncrementalAlterConfigs', {
-              resources: group.map((c) => ({
-                resourceType: TOPIC_RESOURCE,
-                resourceName: c.topic,
-                configs: c.ops.map((o) => ({ name: o.name, configOperation: o.op, value: o.value })),
-              })),
-              validateOnly,
-            })
-          : await this.opts.channel.send('AlterConfigs', {
-              resources: group.map((c) => ({ resourceType: TOPIC_RESOURCE, resourceName: c.topic, configs: c.ops.map((o) => ({ name: o.name, value: o.value })) })),
-              validateOnly,
-            });
-        group.forEach((c, i) => {
-          const r = res.responses[i];
-          if (r?.errorCode === ErrorCode.NONE) wrote = true;
-          out.push({ topic: c.topic, errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: r?.errorMessage ?? null });
-        });
-      } catch (err) {
-        const msg = this.unreachable(err);
-        for (const c of group) out.push({ topic: c.topic, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg });
-      }
-    }
-    if (wrote && !validateOnly) await this.settle();
-    return changes.map((c) => out.find((o) => o.topic === c.topic)!);
+    const results = await this.forwardConfigChanges(TOPIC_RESOURCE, changes.map((c) => ({ ...c, resourceName: c.topic })), validateOnly);
+    return results.map((r, i) => ({ topic: changes[i].topic, errorCode: r.errorCode, errorMessage: r.errorMessage }));
   }
 
-  /** As alterTopicConfigs, with CLIENT_METRICS resources; each change is forwarded by its kind. */
+  /** As alterTopicConfigs, with CLIENT_METRICS resources. */
   async alterClientMetricsConfigs(
     changes: ClientMetricsConfigChange[],
     validateOnly: boolean,
   ): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]> {
-    const out = new Map<ClientMetricsConfigChange, { name: string; errorCode: number; errorMessage: string | null }>();
-    let wrote = false;
-    for (const incremental of [true, false]) {
-      const group = changes.filter((c) => c.incremental === incremental);
-      if (group.length === 0) continue;
-      try {
-        const res = incremental
-          ? await this.opts.channel.send('IncrementalAlterConfigs', {
-              resources: group.map((c) => ({
-                resourceType: CLIENT_METRICS_RESOURCE,
-                resourceName: c.name,
-                configs: c.ops.map((o) => ({ name: o.name, configOperation: o.op, value: o.value })),
-              })),
-              validateOnly,
-            })
-          : await this.opts.channel.send('AlterConfigs', {
-              resources: group.map((c) => ({ resourceType: CLIENT_METRICS_RESOURCE, resourceName: c.name, configs: c.ops.map((o) => ({ name: o.name, value: o.value })) })),
-              validateOnly,
-            });
-        group.forEach((c, i) => {
-          const r = res.responses[i];
-          if (r?.errorCode === ErrorCode.NONE) wrote = true;
-          out.set(c, { name: c.name, errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: r?.errorMessage ?? null });
-        });
-      } catch (err) {
-        const msg = this.unreachable(err);
-        for (const c of group) out.set(c, { name: c.name, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg });
-      }
-    }
-    if (wrote && !validateOnly) await this.settle();
-    return changes.map((c) => out.get(c)!);
+    const results = await this.forwardConfigChanges(CLIENT_METRICS_RESOURCE, changes.map((c) => ({ ...c, resourceName: c.name })), validateOnly);
+    return results.map((r, i) => ({ name: changes[i].name, errorCode: r.errorCode, errorMessage: r.errorMessage }));
   }
 
-  /** Forwards BROKER-resource changes in one request per kind (IncrementalAlterConfigs / AlterConfigs), in the callers' order. */
+  /** As alterTopicConfigs, with BROKER resources (a broker id, or "" for the cluster default). */
   async alterBrokerConfigs(changes: BrokerConfigChange[], validateOnly: boolean): Promise<{ resourceName: string; errorCode: number; errorMessage: string | null }[]> {
-    const out = new Map<BrokerConfigChange, { resourceName: string; errorCode: number; errorMessage: string | null }>();
+    const results = await this.forwardConfigChanges(BROKER_RESOURCE, changes, validateOnly);
+    return results.map((r, i) => ({ resourceName: changes[i].resourceName, errorCode: r.errorCode, errorMessage: r.errorMessage }));
+  }
+
+  /**
+   * Config changes of one resource type, forwarded in one IncrementalAlterConfigs for the
+   * incremental ones and one AlterConfigs for the others; one result per change, in order (an
+   * unreachable controller: REQUEST_TIMED_OUT). Waits for this broker's image to catch up when
+   * something was written.
+   */
+  private async forwardConfigChanges(
+    resourceType: number,
+    changes: readonly { resourceName: string; incremental: boolean; ops: readonly { name: string; op: number; value: string | null }[] }[],
+    validateOnly: boolean,
+  ): Promise<{ errorCode: number; errorMessage: string | null }[]> {
+    const out = new Map<number, { errorCode: number; errorMessage: string | null }>();
     let wrote = false;
     for (const incremental of [true, false]) {
-      const group = changes.filter((c) => c.incremental === incremental);
+      const group = changes.map((c, index) => ({ c, index })).filter((g) => g.c.incremental === incremental);
       if (group.length === 0) continue;
       try {
         const res = incremental
           ? await this.opts.channel.send('IncrementalAlterConfigs', {
-              resources: group.map((c) => ({
-                resourceType: BROKER_RESOURCE,
+              resources: group.map(({ c }) => ({
+                resourceType,
                 resourceName: c.resourceName,
                 configs: c.ops.map((o) => ({ name: o.name, configOperation: o.op, value: o.value })),
               })),
               validateOnly,
             })
           : await this.opts.channel.send('AlterConfigs', {
-              resources: group.map((c) => ({ resourceType: BROKER_RESOURCE, resourceName: c.resourceName, configs: c.ops.map((o) => ({ name: o.name, value: o.value })) })),
+              resources: group.map(({ c }) => ({ resourceType, resourceName: c.resourceName, configs: c.ops.map((o) => ({ name: o.name, value: o.value })) })),
               validateOnly,
             });
-        group.forEach((c, i) => {
+        group.forEach(({ index }, i) => {
           const r = res.responses[i];
           if (r?.errorCode === ErrorCode.NONE) wrote = true;
-          out.set(c, { resourceName: c.resourceName, errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: r?.errorMessage ?? null });
+          out.set(index, { errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: r?.errorMessage ?? null });
         });
       } catch (err) {
         const msg = this.unreachable(err);
-        for (const c of group) out.set(c, { resourceName: c.resourceName, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg });
+        for (const { index } of group) out.set(index, { errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: msg });
       }
     }
     if (wrote && !validateOnly) await this.settle();
-    return changes.map((c) => out.get(c)!);
+    return changes.map((_, i) => out.get(i)!);
   }
-
 
   async allocateProducerIds(brokerId: number, brokerEpoch: bigint, _blockSize: number): Promise<{ first: bigint; size: number }> {
     const res = await this.opts.channel.send('AllocateProducerIds', { brokerId, brokerEpoch });
