@@ -38,6 +38,7 @@ import {
   TRANSACTIONAL_FLAG_MASK,
 } from './record-batch';
 import { crc32c } from './crc32c';
+import { sizeOfUnsignedVarint, sizeOfVarint, sizeOfVarlong, writeUnsignedVarint, writeVarint, writeVarlong, zigzag32 } from './varint-bytes';
 
 export type BytesInput = Buffer | Uint8Array | string | null | undefined;
 
@@ -93,58 +94,6 @@ function toBuffer(b: BytesInput): Buffer | null {
   if (b === null || b === undefined) return null;
   if (typeof b === 'string') return Buffer.from(b, 'utf8');
   return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-}
-
-function sizeOfUnsignedVarint(v: number): number {
-  let n = 1;
-  while (v >= 0x80) {
-    v = Math.floor(v / 128);
-    n++;
-  }
-  return n;
-}
-
-function zigzag32(v: number): number {
-  return ((v << 1) ^ (v >> 31)) >>> 0;
-}
-
-function sizeOfVarint(v: number): number {
-  return sizeOfUnsignedVarint(zigzag32(v));
-}
-
-function sizeOfVarlong(v: number | bigint): number {
-  if (typeof v === 'number') return sizeOfUnsignedVarint(v >= 0 ? v * 2 : -v * 2 - 1);
-  let z = BigInt.asUintN(64, (v << 1n) ^ (v >> 63n));
-  let n = 1;
-  while (z >= 0x80n) {
-    z >>= 7n;
-    n++;
-  }
-  return n;
-}
-
-function writeUnsignedVarint(buf: Buffer, pos: number, v: number): number {
-  while (v >= 0x80) {
-    buf[pos++] = (v % 128) | 0x80;
-    v = Math.floor(v / 128);
-  }
-  buf[pos++] = v;
-  return pos;
-}
-
-function writeVarint(buf: Buffer, pos: number, v: number): number {
-  return writeUnsignedVarint(buf, pos, zigzag32(v));
-}
-
-function writeVarlong(buf: Buffer, pos: number, v: number | bigint): number {
-  if (typeof v === 'number') return writeUnsignedVarint(buf, pos, v >= 0 ? v * 2 : -v * 2 - 1);
-  let z = BigInt.asUintN(64, (v << 1n) ^ (v >> 63n));
-  while (z >= 0x80n) {
-    buf[pos++] = Number(z & 0x7fn) | 0x80;
-    z >>= 7n;
-  }
-  buf[pos++] = Number(z);
-  return pos;
 }
 
 function writeBytes(buf: Buffer, pos: number, b: Buffer | null): number {

@@ -54,6 +54,7 @@ import {
   TRANSACTIONAL_FLAG_MASK,
   TimestampType,
 } from './record-batch';
+import { sizeOfUnsignedVarint, writeUnsignedVarint, zigzag64 } from './varint-bytes';
 
 export enum BatchRetention {
   /** Drop the batch without reading its records. */
@@ -136,28 +137,6 @@ export class GrowableBuffer {
   view(): Buffer {
     return this.buf.subarray(0, this.length);
   }
-}
-
-function sizeOfUnsignedVarint(v: number): number {
-  let n = 1;
-  while (v >= 0x80) {
-    v = Math.floor(v / 128);
-    n++;
-  }
-  return n;
-}
-
-function zigzag64(v: number): number {
-  return v >= 0 ? v * 2 : -v * 2 - 1;
-}
-
-function writeUnsignedVarint(buf: Buffer, pos: number, v: number): number {
-  while (v >= 0x80) {
-    buf[pos++] = (v % 128) | 0x80;
-    v = Math.floor(v / 128);
-  }
-  buf[pos++] = v;
-  return pos;
 }
 
 /** One kept record: its timestamp, offset delta and where its key..headers bytes lie in `src`. */
