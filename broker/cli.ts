@@ -34,10 +34,8 @@ import { startCluster } from './cluster';
 import { ControllerServer } from './controller/controller-server';
 import type { LogFormat, LogLevel } from '../common/logger';
 import { LOG_FORMATS } from '../common/log-format';
-import { dumpLogMain } from '../storage/tools/dump-log';
 import { parseScramArgument } from './security/sasl/scram-parser';
 import { parseStartupTopic } from './startup-topics';
-import { adminMain, isAdminCommand } from './admin-cli/admin-main';
 import { KAFKA_VERSION_CONFIG } from './kafka-version';
 import { KAFKA_RELEASE_API_VERSIONS } from '../protocol/kafka-release-api-versions';
 
@@ -200,13 +198,18 @@ export function parseArgs(argv: string[]): CliOptions {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // The tools are loaded only when asked for, so a broker's start-up does not load them.
   if (argv[0] === 'dump-log') {
+    const { dumpLogMain } = require('../storage/tools/dump-log') as typeof import('../storage/tools/dump-log');
     process.exitCode = dumpLogMain(argv.slice(1));
     return;
   }
-  if (isAdminCommand(argv[0])) {
-    process.exitCode = await adminMain(argv[0], argv.slice(1));
-    return;
+  if (argv[0] !== undefined && !argv[0].startsWith('-')) {
+    const { adminMain, isAdminCommand } = require('./admin-cli/admin-main') as typeof import('./admin-cli/admin-main');
+    if (isAdminCommand(argv[0])) {
+      process.exitCode = await adminMain(argv[0], argv.slice(1));
+      return;
+    }
   }
   let opts: ReturnType<typeof parseArgs>;
   try {

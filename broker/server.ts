@@ -33,7 +33,7 @@ import { topicConfigDef } from '../config/topic-config-def';
 import { brokerListDefault, effectiveBrokerConfig } from '../config/dynamic-broker-config';
 import { resolveAdvertisedEndpoints, type Endpoint } from '../config/listeners';
 import { Logger, type LogFormat, type LogLevel } from '../common/logger';
-import { BrokerMetrics } from './metrics/broker-metrics';
+import type { BrokerMetrics } from './metrics/broker-metrics';
 import type { BrokerTopicStats } from './metrics/broker-topic-stats';
 import { MetricsServer } from './metrics/metrics-server';
 import { FetchSessionCache } from './fetch-session';
@@ -108,6 +108,12 @@ export interface KafkaServerOptions extends KafkaConfigInit {
    * written to the metadata log when a combined node starts with an empty one (scram-parser.ts).
    */
   scramCredentials?: readonly string[];
+}
+
+/** broker/metrics/broker-metrics.ts, loaded on first use (it loads prom-client). */
+function loadBrokerMetrics(): typeof BrokerMetrics {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('./metrics/broker-metrics') as typeof import('./metrics/broker-metrics')).BrokerMetrics;
 }
 
 /** The cleaner settings a dynamic config change restarts the cleaner's loops for (LogCleaner.ReconfigurableConfigs). */
@@ -315,7 +321,8 @@ export class KafkaServer implements Broker {
       this.logger.child('network'),
     );
     const metricsPort = config.getIntOrNull('krill.metrics.port');
-    this.metrics = metricsPort === null ? null : new BrokerMetrics({
+    // prom-client (~40 ms to load) is loaded only by a broker that serves metrics.
+    this.metrics = metricsPort === null ? null : new (loadBrokerMetrics())({
       replicaManager: this.replicaManager,
       logManager: this.logManager,
       metadata: this.metadata,

@@ -28,7 +28,7 @@ import { RequestDispatcher } from '../request-dispatcher';
 import { SocketServer, type SocketServerOptions } from '../network/socket-server';
 import { socketServerOptions } from '../network/socket-server-config';
 import { CONTROLLER_HANDLERS } from './handlers';
-import { ControllerNodeMetrics } from '../metrics/controller-node-metrics';
+import type { ControllerNodeMetrics } from '../metrics/controller-node-metrics';
 import { MetricsServer } from '../metrics/metrics-server';
 import { Controller } from '../../metadata/controller/controller';
 import { MetadataLogStore } from '../../metadata/metadata-log-store';
@@ -76,6 +76,12 @@ export interface ControllerNode {
   readonly endpoint: { host: string; port: number };
   /** Resolves when the metadata log's end passes `endOffset`, or after `maxWaitMs`. */
   waitForAppend(endOffset: bigint, maxWaitMs: number): Promise<void>;
+}
+
+/** broker/metrics/controller-node-metrics.ts, loaded on first use (it loads prom-client). */
+function loadControllerNodeMetrics(): typeof ControllerNodeMetrics {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('../metrics/controller-node-metrics') as typeof import('../metrics/controller-node-metrics')).ControllerNodeMetrics;
 }
 
 export class ControllerServer implements ControllerNode {
@@ -147,7 +153,8 @@ export class ControllerServer implements ControllerNode {
     const sasl = SaslGate.forListeners(config, controllerListeners(config), { ...scramMechanismDeps(this.controller.image), logger: logger.child('sasl') });
     this.dispatcher = new RequestDispatcher<ControllerNode>(this, CONTROLLER_HANDLERS, logger.child('request'), undefined, sasl);
     this.socketServer = new SocketServer(this.dispatcher, socketOptions, logger.child('network'));
-    this.metrics = config.getIntOrNull('krill.metrics.port') === null ? null : new ControllerNodeMetrics({
+    // prom-client (~40 ms to load) is loaded only by a node that serves metrics.
+    this.metrics = config.getIntOrNull('krill.metrics.port') === null ? null : new (loadControllerNodeMetrics())({
       image: this.controller.image,
       isActive: () => this.state === 'running',
       requestQueueSize: () => this.socketServer.slots.used,

@@ -24,7 +24,16 @@ import { principalToString } from '../../common/kafka-principal';
 import type { Logger } from '../../common/logger';
 import type { RequestContext } from '../network/request-context';
 import type { InterceptDecision, RequestInterceptor } from '../request-dispatcher';
-import { errorResponse, errorResponseSupported, errorResponseVersions, fitResponseToVersion } from './error-responses';
+import type * as ErrorResponses from './error-responses';
+
+let errorResponsesModule: typeof ErrorResponses | undefined;
+/**
+ * error-responses.ts, loaded when a rule first needs it: it pulls in every message's schema
+ * descriptors (~300 KB of code), which a broker that never arms a rule has no use for.
+ */
+function errorResponses(): typeof ErrorResponses {
+  return (errorResponsesModule ??= require('./error-responses') as typeof ErrorResponses);
+}
 import { requestTopics, type RequestTopicPartition } from './request-topics';
 
 /** A request as the control API shows it to matchers and recordings. */
@@ -198,7 +207,7 @@ export class RequestFaults {
     const compiled = compileFault(fault);
     if (compiled.kind === 'error') {
       if (m.apiKey === undefined) throw new Error('an error answer needs the API it answers (match.api)');
-      const supported = errorResponseVersions(m.apiKey);
+      const supported = errorResponses().errorResponseVersions(m.apiKey);
       const wanted = m.versions ?? [-Infinity, Infinity];
       if (!supported.some((v) => v >= wanted[0] && v <= wanted[1])) {
         throw new Error(`API ${apiByKey(m.apiKey)!.name} has no error response at the matched versions; use 'close', 'drop' or a delay`);
@@ -302,7 +311,7 @@ export class RequestFaults {
     if (this.slowMs > 0) await delay(this.slowMs);
     for (const rule of this.rules) {
       if (!rule.active || !rule.match(observed)) continue;
-      if (rule.fault.kind === 'error' && !errorResponseSupported(observed.apiKey, observed.apiVersion)) continue;
+      if (rule.fault.kind === 'error' && !errorResponses().errorResponseSupported(observed.apiKey, observed.apiVersion)) continue;
       if (rule.probability < 1 && this.random() >= rule.probability) continue;
       let custom: object | undefined;
       if (rule.fault.kind === 'respond') {
@@ -313,7 +322,7 @@ export class RequestFaults {
       if (--rule.remaining <= 0) this.removeRule(rule);
       this.log.debug(`fault injection: ${rule.label}`, { apiVersion: observed.apiVersion, correlationId: observed.correlationId, clientId: observed.clientId });
       if (rule.fault.kind === 'delay') ctx.parked();
-      if (custom !== undefined) return { action: 'respond', response: fitResponseToVersion(observed.apiKey, observed.apiVersion, custom) };
+      if (custom !== undefined) return { action: 'respond', response: errorResponses().fitResponseToVersion(observed.apiKey, observed.apiVersion, custom) };
       return this.apply(rule.fault, observed);
     }
     return undefined;
@@ -322,7 +331,7 @@ export class RequestFaults {
   private async apply(f: CompiledFault, r: ObservedRequest): Promise<InterceptDecision | undefined> {
     switch (f.kind) {
       case 'error':
-        return { action: 'respond', response: errorResponse(r.apiKey, r.apiVersion, r.body, f.code) };
+        return { action: 'respond', response: errorResponses().errorResponse(r.apiKey, r.apiVersion, r.body, f.code) };
       case 'delay':
         await delay(f.ms);
         return undefined;

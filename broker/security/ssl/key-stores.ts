@@ -23,7 +23,7 @@
  */
 import * as fs from 'node:fs';
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
-import forge from 'node-forge';
+import type Forge from 'node-forge';
 import { ConfigException } from '../../../config/config-types';
 
 /** The ssl.* values of one listener (or of the client side), with the key each came from. */
@@ -121,7 +121,17 @@ interface Pkcs12Contents {
   certs: { cert: X509Certificate; localKeyId: string | null }[];
 }
 
+/**
+ * node-forge, loaded on first use: it costs ~50 ms of start-up, and only PKCS12 / JKS stores need it
+ * (a broker without them never loads it).
+ */
+function loadForge(): typeof Forge {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('node-forge') as typeof Forge;
+}
+
 function readPkcs12(der: Buffer, password: string | null): Pkcs12Contents {
+  const forge = loadForge();
   const asn1 = forge.asn1.fromDer(forge.util.createBuffer(der.toString('binary')));
   // No password: integrity is not checked (as Java loads a trust store without its password).
   if (password === null && Array.isArray(asn1.value) && asn1.value.length > 2) asn1.value.length = 2;
@@ -135,15 +145,15 @@ function readPkcs12(der: Buffer, password: string | null): Pkcs12Contents {
   };
   pki.certificateFromAsn1 = refuse;
   pki.privateKeyFromAsn1 = refuse;
-  let p12: forge.pkcs12.Pkcs12Pfx;
+  let p12: Forge.pkcs12.Pkcs12Pfx;
   try {
     p12 = forge.pkcs12.pkcs12FromAsn1(asn1, false, password ?? '');
   } finally {
     pki.certificateFromAsn1 = savedCert;
     pki.privateKeyFromAsn1 = savedKey;
   }
-  const toDer = (a: forge.asn1.Asn1): Buffer => Buffer.from(forge.asn1.toDer(a).getBytes(), 'binary');
-  const keyId = (bag: forge.pkcs12.Bag): string | null => {
+  const toDer = (a: Forge.asn1.Asn1): Buffer => Buffer.from(forge.asn1.toDer(a).getBytes(), 'binary');
+  const keyId = (bag: Forge.pkcs12.Bag): string | null => {
     const id = bag.attributes?.localKeyId?.[0];
     return typeof id === 'string' ? Buffer.from(id, 'binary').toString('hex') : null;
   };
