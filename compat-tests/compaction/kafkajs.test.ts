@@ -12,6 +12,11 @@ import type { Kafka, Producer } from 'kafkajs';
 import type { RunningBroker } from '../../broker';
 import { fetchAll } from '../../client/network-client';
 import { ControlRecordType } from '../../protocol/records/control-record';
+import { ErrorCode } from '../../protocol/errors';
+import { ConfigResourceType } from '../../metadata/metadata-records';
+
+/** IncrementalAlterConfigs' DELETE operation. */
+const DELETE = 1;
 import { disconnectAll } from '../helpers/kafkajs';
 import { scanLog, type ScannedBatch } from '../helpers/transactions';
 import { waitFor } from '../replication/helpers';
@@ -242,10 +247,10 @@ test('compact,delete: segments past retention.ms go, and what remains is compact
   const conn = await adminConn(broker);
   try {
     const res = await conn.send('IncrementalAlterConfigs', 1, {
-      resources: [{ resourceType: 2, resourceName: topic, configs: [{ name: 'min.compaction.lag.ms', configOperation: 1, value: null }] }],
+      resources: [{ resourceType: ConfigResourceType.TOPIC, resourceName: topic, configs: [{ name: 'min.compaction.lag.ms', configOperation: DELETE, value: null }] }],
       validateOnly: false,
     });
-    expect(res.responses[0].errorCode).toBe(0);
+    expect(res.responses[0].errorCode).toBe(ErrorCode.NONE);
   } finally {
     await conn.close();
   }
