@@ -132,14 +132,15 @@ describe('registry', () => {
       apiKey: 0,
       name: 'Produce',
       minVersion: 0,
-      maxVersion: 11,
+      maxVersion: 12, // v12 from protocol/codegen/schema-updates.ts (Kafka 4.0, KIP-890)
       firstFlexibleVersion: 9,
       latestVersionUnstable: false,
       deprecatedVersions: { min: 0, max: 6 },
       listeners: ['zkBroker', 'broker'],
     });
     expect(APIS.SaslHandshake.firstFlexibleVersion).toBe(Infinity);
-    expect(APIS.EndTxn.latestVersionUnstable).toBe(true);
+    expect(APIS.EndTxn.latestVersionUnstable).toBe(false); // stable since Kafka 4.0 (schema-updates.ts)
+    expect(APIS.ShareGroupHeartbeat.latestVersionUnstable).toBe(true);
     expect(apiByKey(-1)).toBeUndefined();
     expect(apiByKey(9999)).toBeUndefined();
     for (const a of ALL_APIS) expect(ApiKey[a.name as keyof typeof ApiKey]).toBe(a.apiKey);
@@ -251,7 +252,7 @@ describe('Metadata', () => {
   });
 
   test('a version outside validVersions throws', () => {
-    expect(() => writeMetadataRequest(new Writer(), 13, {})).toThrow(UnsupportedVersionError);
+    expect(() => writeMetadataRequest(new Writer(), 14, {})).toThrow(UnsupportedVersionError);
     expect(() => readMetadataRequest(new Reader(Buffer.alloc(8)), -1)).toThrow(UnsupportedVersionError);
   });
 });

@@ -11,6 +11,7 @@ import { cond, MessageEmitter } from './emit';
 import { kebab, renderAll } from './layout';
 import { diffDirs, main, writeOutput } from './main';
 import { camelCase, loadSchemas, parseMessage, parseRange, stripComments } from './schema';
+import { applySchemaUpdates, SCHEMA_UPDATES } from './schema-updates';
 
 const SCHEMAS = path.resolve(__dirname, '..', '..', '..', 'shared', 'kafka-protocol');
 const GENERATED = path.resolve(__dirname, '..', 'generated');
@@ -175,4 +176,27 @@ test('writeOutput / diffDirs on a small tree', () => {
     fs.rmSync(a, { recursive: true, force: true });
     fs.rmSync(b, { recursive: true, force: true });
   }
+});
+
+describe('schema updates for Kafka 4.x versions (schema-updates.ts)', () => {
+  const base = '{ "name": "XRequest", "type": "request", "apiKey": 99, "validVersions": "0-3", "flexibleVersions": "2+", "latestVersionUnstable": true, "fields": [ { "name": "A", "type": "int32", "versions": "0+" } ] }';
+  test('widen the range, end the unstable flag and append fields of the new versions only', () => {
+    const raw = applySchemaUpdates('message/XRequest.json', JSON.parse(base), [
+      { file: 'message/XRequest.json', release: '4.0', kip: 'KIP-0', validVersions: '0-4', stable: true, appendFields: [{ name: 'B', type: 'int16', versions: '4+', ignorable: true }] },
+      { file: 'message/Other.json', release: '4.0', kip: 'KIP-0', validVersions: '0-9' },
+    ]);
+    const m = parseMessage(JSON.stringify(raw), 'message/XRequest.json');
+    expect([m.valid.lo, m.valid.hi, m.latestVersionUnstable]).toEqual([0, 4, false]);
+    expect(m.root.fields.map((f) => [f.name, f.versions.lo])).toEqual([['A', 0], ['B', 4]]);
+  });
+  test('an update may not move the lowest version', () => {
+    expect(() => applySchemaUpdates('message/XRequest.json', JSON.parse(base), [{ file: 'message/XRequest.json', release: '4.0', kip: 'KIP-0', validVersions: '1-4' }])).toThrow(/lowest version/);
+  });
+  test('the committed updates name the Kafka 4.0 versions krill generates', () => {
+    const byFile = new Map(SCHEMA_UPDATES.map((u) => [u.file, u]));
+    expect(byFile.get('message/MetadataResponse.json')?.validVersions).toBe('0-13');
+    expect(byFile.get('message/ProduceRequest.json')?.validVersions).toBe('0-12');
+    expect(byFile.get('message/TxnOffsetCommitRequest.json')?.validVersions).toBe('0-5');
+    expect(byFile.get('message/EndTxnRequest.json')?.stable).toBe(true);
+  });
 });

@@ -9,6 +9,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { applySchemaUpdates, SCHEMA_UPDATES } from './schema-updates';
 
 /** Inclusive version range; `hi` is Infinity for an open range (`N+`); empty when lo > hi. */
 export interface Range {
@@ -446,7 +447,7 @@ function computeContexts(root: StructModel, structs: StructModel[], valid: Range
 }
 
 export function parseMessage(text: string, file: string): MessageModel {
-  const raw = JSON.parse(stripComments(text)) as RawMessage;
+  const raw = applySchemaUpdates(file, JSON.parse(stripComments(text)) as RawMessage);
   const what = file;
   if (typeof raw.name !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(raw.name)) throw new Error(`${what}: bad name`);
   const types: MessageType[] = ['request', 'response', 'header', 'data', 'metadata'];
@@ -486,6 +487,9 @@ export const SCHEMA_DIRS = [
 /** Every schema file under the schema root, sorted for a stable output. */
 export function loadSchemas(schemaRoot: string): MessageModel[] {
   const out: MessageModel[] = [];
+  for (const u of SCHEMA_UPDATES) {
+    if (!fs.existsSync(path.join(schemaRoot, u.file))) throw new Error(`schema update for ${u.file}: no such schema under ${schemaRoot}`);
+  }
   for (const dir of SCHEMA_DIRS) {
     const full = path.join(schemaRoot, dir);
     if (!fs.existsSync(full)) throw new Error(`schema folder ${full} not found`);

@@ -2646,7 +2646,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'MetadataRequest', file: 'message/MetadataRequest.json', type: 'request', apiKey: 3, validVersions: [0, 12], flexibleVersions: [9, Infinity], module: './metadata',
+    name: 'MetadataRequest', file: 'message/MetadataRequest.json', type: 'request', apiKey: 3, validVersions: [0, 13], flexibleVersions: [9, Infinity], module: './metadata',
     structs: {
       MetadataRequest: [
         { name: 'topics', type: 'array', elem: 'struct', struct: 'MetadataRequestTopic', versions: [0, Infinity], nullable: [1, Infinity] },
@@ -2661,7 +2661,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'MetadataResponse', file: 'message/MetadataResponse.json', type: 'response', apiKey: 3, validVersions: [0, 12], flexibleVersions: [9, Infinity], module: './metadata',
+    name: 'MetadataResponse', file: 'message/MetadataResponse.json', type: 'response', apiKey: 3, validVersions: [0, 13], flexibleVersions: [9, Infinity], module: './metadata',
     structs: {
       MetadataResponse: [
         { name: 'throttleTimeMs', type: 'int32', versions: [3, Infinity], ignorable: true, default: 0 },
@@ -2670,6 +2670,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
         { name: 'controllerId', type: 'int32', versions: [1, Infinity], ignorable: true, default: -1 },
         { name: 'topics', type: 'array', elem: 'struct', struct: 'MetadataResponseTopic', versions: [0, Infinity] },
         { name: 'clusterAuthorizedOperations', type: 'int32', versions: [8, 10], default: -2147483648 },
+        { name: 'errorCode', type: 'int16', versions: [13, Infinity], ignorable: true, default: 0 },
       ],
       MetadataResponseBroker: [
         { name: 'nodeId', type: 'int32', versions: [0, Infinity], default: 0 },
@@ -2872,7 +2873,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'ProduceRequest', file: 'message/ProduceRequest.json', type: 'request', apiKey: 0, validVersions: [0, 11], flexibleVersions: [9, Infinity], module: './produce',
+    name: 'ProduceRequest', file: 'message/ProduceRequest.json', type: 'request', apiKey: 0, validVersions: [0, 12], flexibleVersions: [9, Infinity], module: './produce',
     structs: {
       ProduceRequest: [
         { name: 'transactionalId', type: 'string', versions: [3, Infinity], nullable: [3, Infinity], default: null },
@@ -2891,7 +2892,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'ProduceResponse', file: 'message/ProduceResponse.json', type: 'response', apiKey: 0, validVersions: [0, 11], flexibleVersions: [9, Infinity], module: './produce',
+    name: 'ProduceResponse', file: 'message/ProduceResponse.json', type: 'response', apiKey: 0, validVersions: [0, 12], flexibleVersions: [9, Infinity], module: './produce',
     structs: {
       ProduceResponse: [
         { name: 'responses', type: 'array', elem: 'struct', struct: 'ProduceResponseTopicProduceResponse', versions: [0, Infinity] },
@@ -3425,7 +3426,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'TxnOffsetCommitRequest', file: 'message/TxnOffsetCommitRequest.json', type: 'request', apiKey: 28, validVersions: [0, 4], flexibleVersions: [3, Infinity], module: './txn-offset-commit',
+    name: 'TxnOffsetCommitRequest', file: 'message/TxnOffsetCommitRequest.json', type: 'request', apiKey: 28, validVersions: [0, 5], flexibleVersions: [3, Infinity], module: './txn-offset-commit',
     structs: {
       TxnOffsetCommitRequest: [
         { name: 'transactionalId', type: 'string', versions: [0, Infinity], default: '' },
@@ -3450,7 +3451,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'TxnOffsetCommitResponse', file: 'message/TxnOffsetCommitResponse.json', type: 'response', apiKey: 28, validVersions: [0, 4], flexibleVersions: [3, Infinity], module: './txn-offset-commit',
+    name: 'TxnOffsetCommitResponse', file: 'message/TxnOffsetCommitResponse.json', type: 'response', apiKey: 28, validVersions: [0, 5], flexibleVersions: [3, Infinity], module: './txn-offset-commit',
     structs: {
       TxnOffsetCommitResponse: [
         { name: 'throttleTimeMs', type: 'int32', versions: [0, Infinity], default: 0 },

@@ -488,7 +488,7 @@ export interface ApiMessages {
 
 export const APIS: { readonly [K in ApiName]: ApiInfo<ApiMessages[K]['request'], ApiMessages[K]['response']> } = {
   Produce: {
-    apiKey: 0, name: 'Produce', minVersion: 0, maxVersion: 11, firstFlexibleVersion: 9, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 6 }, listeners: ['zkBroker', 'broker'],
+    apiKey: 0, name: 'Produce', minVersion: 0, maxVersion: 12, firstFlexibleVersion: 9, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 6 }, listeners: ['zkBroker', 'broker'],
     readRequest: (r, v) => m0().readProduceRequest(r, v), writeRequest: (w, v, x) => m0().writeProduceRequest(w, v, x),
     readResponse: (r, v) => m0().readProduceResponse(r, v), writeResponse: (w, v, x) => m0().writeProduceResponse(w, v, x),
   },
@@ -503,7 +503,7 @@ export const APIS: { readonly [K in ApiName]: ApiInfo<ApiMessages[K]['request'],
     readResponse: (r, v) => m2().readListOffsetsResponse(r, v), writeResponse: (w, v, x) => m2().writeListOffsetsResponse(w, v, x),
   },
   Metadata: {
-    apiKey: 3, name: 'Metadata', minVersion: 0, maxVersion: 12, firstFlexibleVersion: 9, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 3 }, listeners: ['zkBroker', 'broker'],
+    apiKey: 3, name: 'Metadata', minVersion: 0, maxVersion: 13, firstFlexibleVersion: 9, latestVersionUnstable: false, deprecatedVersions: { min: 0, max: 3 }, listeners: ['zkBroker', 'broker'],
     readRequest: (r, v) => m3().readMetadataRequest(r, v), writeRequest: (w, v, x) => m3().writeMetadataRequest(w, v, x),
     readResponse: (r, v) => m3().readMetadataResponse(r, v), writeResponse: (w, v, x) => m3().writeMetadataResponse(w, v, x),
   },
@@ -618,7 +618,7 @@ export const APIS: { readonly [K in ApiName]: ApiInfo<ApiMessages[K]['request'],
     readResponse: (r, v) => m25().readAddOffsetsToTxnResponse(r, v), writeResponse: (w, v, x) => m25().writeAddOffsetsToTxnResponse(w, v, x),
   },
   EndTxn: {
-    apiKey: 26, name: 'EndTxn', minVersion: 0, maxVersion: 5, firstFlexibleVersion: 3, latestVersionUnstable: true, listeners: ['zkBroker', 'broker'],
+    apiKey: 26, name: 'EndTxn', minVersion: 0, maxVersion: 5, firstFlexibleVersion: 3, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
     readRequest: (r, v) => m26().readEndTxnRequest(r, v), writeRequest: (w, v, x) => m26().writeEndTxnRequest(w, v, x),
     readResponse: (r, v) => m26().readEndTxnResponse(r, v), writeResponse: (w, v, x) => m26().writeEndTxnResponse(w, v, x),
   },
@@ -628,7 +628,7 @@ export const APIS: { readonly [K in ApiName]: ApiInfo<ApiMessages[K]['request'],
     readResponse: (r, v) => m27().readWriteTxnMarkersResponse(r, v), writeResponse: (w, v, x) => m27().writeWriteTxnMarkersResponse(w, v, x),
   },
   TxnOffsetCommit: {
-    apiKey: 28, name: 'TxnOffsetCommit', minVersion: 0, maxVersion: 4, firstFlexibleVersion: 3, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
+    apiKey: 28, name: 'TxnOffsetCommit', minVersion: 0, maxVersion: 5, firstFlexibleVersion: 3, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
     readRequest: (r, v) => m28().readTxnOffsetCommitRequest(r, v), writeRequest: (w, v, x) => m28().writeTxnOffsetCommitRequest(w, v, x),
     readResponse: (r, v) => m28().readTxnOffsetCommitResponse(r, v), writeResponse: (w, v, x) => m28().writeTxnOffsetCommitResponse(w, v, x),
   },

@@ -20,7 +20,7 @@ export interface MetadataRequestTopic {
 }
 
 export function readMetadataRequest(r: Reader, version: number): MetadataRequest {
-  if (version < 0 || version > 12) throw badVersion('MetadataRequest', version);
+  if (version < 0 || version > 13) throw badVersion('MetadataRequest', version);
   const flex = version >= 9;
   let _topics: MetadataRequestTopic[] | null;
   {
@@ -42,7 +42,7 @@ export function readMetadataRequest(r: Reader, version: number): MetadataRequest
 }
 
 export function writeMetadataRequest(w: Writer, version: number, m: Input<MetadataRequest>): void {
-  if (version < 0 || version > 12) throw badVersion('MetadataRequest', version);
+  if (version < 0 || version > 13) throw badVersion('MetadataRequest', version);
   const flex = version >= 9;
   {
     const a = version >= 1 ? (m.topics === undefined ? EMPTY_ARRAY : m.topics) : nn(m.topics, EMPTY_ARRAY, 'MetadataRequest.topics', version);
@@ -90,6 +90,7 @@ export interface MetadataResponse {
   controllerId: number;
   topics: MetadataResponseTopic[];
   clusterAuthorizedOperations: number;
+  errorCode: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
@@ -123,7 +124,7 @@ export interface MetadataResponsePartition {
 }
 
 export function readMetadataResponse(r: Reader, version: number): MetadataResponse {
-  if (version < 0 || version > 12) throw badVersion('MetadataResponse', version);
+  if (version < 0 || version > 13) throw badVersion('MetadataResponse', version);
   const flex = version >= 9;
   const _throttleTimeMs: number = version >= 3 ? r.int32() : 0;
   let _brokers: MetadataResponseBroker[];
@@ -149,14 +150,15 @@ export function readMetadataResponse(r: Reader, version: number): MetadataRespon
     }
   }
   const _clusterAuthorizedOperations: number = version >= 8 && version <= 10 ? r.int32() : -2147483648;
+  const _errorCode: number = version >= 13 ? r.int16() : 0;
   const unk = flex ? readTaggedFields(r) : undefined;
-  const m: MetadataResponse = { throttleTimeMs: _throttleTimeMs, brokers: _brokers, clusterId: _clusterId, controllerId: _controllerId, topics: _topics, clusterAuthorizedOperations: _clusterAuthorizedOperations };
+  const m: MetadataResponse = { throttleTimeMs: _throttleTimeMs, brokers: _brokers, clusterId: _clusterId, controllerId: _controllerId, topics: _topics, clusterAuthorizedOperations: _clusterAuthorizedOperations, errorCode: _errorCode };
   if (unk !== undefined) m._unknownTaggedFields = unk;
   return m;
 }
 
 export function writeMetadataResponse(w: Writer, version: number, m: Input<MetadataResponse>): void {
-  if (version < 0 || version > 12) throw badVersion('MetadataResponse', version);
+  if (version < 0 || version > 13) throw badVersion('MetadataResponse', version);
   const flex = version >= 9;
   if (version >= 3) {
     w.int32(m.throttleTimeMs ?? 0);
@@ -180,6 +182,9 @@ export function writeMetadataResponse(w: Writer, version: number, m: Input<Metad
   if (version >= 8 && version <= 10) {
     w.int32(m.clusterAuthorizedOperations ?? -2147483648);
   } else if (m.clusterAuthorizedOperations !== undefined && m.clusterAuthorizedOperations !== -2147483648) throw unsupportedField('MetadataResponse', 'clusterAuthorizedOperations', version);
+  if (version >= 13) {
+    w.int16(m.errorCode ?? 0);
+  }
   if (flex) writeTaggedFields(w, m._unknownTaggedFields);
 }
 

@@ -26,7 +26,7 @@ export interface ProduceRequestPartitionProduceData {
 }
 
 export function readProduceRequest(r: Reader, version: number): ProduceRequest {
-  if (version < 0 || version > 11) throw badVersion('ProduceRequest', version);
+  if (version < 0 || version > 12) throw badVersion('ProduceRequest', version);
   const flex = version >= 9;
   const _transactionalId: string | null = version >= 3 ? (flex ? r.compactNullableString() : r.nullableString()) : null;
   const _acks: number = r.int16();
@@ -48,7 +48,7 @@ export function readProduceRequest(r: Reader, version: number): ProduceRequest {
 }
 
 export function writeProduceRequest(w: Writer, version: number, m: Input<ProduceRequest>): void {
-  if (version < 0 || version > 11) throw badVersion('ProduceRequest', version);
+  if (version < 0 || version > 12) throw badVersion('ProduceRequest', version);
   const flex = version >= 9;
   if (version >= 3) {
     { const v = m.transactionalId ?? null; if (flex) w.compactNullableString(v); else w.nullableString(v); }
@@ -156,7 +156,7 @@ export interface ProduceResponseNodeEndpoint {
 }
 
 export function readProduceResponse(r: Reader, version: number): ProduceResponse {
-  if (version < 0 || version > 11) throw badVersion('ProduceResponse', version);
+  if (version < 0 || version > 12) throw badVersion('ProduceResponse', version);
   const flex = version >= 9;
   let _responses: ProduceResponseTopicProduceResponse[];
   {
@@ -198,7 +198,7 @@ export function readProduceResponse(r: Reader, version: number): ProduceResponse
 }
 
 export function writeProduceResponse(w: Writer, version: number, m: Input<ProduceResponse>): void {
-  if (version < 0 || version > 11) throw badVersion('ProduceResponse', version);
+  if (version < 0 || version > 12) throw badVersion('ProduceResponse', version);
   const flex = version >= 9;
   {
     const a = nn(m.responses, EMPTY_ARRAY, 'ProduceResponse.responses', version);

@@ -32,7 +32,7 @@ export interface TxnOffsetCommitRequestPartition {
 }
 
 export function readTxnOffsetCommitRequest(r: Reader, version: number): TxnOffsetCommitRequest {
-  if (version < 0 || version > 4) throw badVersion('TxnOffsetCommitRequest', version);
+  if (version < 0 || version > 5) throw badVersion('TxnOffsetCommitRequest', version);
   const flex = version >= 3;
   const _transactionalId: string = flex ? r.compactString() : r.string();
   const _groupId: string = flex ? r.compactString() : r.string();
@@ -58,7 +58,7 @@ export function readTxnOffsetCommitRequest(r: Reader, version: number): TxnOffse
 }
 
 export function writeTxnOffsetCommitRequest(w: Writer, version: number, m: Input<TxnOffsetCommitRequest>): void {
-  if (version < 0 || version > 4) throw badVersion('TxnOffsetCommitRequest', version);
+  if (version < 0 || version > 5) throw badVersion('TxnOffsetCommitRequest', version);
   const flex = version >= 3;
   { const v = nn(m.transactionalId, '', 'TxnOffsetCommitRequest.transactionalId', version); if (flex) w.compactNullableString(v); else w.nullableString(v); }
   { const v = nn(m.groupId, '', 'TxnOffsetCommitRequest.groupId', version); if (flex) w.compactNullableString(v); else w.nullableString(v); }
@@ -153,7 +153,7 @@ export interface TxnOffsetCommitResponsePartition {
 }
 
 export function readTxnOffsetCommitResponse(r: Reader, version: number): TxnOffsetCommitResponse {
-  if (version < 0 || version > 4) throw badVersion('TxnOffsetCommitResponse', version);
+  if (version < 0 || version > 5) throw badVersion('TxnOffsetCommitResponse', version);
   const flex = version >= 3;
   const _throttleTimeMs: number = r.int32();
   let _topics: TxnOffsetCommitResponseTopic[];
@@ -173,7 +173,7 @@ export function readTxnOffsetCommitResponse(r: Reader, version: number): TxnOffs
 }
 
 export function writeTxnOffsetCommitResponse(w: Writer, version: number, m: Input<TxnOffsetCommitResponse>): void {
-  if (version < 0 || version > 4) throw badVersion('TxnOffsetCommitResponse', version);
+  if (version < 0 || version > 5) throw badVersion('TxnOffsetCommitResponse', version);
   const flex = version >= 3;
   w.int32(m.throttleTimeMs ?? 0);
   {

@@ -1,0 +1,74 @@
+/**
+ * Kafka 4.x message versions that the schema snapshot in ../shared/kafka-protocol predates.
+ *
+ * The snapshot is apache/kafka trunk of 2024-10-25; Kafka 4.0 (2025) added versions to a few
+ * messages. Each entry below names one schema file, the Kafka release and KIP that changed it, and
+ * the change as an edit of the schema's JSON: a new `validVersions`, the end of
+ * `latestVersionUnstable`, and fields appended to the top-level struct. The generator applies the
+ * edits to the parsed schema before building its model (schema.ts loadSchemas), so
+ * protocol/generated/ is what Kafka 4.x's own schemas would give for these messages.
+ *
+ * Invariants: an entry only widens a schema (a version range whose low end is unchanged, fields
+ * that exist only in the new versions); an entry for a file that is missing from the schema root
+ * is an error, so a renamed schema cannot silently drop an update. When the snapshot in
+ * ../shared is refreshed past a release, its entries here become no-ops and are removed.
+ */
+
+export interface SchemaField {
+  name: string;
+  type: string;
+  versions: string;
+  nullableVersions?: string;
+  default?: string | number | boolean;
+  ignorable?: boolean;
+}
+
+export interface SchemaUpdate {
+  /** The schema file, relative to the schema root (`message/ProduceRequest.json`). */
+  file: string;
+  /** The Kafka release and the KIP that made the change. */
+  release: string;
+  kip: string;
+  validVersions?: string;
+  /** The highest version became stable (advertised without unstable.api.versions.enable). */
+  stable?: true;
+  /** Fields added at the end of the message's top-level struct. */
+  appendFields?: SchemaField[];
+}
+
+export const SCHEMA_UPDATES: readonly SchemaUpdate[] = [
+  // KIP-890 part 2: v12 means the producer relies on the partition leader to add the partition to
+  // the transaction (no AddPartitionsToTxn of its own); the wire format is v11's.
+  { file: 'message/ProduceRequest.json', release: '4.0', kip: 'KIP-890', validVersions: '0-12' },
+  { file: 'message/ProduceResponse.json', release: '4.0', kip: 'KIP-890', validVersions: '0-12' },
+  // KIP-890 part 2: v5 means the group coordinator adds the offsets partition to the transaction
+  // (no AddOffsetsToTxn of the producer's own); the wire format is v4's.
+  { file: 'message/TxnOffsetCommitRequest.json', release: '4.0', kip: 'KIP-890', validVersions: '0-5' },
+  { file: 'message/TxnOffsetCommitResponse.json', release: '4.0', kip: 'KIP-890', validVersions: '0-5' },
+  // KIP-890 part 2: EndTxn v5 (the bumped producer id and epoch in the response) became stable.
+  { file: 'message/EndTxnRequest.json', release: '4.0', kip: 'KIP-890', stable: true },
+  // KIP-1102: Metadata v13 adds a top-level error code (REBOOTSTRAP_REQUIRED) after the topics.
+  { file: 'message/MetadataRequest.json', release: '4.0', kip: 'KIP-1102', validVersions: '0-13' },
+  {
+    file: 'message/MetadataResponse.json',
+    release: '4.0',
+    kip: 'KIP-1102',
+    validVersions: '0-13',
+    appendFields: [{ name: 'ErrorCode', type: 'int16', versions: '13+', ignorable: true }],
+  },
+];
+
+/** The raw schema object with the updates for `file` applied (the object is edited in place). */
+export function applySchemaUpdates<T extends { validVersions: string; latestVersionUnstable?: boolean; fields: unknown[] }>(file: string, raw: T, updates: readonly SchemaUpdate[] = SCHEMA_UPDATES): T {
+  for (const u of updates) {
+    if (u.file !== file) continue;
+    if (u.validVersions !== undefined) {
+      const lo = (s: string): string => s.split('-')[0];
+      if (lo(u.validVersions) !== lo(raw.validVersions)) throw new Error(`${file}: a schema update may not change the lowest version (${raw.validVersions} -> ${u.validVersions})`);
+      raw.validVersions = u.validVersions;
+    }
+    if (u.stable) delete raw.latestVersionUnstable;
+    for (const f of u.appendFields ?? []) raw.fields.push({ ...f });
+  }
+  return raw;
+}
