@@ -290,6 +290,18 @@ describe('heterogeneous subscriptions', () => {
     expect(plain(result)).toEqual({ A: { [T1]: [0, 1, 2] }, B: {} });
   });
 
+  test('ties between topics are broken by Java Uuid order (signed), not by string order', () => {
+    // X has a negative most significant long: Java sorts it before Y, string order after.
+    const X = Buffer.from('80000000000000000000000000000000', 'hex').toString('base64url');
+    const Y = Buffer.from('00000000000000000000000000000001', 'hex').toString('base64url');
+    expect(X > Y).toBe(true);
+    const topics = topicsOf({ [X]: 1, [Y]: 1, [T3]: 1 });
+    const spec = specOf({ A: { topics: [Y, X] }, B: { topics: [Y, X] }, C: { topics: [T3] } }, HETERO);
+    const result = assignor.assign(spec, topics);
+    // Same partitions per subscriber and subscriber count: X is visited first and goes to A.
+    expect(plain(result)).toEqual({ A: { [X]: [0] }, B: { [Y]: [0] }, C: { [T3]: [0] } });
+  });
+
   test('overlapping subscriptions over many members stay valid and balanced per topic, and sticky', () => {
     const counts: Record<string, number> = {};
     const ids: string[] = [];
