@@ -34,7 +34,7 @@ import {
 import type { PartitionState } from '../metadata-cache';
 import { buildPartitionChange, type Election } from './partition-change-builder';
 import { applyAlterConfigOps, type AlterConfigOp } from './alter-config-ops';
-import { planReassignments, type ReassignmentRequestTopic, type ReassignmentResultTopic } from './partition-reassignment';
+import { ongoingReassignments, planReassignments, type ListReassignmentsResult, type ReassignmentRequestTopic, type ReassignmentResultTopic } from './partition-reassignment';
 import { SerialQueue } from '../../common/serial-queue';
 import { topicPartitionKey } from '../../common/topic-partition';
 import type { MetadataLog } from '../metadata-log';
@@ -251,6 +251,11 @@ export interface ControllerApi {
   updateFeatures(updates: FeatureUpdate[], validateOnly: boolean): Promise<{ errorCode: number; errorMessage: string | null }>;
   /** AlterPartitionReassignments (KIP-455, partition-reassignment.ts): one result per partition, in order; all records or none. */
   alterPartitionReassignments(topics: ReassignmentRequestTopic[]): Promise<ReassignmentResultTopic[]>;
+  /**
+   * ListPartitionReassignments (KIP-455): the reassignments in progress in the controller's image
+   * (topics null: all of them), which includes every reassignment the controller has committed.
+   */
+  listPartitionReassignments(topics: readonly { name: string; partitionIndexes: number[] }[] | null): Promise<ListReassignmentsResult>;
 }
 
 export class Controller implements ControllerApi {
@@ -1262,6 +1267,11 @@ export class Controller implements ControllerApi {
       this.log.info(`Successfully altered ${done} out of ${total} partition reassignment(s).`);
       return results;
     });
+  }
+
+  /** ListPartitionReassignments from this controller's image, after the writes queued before it. */
+  listPartitionReassignments(topics: readonly { name: string; partitionIndexes: number[] }[] | null): Promise<ListReassignmentsResult> {
+    return this.queue.run(() => ({ errorCode: ErrorCode.NONE, errorMessage: null, topics: ongoingReassignments(this.image, topics) }));
   }
 
   /** Hands out a block of producer ids (KIP-730's AllocateProducerIds, used by InitProducerId). */
