@@ -242,6 +242,9 @@ export class KafkaServer implements Broker {
         return typeof d === 'string' ? d : null;
       },
       brokerConfigDefault: brokerListDefault,
+      // A combined node's own static value: the fallback after the topic's, this node's dynamic and
+      // the cluster default's values (Controller.uncleanLeaderElectionEnabled).
+      staticUncleanLeaderElection: () => this.staticConfig.getBoolean('unclean.leader.election.enable'),
     });
     this.controller = this.clusterLink?.remoteController ?? this.localController!;
     this.logManager = new LogManager({

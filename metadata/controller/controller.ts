@@ -62,8 +62,11 @@ export interface ControllerOptions {
   brokerConfigDefault?: (name: string) => string | null;
   /** Cluster mode: brokers register fenced and keep sessions by heartbeating. Absent: combined node. */
   sessions?: { sessionTimeoutMs: number };
-  /** unclean.leader.election.enable for a topic (its override, else the broker default). */
-  uncleanLeaderElection?: (topic: string) => boolean;
+  /**
+   * This node's static unclean.leader.election.enable (server.properties; Kafka's default false),
+   * the last fallback of uncleanLeaderElectionEnabled.
+   */
+  staticUncleanLeaderElection?: () => boolean;
   /** auto.leader.rebalance.enable: the preferred-leader check interval (leader.imbalance.check.interval.seconds). */
   autoLeaderRebalanceIntervalMs?: number | null;
   /** Clock (tests). */
@@ -441,7 +444,24 @@ export class Controller implements ControllerApi {
   }
 
   private election(topic: string): Election {
-    return this.opts.uncleanLeaderElection?.(topic) ? 'UNCLEAN' : 'ONLINE';
+    return this.uncleanLeaderElectionEnabled(topic) ? 'UNCLEAN' : 'ONLINE';
+  }
+
+  /**
+   * unclean.leader.election.enable for a topic, resolved as Kafka's controller resolves a topic
+   * config (ConfigurationControlManager.getTopicConfig): the topic's own value, else the dynamic
+   * config of this controller's node (BROKER resource = its node id), else the dynamic cluster
+   * default (BROKER resource ""), else this node's static config. A value that is not "true"
+   * (case-insensitive) is false, as Boolean.parseBoolean reads it.
+   */
+  uncleanLeaderElectionEnabled(topic: string): boolean {
+    const name = 'unclean.leader.election.enable';
+    const value =
+      this.image.topicConfig(topic).get(name) ??
+      this.image.brokerConfig(String(this.opts.nodeId)).get(name) ??
+      this.image.brokerConfig('').get(name);
+    if (value !== undefined) return value.trim().toLowerCase() === 'true';
+    return this.opts.staticUncleanLeaderElection?.() ?? false;
   }
 
   /** Removes `brokerId` from every ISR it is in and moves its leaderships (fencing, controlled shutdown). */
@@ -1259,7 +1279,7 @@ export class Controller implements ControllerApi {
       const { records, results } = planReassignments(this.image, topics, {
         isRegistered: (id) => this.image.broker(id) !== undefined,
         isActive: this.isActive,
-        uncleanLeaderElection: (topic) => this.opts.uncleanLeaderElection?.(topic) ?? false,
+        uncleanLeaderElection: (topic) => this.uncleanLeaderElectionEnabled(topic),
       });
       this.commit(records.map((r) => this.change(r)));
       const done = results.reduce((n, t) => n + t.partitions.filter((p) => p.errorCode === ErrorCode.NONE).length, 0);
