@@ -20,7 +20,10 @@
  * the shutdown).
  *
  * Invariant: after the startup replay, every metadata batch is applied to the MetadataCache first
- * and its delta then goes to the replica manager and both coordinators, in log order.
+ * and its delta then goes to the replica manager and both coordinators, in log order. The
+ * replication quotas (replicationQuotas) follow the same image: their bounds from every dynamic
+ * config change of this broker or the cluster default, their throttled partitions from every topic
+ * config change (and, after the replay, from every topic).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

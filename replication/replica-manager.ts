@@ -17,7 +17,12 @@
  * partition the leader (follower state reset, leader epoch start offset recorded) or a follower
  * (handed to the replica fetchers, which truncate first). On the leader, follower Fetch requests
  * update follower state (ISR expansion, HWM), and a periodic task (replica.lag.time.max.ms / 2)
- * shrinks ISRs; ISR changes go to the controller through the AlterPartitionManager. Fetchers, ISR
+ * shrinks ISRs; ISR changes go to the controller through the AlterPartitionManager. Replication
+ * throttles (`replicationQuotas`, replication-quota-manager.ts): a follower fetch gets no records
+ * for a leader-throttled partition whose follower is outside the ISR while the leader quota is
+ * exceeded (its state is still updated, the partition answered without error), such partitions do
+ * not count towards a parked follower fetch's min_bytes, and the throttled bytes of every follower
+ * fetch answer are recorded; the follower quota goes to the fetchers. Fetchers, ISR
  * task and AlterPartitionManager exist only on a cluster broker (`replication` options); a
  * combined single node has no followers.
  */
