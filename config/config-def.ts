@@ -510,7 +510,28 @@ export const KRILL_DEFAULT_OVERRIDES: Readonly<Record<string, string>> = {
   'process.roles': 'broker,controller',
 };
 
+/**
+ * Broker configs that exist only as dynamic configs (Kafka's DynamicConfig.Broker adds
+ * QuotaConfig.brokerQuotaConfigs to the dynamic keys of KafkaConfig): set per broker or as the
+ * cluster default through AlterConfigs / IncrementalAlterConfigs on BROKER resources, read from
+ * those layers only; in server.properties they are unknown keys and mean nothing, as in Kafka.
+ * Not in BROKER_CONFIG_DEFS, so nothing that walks the static table sees them.
+ * replica.alter.log.dirs.io.max.bytes.per.second is left out: krill has no future logs.
+ */
+export const DYNAMIC_ONLY_BROKER_CONFIG_DEFS: readonly ConfigKeyDef[] = [
+  def('follower.replication.throttled.rate', 'long', '9223372036854775807', 'medium', CLUSTER, atLeast(0),
+    'Upper bound (bytes/s) on what this broker fetches as a follower for the replicas in follower.replication.throttled.replicas.'),
+  def('leader.replication.throttled.rate', 'long', '9223372036854775807', 'medium', CLUSTER, atLeast(0),
+    'Upper bound (bytes/s) on what this broker serves as a leader to the replicas in leader.replication.throttled.replicas.'),
+];
+
 const BY_NAME = new Map<string, ConfigKeyDef>(BROKER_CONFIG_DEFS.map((d) => [d.name, d]));
+const DYNAMIC_ONLY_BY_NAME = new Map<string, ConfigKeyDef>(DYNAMIC_ONLY_BROKER_CONFIG_DEFS.map((d) => [d.name, d]));
+
+/** The definition of a dynamic-only broker config (DYNAMIC_ONLY_BROKER_CONFIG_DEFS), or undefined. */
+export function dynamicOnlyBrokerConfigDef(name: string): ConfigKeyDef | undefined {
+  return DYNAMIC_ONLY_BY_NAME.get(name);
+}
 
 /** The definition of a broker config, or undefined for a key krill does not know. */
 export function brokerConfigDef(name: string): ConfigKeyDef | undefined {
