@@ -16,8 +16,8 @@
  * The reader/deleter race of apache/kafka#19462 (KAFKA-17184) is impossible by construction:
  * - A reader works only through a lease: acquire() pins the entry (pins += 1) in the same
  *   synchronous step that finds or creates it, and the lease's release() (called in a finally by
- *   every method here) unpins it. A pinned entry is never closed, never refused and never loses
- *   its files; nothing here checks a "marked for cleanup" flag on the read path.
+ *   every method here) unpins it. A pinned entry never loses its files and its reads are never
+ *   refused; nothing here checks a "marked for cleanup" flag on the read path.
  * - remove, removeAll, LRU eviction and resizeCacheSize only unlink an entry from the map and
  *   rename its files to `.deleted` names chosen to be unused (`X.index.deleted`, else
  *   `X.index.<n>.deleted`); the entry keeps working on the renamed files. Its files are unlinked
@@ -31,33 +31,40 @@
  *
  * Invariants: sizeBytes (sum over cached entries of their three files' sizes) <= maxSizeBytes
  * after every public call; the canonical files on disk are exactly the triples of the cached
- * entries (a fetch writes its files in one synchronous section, a failed fetch leaves none);
- * a `.deleted` file belongs to an unlinked entry not yet deleted; at most one fetch per segment
- * uuid runs at a time; every loaded index passed its sanity check against the segment's metadata
+ * entries (a fetch writes its files in one synchronous section, a failed fetch leaves none; a
+ * rename to `.deleted` that fails with an I/O error leaves that file under its canonical name,
+ * owned by its unlinked entry, and fetches of the segment fail until it is deleted); a `.deleted`
+ * file belongs to an unlinked entry not yet deleted; at most one flight per segment uuid (the
+ * straggling RSM calls of a failed flight are ignored); every loaded index passed its sanity check against the segment's metadata
  * (positions inside the segment, offsets within [startOffset, endOffset]); leftover `.tmp` and
  * `.deleted` files are removed at start-up and complete triples reloaded (incomplete or
  * malformed ones deleted). Node has no mmap, so a loaded index is its file's bytes in memory:
  * loaded indexes are kept for the most recently used entries up to `maxResidentBytes` and
  * reloaded (and re-checked) from their files on the next use.
  *
- * Await points (krill is single-threaded; everything else here is synchronous):
- * 1. acquire(): `await flight.promise` while a fetch for the segment is in flight (own or joined).
+ * Await points (krill is single-threaded; everything else here is synchronous, fs calls included):
+ * 1. pin(): `await flight.promise` while a fetch for the segment is in flight (started or joined).
  *    Meanwhile anything may run: remove() of that segment only flags the flight (`removed`), so
  *    the finished entry goes straight to `.deleted` instead of into the map; the waiters were
  *    counted before they awaited and are pinned in the fetch's final synchronous section, so the
  *    entry they receive cannot be deleted before they release it. Eviction, resize, remove of
  *    other segments and close() touch only other entries or flags. A caller arriving at a
- *    flagged flight waits for it to settle and starts over, so it never joins an entry that is
- *    already gone and never runs a second fetch of the same segment alongside it.
- * 2. runFlight(): `await Promise.all(fetchIndex...)`. Nothing is written to the cache directory
- *    before or during this await (reused leftovers are only read); all writes, the renames into
- *    place, the pins and the insertion happen after it in one synchronous section, which checks
- *    `removed` and `owned` first. A failure there deletes whatever it wrote.
- * 3. withEntry(): `await fn(lease)`: the caller's own work while it holds its pin. Any removal,
+ *    flagged flight waits for `settled` and starts over, so it never joins an entry that is
+ *    already unlinked and never starts a second fetch of the segment beside the first.
+ * 2. acquire(): `await this.pin(md)`, and withEntry(): `await this.acquire(md)`: the entry is
+ *    already pinned across these hops; if it is unlinked or unloaded meanwhile, ensureLoaded()
+ *    reads its files back from wherever they were renamed, and they exist because of the pin.
+ * 3. runFlight(): `await Promise.all(fetchIndex...)`. Nothing is written to the cache directory
+ *    during this await: a valid leftover under a canonical name was read before it (synchronously;
+ *    AbstractIndex.load may trim a zero tail then) and nobody else can claim that name, since no
+ *    entry owns it and this is the segment's only flight. All writes, the renames into place, the
+ *    pins and the insertion come after it in one synchronous section, which checks `removed`
+ *    first; a failure there deletes everything it wrote and every canonical file of the segment.
+ * 4. withEntry(): `await fn(lease)`: the caller's own work while it holds its pin. Any removal,
  *    eviction or resize meanwhile only renames the files (the lease follows the new paths) or
- *    unloads the in-memory copy (the lease reloads it from the intact, pinned files).
- * 4. close(): `await` of the flights still running; they finish normally (their entries stay
- *    cached and on disk for the next start-up), later acquire() calls are refused.
+ *    drops the in-memory copy (the lease reloads it from the intact, pinned files).
+ * 5. close(): `await` of the flights still running; they finish normally (their entries stay
+ *    cached and on disk for the next start-up); later acquire() calls are refused.
  * Timers (the delete delay) run maybeDelete(), which does nothing while the entry is pinned; the
  * last release() runs it again.
  */
@@ -193,14 +200,23 @@ export interface RemoteIndexLease {
   release(): void;
 }
 
-interface Flight {
-  readonly segmentId: string;
-  /** Callers awaiting this fetch; each gets one pin when it completes. */
-  waiters: number;
+/** The one fetch in flight for a segment; in `flights` from its start to its final synchronous section. */
+class Flight {
+  /** Callers awaiting this fetch (its starter included); each gets one pin when it completes. */
+  waiters = 1;
   /** remove() arrived while the fetch ran: the entry is not cached, its files go to `.deleted`. */
-  removed: boolean;
-  promise: Promise<Entry>;
-  settled: Promise<void>;
+  removed = false;
+  readonly promise: Promise<Entry>;
+  /** Resolves (never rejects) once the fetch has succeeded or failed. */
+  readonly settled: Promise<void>;
+
+  constructor(run: (flight: Flight) => Promise<Entry>) {
+    this.promise = run(this);
+    this.settled = this.promise.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
 }
 
 export class RemoteIndexCache {
@@ -447,28 +463,22 @@ export class RemoteIndexCache {
         continue;
       }
       this.stats.missCount++;
-      const flight = running ?? this.startFlight(md);
-      flight.waiters++;
-      if (!running) flight.promise = this.runFlight(md, flight);
+      let flight: Flight;
+      if (running) {
+        flight = running;
+        flight.waiters++;
+      } else {
+        // The flight is in `flights` before runFlight's first statement runs (it may fail synchronously).
+        flight = new Flight((f) => {
+          this.flights.set(id, f);
+          return this.runFlight(md, f);
+        });
+      }
       return await flight.promise; // await point 1: already pinned for this caller when it resolves
     }
   }
 
-  private startFlight(md: RemoteLogSegmentMetadata): Flight {
-    const flight: Flight = {
-      segmentId: md.remoteLogSegmentId.id,
-      waiters: 0,
-      removed: false,
-      promise: Promise.resolve(null as unknown as Entry),
-      settled: Promise.resolve(),
-    };
-    this.flights.set(flight.segmentId, flight);
-    return flight;
-  }
-
   private async runFlight(md: RemoteLogSegmentMetadata, flight: Flight): Promise<Entry> {
-    let resolveSettled!: () => void;
-    flight.settled = new Promise<void>((r) => (resolveSettled = r));
     const id = md.remoteLogSegmentId.id;
     const canonical: Record<Kind, string> = {
       offset: path.join(this.cacheDir, remoteOffsetIndexFileName(md)),
@@ -493,6 +503,7 @@ export class RemoteIndexCache {
         }
       }
       const missing = KINDS.filter((k) => loaded[k] === undefined);
+      if (this.flights.get(id) !== flight) throw new Error(`internal: fetch of remote segment ${id} is not the segment's flight`);
       const fetched = await Promise.all(missing.map((k) => this.fetchIndex(md, k))); // await point 2
 
       // ---- synchronous from here to the end: write, check, rename, pin, insert ----
@@ -530,8 +541,6 @@ export class RemoteIndexCache {
       }
       this.logger.warn(`fetching the indexes of remote segment ${id} failed: ${(e as Error).message}`);
       throw e;
-    } finally {
-      resolveSettled();
     }
   }
 
