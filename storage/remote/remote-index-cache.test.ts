@@ -3,13 +3,14 @@
  * without refetching, the missing transaction index, LRU eviction by bytes and resizeCacheSize,
  * reload on restart (leftovers cleaned, incomplete and malformed triples dropped), corrupt copies
  * refetched, corrupt remote indexes refused, single flight, fetch failures, remove / removeAll,
- * close. The race of apache/kafka#19462 has its own seed test (remote-index-cache.seed.test.ts).
+ * close, a failed rename to `.deleted` (the file stays owned), and the resident-copy budget. The race of apache/kafka#19462 has its own seed test (remote-index-cache.seed.test.ts).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Logger } from '../../common/logger';
 import { MockScheduler, MockTime } from '../../common/testing/mock-time';
 import { CorruptIndexError } from '../errors';
+import { FaultyFs } from '../testing/faulty-fs';
 import { removeTempDirs, tempDir } from '../testing/temp-dir';
 import { FakeRemoteStorageManager, TestSegment, drainMicrotasks, expectedAborted, expectedTimestampPosition, testSegment } from '../testing/remote-index-fixtures';
 import { IndexType, RemoteStorageError } from './remote-storage-manager';
@@ -345,4 +346,48 @@ test('a lease cannot be used after release', async () => {
   lease.release();
   expect(() => lease.lookupOffset(0n)).toThrow(/after release/);
   await h.cache.close();
+});
+
+test('a rename to .deleted that fails with an I/O error keeps the file owned: refetches fail until the entry is deleted, nothing is overwritten', async () => {
+  const s = testSegment(0, 8);
+  const faulty = new FaultyFs();
+  const h = harness([s], { fs: faulty });
+  const lease = await h.cache.acquire(s.md);
+  faulty.failNext({ op: 'rename', path: remoteTimeIndexFileName(s.md) });
+  h.cache.remove(id(s));
+  expect(h.cache.entryCount).toBe(0);
+  expect(lease.files.timeIndex.endsWith(remoteTimeIndexFileName(s.md))).toBe(true); // still under its canonical name
+  expect(lease.files.offsetIndex.endsWith('.index.deleted')).toBe(true);
+  // The canonical time index belongs to the removed entry: a new fetch must not write over it.
+  await expect(h.cache.lookupOffset(s.md, 0n)).rejects.toThrow(/still held by a removed entry/);
+  expect(lease.lookupTimestamp(s.times[3].timestamp, 0n).position).toBe(expectedTimestampPosition(s, s.times[3].timestamp, 0n));
+  lease.release();
+  h.scheduler.tick(DELAY);
+  expect(h.files()).toEqual([]);
+  expect(await h.cache.lookupOffset(s.md, s.offsets[2].offset)).toBe(s.offsets[2].position);
+  expect(h.files()).toEqual(triple(s));
+  await h.cache.close();
+});
+
+test('maxResidentBytes bounds the loaded copies: within it a hit reads no file, with 0 every read loads its files', async () => {
+  const [a, b] = [testSegment(0, 10), testSegment(1, 10)];
+  for (const [budget, readsPerHit] of [
+    [a.cachedBytes + b.cachedBytes, 0],
+    [0, 3],
+  ] as const) {
+    const faulty = new FaultyFs();
+    const h = harness([a, b], { fs: faulty, maxResidentBytes: budget });
+    await h.cache.lookupOffset(a.md, 0n);
+    await h.cache.lookupOffset(b.md, 0n);
+    let readCount = 0;
+    const inner = faulty.readFileSync.bind(faulty);
+    faulty.readFileSync = (f: string) => {
+      readCount++;
+      return inner(f);
+    };
+    expect(await h.cache.lookupOffset(a.md, a.offsets[4].offset)).toBe(a.offsets[4].position);
+    expect(await h.cache.lookupOffset(b.md, b.offsets[5].offset)).toBe(b.offsets[5].position);
+    expect(readCount).toBe(2 * readsPerHit);
+    await h.cache.close();
+  }
 });
