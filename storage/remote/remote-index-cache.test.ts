@@ -391,3 +391,19 @@ test('maxResidentBytes bounds the loaded copies: within it a hit reads no file, 
     await h.cache.close();
   }
 });
+
+test("close waits for outstanding leases (Kafka's close waits for reads in progress), then deletes what they held", async () => {
+  const s = testSegment(0, 6);
+  const h = harness([s]);
+  const lease = await h.cache.acquire(s.md);
+  h.cache.remove(id(s));
+  let closed = false;
+  const closing = h.cache.close().then(() => (closed = true));
+  await drainMicrotasks();
+  expect(closed).toBe(false);
+  expect(lease.lookupOffset(s.offsets[3].offset).position).toBe(s.offsets[3].position);
+  expect(h.files()).toHaveLength(3);
+  lease.release();
+  await closing;
+  expect(h.files()).toEqual([]);
+});

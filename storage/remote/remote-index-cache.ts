@@ -63,8 +63,11 @@
  * 4. withEntry(): `await fn(lease)`: the caller's own work while it holds its pin. Any removal,
  *    eviction or resize meanwhile only renames the files (the lease follows the new paths) or
  *    drops the in-memory copy (the lease reloads it from the intact, pinned files).
- * 5. close(): `await` of the flights still running; they finish normally (their entries stay
- *    cached and on disk for the next start-up); later acquire() calls are refused.
+ * 5. close(): `await` of the flights still running, then of the last lease's release. The flights
+ *    finish normally (their entries stay cached and on disk for the next start-up), readers
+ *    finish on intact files, later acquire() calls are refused; only then are the `.deleted`
+ *    files deleted, so a cache opened on the directory after close() resolved (whose start-up
+ *    deletes every `.deleted` file) never takes files from under a reader of this one.
  * Timers (the delete delay) run maybeDelete(), which does nothing while the entry is pinned; the
  * last release() runs it again.
  */
@@ -253,6 +256,9 @@ export class RemoteIndexCache {
   private readonly resident = new Set<Entry>();
   private residentBytes = 0;
   private closed = false;
+  /** Pins held over all entries, and close()'s wait for them to reach 0. */
+  private totalPins = 0;
+  private allReleased: (() => void) | null = null;
 
   constructor(opts: RemoteIndexCacheOptions) {
     this.fs = opts.fs ?? nodeFs;
@@ -373,14 +379,16 @@ export class RemoteIndexCache {
   }
 
   /**
-   * Refuses new reads, waits for fetches in flight, and deletes the files of unlinked entries
-   * nobody pins (pinned ones go at their last release). Cached files stay for the next start-up,
-   * as in Kafka. Idempotent.
+   * Refuses new reads, waits for fetches in flight and for every lease to be released (Kafka's
+   * close waits for the reads in progress), then deletes the files of unlinked entries at once.
+   * Cached files stay for the next start-up, as in Kafka. Idempotent.
    */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await Promise.all([...this.flights.values()].map((f) => f.settled));
+    if (this.totalPins > 0) await new Promise<void>((r) => (this.allReleased = r));
+    this.allReleased = null;
     for (const e of [...this.unlinked]) {
       e.deleteTask?.cancel();
       e.deleteTask = null;
@@ -455,6 +463,7 @@ export class RemoteIndexCache {
         this.stats.hitCount++;
         this.touch(cached);
         cached.pins++;
+        this.totalPins++;
         return cached;
       }
       const running = this.flights.get(id);
@@ -523,6 +532,7 @@ export class RemoteIndexCache {
       const entry = new Entry(id, md.startOffset, { ...canonical }, indexBytes(full));
       entry.loaded = full;
       entry.pins = flight.waiters;
+      this.totalPins += flight.waiters;
       this.flights.delete(id);
       this.stats.loadSuccessCount++;
       this.insert(entry);
@@ -646,11 +656,13 @@ export class RemoteIndexCache {
 
   private unpin(entry: Entry): void {
     entry.pins--;
+    this.totalPins--;
     if (entry.pins < 0) throw new Error(`remote index entry ${entry.segmentId} unpinned more often than pinned`);
     if (entry.pins === 0) {
       if (entry.state === 'unlinked') this.maybeDelete(entry);
       else this.trimResident();
     }
+    if (this.totalPins === 0 && this.allReleased) this.allReleased();
   }
 
   // ---- the map, eviction, deletion ---------------------------------------------------------
