@@ -11,9 +11,11 @@
  * Here the interleaving is forced, not hoped for: a reader pins an entry and is suspended inside
  * its read (in its withEntry body, or inside the fetch the fake RSM holds), the deleter removes the
  * segment (or the cache evicts it by size) meanwhile, and the reader then resumes. It must return
- * the right position from the renamed files (with maxResidentBytes 0 it really reads them back from
- * disk), and the files must stay until the pin is released and file.delete.delay.ms has passed, and
- * be gone after.
+ * the right position from the renamed files (with maxResidentBytes 0, and another segment read in
+ * between, its in-memory copy is dropped, so it really reads them back from disk), and the files
+ * must stay until the pin is released and file.delete.delay.ms has passed, and be gone after. The
+ * fourth case fetches the removed segment again while the first generation is pinned and removes it
+ * again: the two generations' files never collide.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
