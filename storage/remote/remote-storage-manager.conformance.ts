@@ -239,8 +239,9 @@ export function remoteStorageManagerConformance(factory: () => Promise<RsmFixtur
     await fx.rsm.copyLogSegmentData(m, first.data);
     await fx.takeDown();
     const started = Date.now();
-    for (const p of [fx.rsm.fetchLogSegment(m, 0), fx.rsm.fetchIndex(m, IndexType.OFFSET), fx.rsm.copyLogSegmentData(metadataFor(tp, second), second.data), fx.rsm.deleteLogSegmentData(m)]) {
-      const e = await rejection(p);
+    const calls = [() => fx.rsm.fetchLogSegment(m, 0), () => fx.rsm.fetchIndex(m, IndexType.OFFSET), () => fx.rsm.copyLogSegmentData(metadataFor(tp, second), second.data), () => fx.rsm.deleteLogSegmentData(m)];
+    for (const call of calls) {
+      const e = await rejection(call());
       expect(e).toBeInstanceOf(RemoteStorageError);
       expect(e).not.toBeInstanceOf(RemoteResourceNotFoundError);
     }
