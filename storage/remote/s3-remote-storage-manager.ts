@@ -348,7 +348,7 @@ export class S3RemoteStorageManager implements RemoteStorageManager {
         }
         this.logger?.debug(`${what}: attempt ${attempt} failed (${describe(e)}), retrying in ~${delay} ms`);
         const jittered = Math.round(delay * (0.8 + Math.random() * 0.4));
-        await new Promise<void>((resolve) => setTimeout(resolve, jittered).unref());
+        await new Promise<void>((resolve) => setTimeout(resolve, jittered));
         delay = Math.min(delay * 2, this.backoffMaxMs);
       } finally {
         clearTimeout(timer);
