@@ -146,7 +146,7 @@ function isNotFound(e: unknown): boolean {
   return err?.name === 'NoSuchKey' || err?.name === 'NotFound' || statusOf(e) === 404;
 }
 
-function describe(e: unknown): string {
+function describeError(e: unknown): string {
   const err = e as SdkError | null;
   const status = statusOf(e);
   return `${err?.name ?? 'Error'}${status !== undefined ? ` (HTTP ${status})` : ''}${err?.code !== undefined && err.code !== err.name ? ` ${err.code}` : ''}: ${err?.message ?? String(e)}`;
@@ -206,7 +206,7 @@ export class S3RemoteStorageManager implements RemoteStorageManager {
         throw InvalidConfigurationError.invalid(S3_CONFIGS.CREDENTIALS_PROVIDER_CLASS, provider, `krill uses the AWS SDK's default credential chain (${AWS_DEFAULT_CREDENTIALS_PROVIDER_CLASS_NAME}) or static keys; leave it unset or name that class`);
       }
     }
-    this.keyPrefix = configs[S3_CONFIGS.KEY_PREFIX] ?? '';
+    this.keyPrefix = optionalString(configs, S3_CONFIGS.KEY_PREFIX) ?? ''; // trimmed, as Kafka's ConfigDef reads a STRING
     optionalInt(configs, S3_CONFIGS.CHUNK_SIZE, 1, Math.floor(2147483647 / 2));
     this.bucket = bucket;
 
@@ -253,7 +253,7 @@ export class S3RemoteStorageManager implements RemoteStorageManager {
       }
       const e = failed.reason as unknown;
       if (e instanceof RemoteStorageError) throw e;
-      throw new RemoteStorageError(`copying remote log segment ${metadata.remoteLogSegmentId.id}: ${describe(e)}`, { cause: e });
+      throw new RemoteStorageError(`copying remote log segment ${metadata.remoteLogSegmentId.id}: ${describeError(e)}`, { cause: e });
     }
     return null;
   }
@@ -341,12 +341,12 @@ export class S3RemoteStorageManager implements RemoteStorageManager {
         return await call(ac.signal);
       } catch (e) {
         if (e instanceof RemoteStorageError) throw e;
-        if (isNotFound(e)) throw new RemoteResourceNotFoundError(`${what}: ${describe(e)}`, { cause: e });
+        if (isNotFound(e)) throw new RemoteResourceNotFoundError(`${what}: ${describeError(e)}`, { cause: e });
         const transient = isTransient(e) || ac.signal.aborted;
         if (!transient || attempt >= this.maxAttempts) {
-          throw new RemoteStorageError(`${what} failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${ac.signal.aborted ? `no answer within ${this.attemptTimeoutMs} ms` : describe(e)}`, { cause: e });
+          throw new RemoteStorageError(`${what} failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${ac.signal.aborted ? `no answer within ${this.attemptTimeoutMs} ms` : describeError(e)}`, { cause: e });
         }
-        this.logger?.debug(`${what}: attempt ${attempt} failed (${describe(e)}), retrying in ~${delay} ms`);
+        this.logger?.debug(`${what}: attempt ${attempt} failed (${describeError(e)}), retrying in ~${delay} ms`);
         const jittered = Math.round(delay * (0.8 + Math.random() * 0.4));
         await new Promise<void>((resolve) => setTimeout(resolve, jittered));
         delay = Math.min(delay * 2, this.backoffMaxMs);
