@@ -260,11 +260,17 @@ export class KafkaConfig {
     return this.#perBroker.get(name) ?? this.#originals.get(name) ?? null;
   }
 
-  /** Keys the user set that krill's broker table does not know. Kafka logs these as a warning. */
+  /**
+   * Keys the user set that krill's broker table does not know. Kafka logs these as a warning.
+   * Keys under the tiered-storage plugin prefixes (remote.log.storage.manager.impl.prefix,
+   * remote.log.metadata.manager.impl.prefix) are the plugins' own configs, not unknown.
+   */
   unknownKeys(): string[] {
+    const pluginPrefixes = ['remote.log.storage.manager.impl.prefix', 'remote.log.metadata.manager.impl.prefix'].map((n) => this.getString(n)).filter((p): p is string => p !== null && p !== '');
     return [...this.#originals.keys()].filter(
       (k) =>
         !AUTHORIZER_CONFIG_KEYS.has(k) &&
+        !pluginPrefixes.some((p) => k.startsWith(p)) &&
         brokerConfigDef(k) === undefined &&
         brokerConfigDef(k.replace(/^listener\.name\.[^.]+\./, '')) === undefined &&
         // Kafka's valuesWithPrefixOverride also takes a second prefix: listener.name.<l>.<mechanism>.<key>.
