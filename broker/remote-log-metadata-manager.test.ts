@@ -31,7 +31,8 @@ const managers: TopicBasedRemoteLogMetadataManager[] = [];
 /** What each manager logged (refused events are logged errors). */
 const logs = new Map<TopicBasedRemoteLogMetadataManager, CapturingLogger>();
 
-async function managerOn(nodeId: number, extra: Record<string, string> = {}): Promise<TopicBasedRemoteLogMetadataManager> {
+/** A manager on the broker, configured: its initialization has started, not finished (nothing is awaited here). */
+function managerOn(nodeId: number, extra: Record<string, string> = {}): TopicBasedRemoteLogMetadataManager {
   const server = cluster.broker(nodeId).server;
   const logger = new CapturingLogger();
   const m = new TopicBasedRemoteLogMetadataManager({
@@ -114,8 +115,8 @@ afterAll(async () => {
 });
 
 test('the first manager creates __remote_log_metadata with Kafka\'s settings, the replication factor capped by the live brokers', async () => {
-  const m0 = await managerOn(0);
-  const m1 = await managerOn(1);
+  const m0 = managerOn(0);
+  const m1 = managerOn(1);
   await Promise.all([m0.whenInitialized(), m1.whenInitialized()]);
   const md = cluster.broker(1).server.metadata;
   const topic = md.topic(REMOTE_LOG_METADATA_TOPIC)!;
@@ -128,7 +129,7 @@ test('the first manager creates __remote_log_metadata with Kafka\'s settings, th
 });
 
 test('a manager configured with another partition count than the topic has fails to initialize', async () => {
-  const m = await managerOn(0, { 'remote.log.metadata.topic.num.partitions': '7' });
+  const m = managerOn(0, { 'remote.log.metadata.topic.num.partitions': '7' });
   await expect(m.whenInitialized()).rejects.toThrow(`${REMOTE_LOG_METADATA_TOPIC} has 5 partitions, not the configured 7`);
   await expect(m.listRemoteLogSegments(userPartitions()[0])).rejects.toThrow(/has 5 partitions/);
 });
@@ -243,9 +244,13 @@ test('after both brokers restart, new managers reload every partition\'s state f
     await cluster.startBroker(id);
   }
   for (const id of [0, 1]) {
-    const m = await managerOn(id);
-    await m.whenInitialized();
+    const m = managerOn(id);
+    // Assigned while still initializing (configure returned, nothing awaited since): kept pending, loaded once the manager runs.
+    expect(m.isInitialized).toBe(false);
     m.onPartitionLeadershipChanges(id === 0 ? [tp] : [], id === 1 ? [tp] : []);
+    expect(m.isReady(tp)).toBe(false);
+    await expect(m.listRemoteLogSegments(tp)).rejects.toThrow(RemoteStorageError);
+    await m.whenInitialized();
     await m.awaitReady(tp, 20_000);
     expect(await m.listRemoteLogSegments(tp)).toEqual(expected);
     expect((await m.remoteLogSegmentMetadata(tp, 1, 249n))?.remoteLogSegmentId.id).toBe(b.remoteLogSegmentId.id);
