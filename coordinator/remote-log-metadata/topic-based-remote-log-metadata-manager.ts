@@ -13,7 +13,8 @@
  * the cluster, the broker that needs a user partition's events is generally not a replica of its
  * metadata partition, so the coordinators' way (appending to and reading the local replica, which
  * works because a group or transaction coordinator is by definition the leader of its partition)
- * does not apply. Produce and consume get separate channels so a long poll never delays a publish.
+ * does not apply. Produce and consume get separate channels so a long poll never delays a publish,
+ * and each leader has its own fetch pipeline so a long poll to one broker never delays another's records.
  *
  * Owns: the `remote.log.metadata.*` configs (after the broker stripped `rlmm.config.`), creating
  * the topic through the controller with Kafka's settings (partitions 50, replication factor 3
@@ -237,7 +238,8 @@ export class TopicBasedRemoteLogMetadataManager implements RemoteLogMetadataMana
   private readonly appliedOffsets = new Map<string, bigint>();
   private readonly readyWaiters = new Map<string, { resolve(): void; reject(err: Error): void }[]>();
 
-  private wake: (() => void) | null = null;
+  private signalled = false;
+  private signalResolve: (() => void) | null = null;
   private readonly timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
 
   constructor(private readonly opts: TopicBasedRlmmOptions) {
@@ -331,7 +333,7 @@ export class TopicBasedRemoteLogMetadataManager implements RemoteLogMetadataMana
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.wake?.();
+    this.signal();
     for (const t of this.timers) {
       clearTimeout(t.timer);
       t.resolve();
@@ -423,7 +425,7 @@ export class TopicBasedRemoteLogMetadataManager implements RemoteLogMetadataMana
         this.metadataPartitions.set(p, { partition: p, generation: 0, nextOffset: 0n, readOffset: -1n, target: null, waiters: [], refused: new Map() });
       }
     }
-    if (rewind.size > 0) this.wake?.();
+    if (rewind.size > 0) this.signal();
   }
 
   isReady(tp: TopicIdPartition): boolean {
@@ -469,36 +471,73 @@ export class TopicBasedRemoteLogMetadataManager implements RemoteLogMetadataMana
   // ---------------------------------------------------------------------------------------------
   // Consuming
 
+  /** Wakes the consume loop (an assignment, a finished fetch, a retry due, close). */
+  private signal(): void {
+    this.signalled = true;
+    const r = this.signalResolve;
+    this.signalResolve = null;
+    r?.();
+  }
+
+  private async nextSignal(): Promise<void> {
+    if (!this.signalled) await new Promise<void>((resolve) => (this.signalResolve = resolve));
+    this.signalled = false;
+  }
+
+  /**
+   * One fetch pipeline per leader, as a consumer fetches from each node independently: a long poll
+   * to one broker never holds back the records another broker has. A metadata partition is in at
+   * most one fetch at a time; a failed fetch backs off before its leader is fetched from again.
+   */
   private async consumeLoop(): Promise<void> {
+    const busyLeaders = new Set<number>();
+    const fetching = new Set<MetadataPartitionState>();
+    const inFlight = new Set<Promise<void>>();
+    let retryScheduled = false;
     while (!this.closed) {
-      if (this.metadataPartitions.size === 0) {
-        await new Promise<void>((resolve) => (this.wake = resolve));
-        this.wake = null;
-        continue;
-      }
       const byLeader = new Map<number, MetadataPartitionState[]>();
       let leaderless = false;
       for (const s of this.metadataPartitions.values()) {
+        if (fetching.has(s)) continue;
         const leader = this.opts.metadata.partition(REMOTE_LOG_METADATA_TOPIC, s.partition)?.leader ?? -1;
         if (leader < 0) {
           leaderless = true;
           continue;
         }
+        if (busyLeaders.has(leader)) continue;
         const list = byLeader.get(leader) ?? [];
         list.push(s);
         byLeader.set(leader, list);
       }
-      let failed = leaderless;
-      try {
-        const results = await Promise.all([...byLeader].map(([leader, parts]) => this.fetchFrom(leader, parts)));
-        failed ||= results.includes(false);
-      } catch (err) {
-        this.logger.error(`the ${REMOTE_LOG_METADATA_TOPIC} consumer failed, retrying`, { err });
-        failed = true;
+      for (const [leader, parts] of byLeader) {
+        busyLeaders.add(leader);
+        for (const s of parts) fetching.add(s);
+        const run: Promise<void> = (async () => {
+          let ok = false;
+          try {
+            ok = await this.fetchFrom(leader, parts);
+          } catch (err) {
+            this.logger.error(`the ${REMOTE_LOG_METADATA_TOPIC} consumer failed on broker ${leader}, retrying`, { err });
+          }
+          if (!ok) await this.delay(this.retryBackoffMs);
+          busyLeaders.delete(leader);
+          for (const s of parts) fetching.delete(s);
+          this.signal();
+        })();
+        inFlight.add(run);
+        void run.then(() => inFlight.delete(run));
       }
-      if (this.closed) break;
-      if (failed) await this.delay(this.retryBackoffMs);
+      if (leaderless && !retryScheduled) {
+        // No leader known yet (an election, the topic just created): look again after the backoff.
+        retryScheduled = true;
+        void this.delay(this.retryBackoffMs).then(() => {
+          retryScheduled = false;
+          this.signal();
+        });
+      }
+      await this.nextSignal();
     }
+    await Promise.all([...inFlight]);
   }
 
   /** One fetch from one leader; false when it failed (the loop backs off). */
