@@ -3,7 +3,8 @@
  * created through the controller with Kafka's settings, events published from either broker to
  * whichever broker leads the metadata partition and read back by both, refused events, a second
  * user partition on an already-read metadata partition, a partition count that does not match,
- * and brokers restarted one after the other with fresh managers that reload the state from the topic.
+ * brokers restarted one after the other with fresh managers that reload the state from the topic,
+ * and a metadata partition's leader stopping under a manager that keeps publishing to it.
  * (It needs whole brokers, so it lives in broker/.)
  */
 import { startCluster, type RunningCluster } from './cluster';
@@ -264,4 +265,31 @@ test('after both brokers restart, new managers reload every partition\'s state f
   await n0.putRemotePartitionDeleteMetadata({ topicIdPartition: tp, state: P.DELETE_PARTITION_FINISHED, eventTimestampMs: 7n, brokerId: 0 });
   // DELETE_PARTITION_FINISHED drops the partition's metadata.
   await expect(n0.listRemoteLogSegments(tp)).rejects.toThrow(RemoteResourceNotFoundError);
+});
+
+test("a metadata partition's leader stops: the publish goes to the new leader and the consumer follows it", async () => {
+  // The broker leading metadata partition 0 stops; the manager of the other broker keeps publishing to that partition.
+  const leader = cluster.broker(0).server.metadata.partition(REMOTE_LOG_METADATA_TOPIC, 0)!.leader;
+  const survivor = 1 - leader;
+  const [n0, n1] = managers;
+  const [m, gone] = survivor === 0 ? [n0, n1] : [n1, n0];
+  await gone.close();
+  const md = cluster.broker(survivor).server.metadata;
+  // A user partition (of a topic the cluster need not have) whose events live in metadata partition 0.
+  const partitioner = new RemoteLogMetadataTopicPartitioner(METADATA_PARTITIONS);
+  const topicId = 'ZmFpbG92ZXItdG9waWMtMQ';
+  let partition = 0;
+  while (partitioner.metadataPartition({ topicId, partition }) !== 0) partition++;
+  const tp: TopicIdPartition = { topicId, topic: 'failover', partition };
+  m.onPartitionLeadershipChanges([tp], []);
+  await m.awaitReady(tp, 10_000);
+  const s = segment(tp, 0n, 49n, { 7: 0n }, 500);
+  await m.addRemoteLogSegmentMetadata(s);
+
+  await cluster.stopBroker(leader);
+  await m.updateRemoteLogSegmentMetadata(finished(s));
+  expect(md.partition(REMOTE_LOG_METADATA_TOPIC, 0)!.leader).toBe(survivor);
+  expect((await m.remoteLogSegmentMetadata(tp, 7, 49n))?.state).toBe(S.COPY_SEGMENT_FINISHED);
+  expect(logs.get(m)!.matching(/refused/)).toEqual([]);
+  await cluster.startBroker(leader);
 });
