@@ -277,6 +277,7 @@ export class TopicBasedRemoteLogMetadataManager implements RemoteLogMetadataMana
     if (!this.initialization) throw new RemoteStorageError('the remote log metadata manager is not configured');
     await this.initialization;
     if (this.initializationError) throw this.initializationError;
+    if (!this.initialized) throw new RemoteStorageError('the remote log metadata manager was closed before it was initialized');
   }
 
   get isInitialized(): boolean {
