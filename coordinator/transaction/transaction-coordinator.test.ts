@@ -294,6 +294,9 @@ function txnRecord(transactionalId: string, over: Partial<TxnTransitMetadata> | 
   const t: TxnTransitMetadata = {
     producerId: 10n,
     lastProducerId: 10n,
+    nextProducerId: -1n,
+    nextProducerEpoch: -1,
+    clientTransactionVersion: 0,
     producerEpoch: 0,
     lastProducerEpoch: NO_PRODUCER_EPOCH,
     txnTimeoutMs: 60_000,
@@ -543,7 +546,7 @@ async function begin(h: Harness, transactionalId: string, partitions: TopicParti
   return p;
 }
 
-const endTxn = (h: Harness, p: Producer, commit: boolean) => h.c.handleEndTransaction(p.transactionalId, p.producerId, p.producerEpoch, commit);
+const endTxn = async (h: Harness, p: Producer, commit: boolean) => (await h.c.handleEndTransaction(p.transactionalId, p.producerId, p.producerEpoch, commit)).errorCode;
 
 /** Waits until a Complete* record of the id is written and applied in memory. */
 async function completed(h: Harness, transactionalId: string, state: 'CompleteCommit' | 'CompleteAbort'): Promise<TransactionMetadata> {
@@ -647,12 +650,12 @@ describe('TransactionCoordinator: commit and abort', () => {
   test('EndTxn: unknown id, another producer id, another epoch, no transaction, empty id', async () => {
     const h = await loadedHarness();
     const p = await init(h, 't1');
-    expect(await h.c.handleEndTransaction('nope', p.producerId, 0, true)).toBe(E.INVALID_PRODUCER_ID_MAPPING);
-    expect(await h.c.handleEndTransaction('t1', p.producerId + 1n, 0, true)).toBe(E.INVALID_PRODUCER_ID_MAPPING);
-    expect(await h.c.handleEndTransaction('t1', p.producerId, 1, true)).toBe(E.PRODUCER_FENCED);
+    expect((await h.c.handleEndTransaction('nope', p.producerId, 0, true)).errorCode).toBe(E.INVALID_PRODUCER_ID_MAPPING);
+    expect((await h.c.handleEndTransaction('t1', p.producerId + 1n, 0, true)).errorCode).toBe(E.INVALID_PRODUCER_ID_MAPPING);
+    expect((await h.c.handleEndTransaction('t1', p.producerId, 1, true)).errorCode).toBe(E.PRODUCER_FENCED);
     expect(await endTxn(h, p, true)).toBe(E.INVALID_TXN_STATE); // Empty: nothing to end
     expect(await endTxn(h, p, false)).toBe(E.INVALID_TXN_STATE);
-    expect(await h.c.handleEndTransaction('', p.producerId, 0, true)).toBe(E.INVALID_REQUEST);
+    expect((await h.c.handleEndTransaction('', p.producerId, 0, true)).errorCode).toBe(E.INVALID_REQUEST);
     expect(h.rm.states('t1')).toEqual(['Empty']);
   });
 
@@ -1203,7 +1206,7 @@ describe('TransactionCoordinator: ownership and loading', () => {
     expect(h.c.stateManager.getTransactionState('keep').errorCode).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
     expect((await h.c.handleInitProducerId('keep', 60_000)).errorCode).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
     expect(await h.c.handleAddPartitionsToTransaction('open', 14n, 0, [a0])).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
-    expect(await h.c.handleEndTransaction('open', 14n, 0, true)).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
+    expect((await h.c.handleEndTransaction('open', 14n, 0, true)).errorCode).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
     expect(h.c.handleVerifyPartitionsInTransaction('open', 14n, 0, [b0]).get(b0)).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
     expect(h.c.handleDescribeTransaction('keep').errorCode).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
     expect(h.c.handleListTransactions([], [], -1n)).toEqual({ errorCode: E.COORDINATOR_LOAD_IN_PROGRESS, unknownStateFilters: [], transactionStates: [] });
@@ -1229,7 +1232,7 @@ describe('TransactionCoordinator: ownership and loading', () => {
     // The loaded ids work as before.
     expect(await init(h, 'keep', 30_000)).toMatchObject({ producerId: 10n, producerEpoch: 3 });
     expect(h.c.handleVerifyPartitionsInTransaction('open', 14n, 0, [b0]).get(b0)).toBe(E.NONE);
-    expect(await h.c.handleEndTransaction('open', 14n, 0, false)).toBe(E.NONE);
+    expect((await h.c.handleEndTransaction('open', 14n, 0, false)).errorCode).toBe(E.NONE);
     await completed(h, 'open', 'CompleteAbort');
   });
 

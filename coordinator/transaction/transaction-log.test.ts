@@ -41,6 +41,9 @@ function transit(over: Partial<TxnTransitMetadata> = {}): TxnTransitMetadata {
   return {
     producerId: 1234n,
     lastProducerId: 1200n,
+    nextProducerId: -1n,
+    nextProducerEpoch: -1,
+    clientTransactionVersion: 0,
     producerEpoch: 7,
     lastProducerEpoch: 6,
     txnTimeoutMs: 60_000,

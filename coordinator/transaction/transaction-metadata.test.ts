@@ -151,6 +151,9 @@ describe('TransactionMetadata', () => {
     expect(first).toEqual({
       producerId: 42n,
       lastProducerId: 42n,
+      nextProducerId: NO_PRODUCER_ID,
+        nextProducerEpoch: NO_PRODUCER_EPOCH,
+        clientTransactionVersion: 0,
       producerEpoch: 0,
       lastProducerEpoch: NO_PRODUCER_EPOCH,
       txnTimeoutMs: 60_000,
@@ -281,6 +284,9 @@ describe('TransactionMetadata', () => {
       expect(t).toEqual({
         producerId: 42n,
         lastProducerId: 42n,
+        nextProducerId: NO_PRODUCER_ID,
+        nextProducerEpoch: NO_PRODUCER_EPOCH,
+        clientTransactionVersion: 0,
         producerEpoch: 4,
         lastProducerEpoch: NO_PRODUCER_EPOCH,
         txnTimeoutMs: 10_000,
@@ -343,6 +349,9 @@ describe('TransactionMetadata', () => {
       expect(t).toEqual({
         producerId: 99n,
         lastProducerId: 42n,
+        nextProducerId: NO_PRODUCER_ID,
+        nextProducerEpoch: NO_PRODUCER_EPOCH,
+        clientTransactionVersion: 0,
         producerEpoch: 0,
         lastProducerEpoch: 32766,
         txnTimeoutMs: 5000,
@@ -373,6 +382,9 @@ describe('TransactionMetadata', () => {
       expect(t).toEqual({
         producerId: 42n,
         lastProducerId: 42n,
+        nextProducerId: NO_PRODUCER_ID,
+        nextProducerEpoch: NO_PRODUCER_EPOCH,
+        clientTransactionVersion: 0,
         producerEpoch: 6,
         lastProducerEpoch: NO_PRODUCER_EPOCH,
         txnTimeoutMs: 60_000,
