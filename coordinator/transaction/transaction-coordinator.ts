@@ -6,8 +6,7 @@
  * DescribeTransactions and ListTransactions; it owns the transaction timeout and the
  * transactional id expiry tasks.
  *
- * The rules are Kafka's (transaction.version 1, i.e. KIP-890 part 1 without the per-transaction
- * epoch bump):
+ * The rules are Kafka's; those of transaction.version 2 (KIP-890 part 2) are at EndTxn below:
  * - InitProducerId: a new transactional id gets a producer id at epoch 0; an idle one (Empty or
  *   Complete*) gets its epoch bumped (a new producer id once the epoch is exhausted), which fences
  *   older producers; one with an open transaction gets that transaction aborted under a bumped
@@ -21,6 +20,12 @@
  *   markers are then written by the TransactionMarkerChannelManager, and finally CompleteCommit /
  *   CompleteAbort. A retried EndTxn of a completed transaction is NONE, of one still completing
  *   CONCURRENT_TRANSACTIONS; the wrong result (abort after commit) is INVALID_TXN_STATE.
+ * - transaction.version 2, EndTxn v5 (client version 2): Prepare* bumps the epoch and the markers
+ *   carry the bumped one; at an exhausted epoch (32766) a new producer id is allocated first and
+ *   the transaction ends on it (NextProducerId, epoch 0 from Complete* on). The answer is the id and
+ *   epoch the producer continues with. The coordinator's own aborts (fences, timeouts) are made at
+ *   the finalized level, so at 2 they bump once more after the fence's bump, unless the fence took
+ *   the last epoch (Short.MAX_VALUE), where the abort keeps it.
  * - transaction.timeout.ms: an Ongoing transaction older than its timeout is aborted under a
  *   bumped epoch (the producer is fenced), checked every
  *   transaction.abort.timed.out.transaction.cleanup.interval.ms.
