@@ -15,7 +15,8 @@
  * kept as `lastProducerEpoch`); when the current epoch is exhausted (32766), Prepare* also records
  * the producer id the transaction rolls over to (`nextProducerId`, at `nextProducerEpoch` 0) and
  * Complete* makes it the producer id at epoch 0, with the old one as `lastProducerId` (Kafka's
- * previousProducerId). Every other transition carries client version 0, as Kafka's do.
+ * previousProducerId). Complete* carries the client version of its Prepare*; every other
+ * transition carries client version 0, as Kafka's do.
  *
  * Invariants: the producer epoch only grows (or restarts at 0 with a new producer id); the partition
  * set only grows while Ongoing and is emptied by the Complete* transitions; `nextProducerId` is set
