@@ -8,6 +8,9 @@
  * retry answered idempotently, and the fenced epochs refused by the partitions and the offsets
  * partition. A read_committed KafkaJS consumer then sees exactly the committed records, and the
  * group's committed offsets are the first transaction's. Produce v11 keeps part-1 verification.
+ * Across a clean broker restart: a commit whose markers were not delivered is reloaded from
+ * __transaction_state with its bumped epoch, completed with markers of that epoch, and its retry
+ * is answered from the reloaded state.
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { startBroker, type RunningBroker } from '../../broker';
@@ -15,6 +18,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { buildRecordBatch } from '../../protocol/records/memory-records-builder';
 import { connect, type BrokerConnection } from '../../client/network-client';
 import { describeTransaction, scanLog, layout } from '../helpers/transactions';
+import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { waitFor } from '../replication/helpers';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
@@ -176,4 +180,67 @@ test('a Kafka 4.0 producer at transaction.version 2: implicit partitions and off
   } finally {
     await admin.disconnect();
   }
+});
+
+describe('across a clean broker restart', () => {
+  let tb: TestBroker;
+  let c: BrokerConnection;
+  const topic = 'kip890-restart';
+  const id = 'kip890-restart-producer';
+
+  beforeAll(async () => {
+    tb = await startTestBroker('embedded', { config: { 'offsets.topic.num.partitions': 1, 'transaction.state.log.num.partitions': 1 } });
+    c = await connect(tb.host, tb.port);
+    const res = await c.send('CreateTopics', 7, { topics: [{ name: topic, numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 10_000, validateOnly: false });
+    expect(res.topics[0].errorCode).toBe(ErrorCode.NONE);
+  }, 30_000);
+
+  afterAll(async () => {
+    await c?.close();
+    await tb?.close();
+  });
+
+  const send = async (producerId: bigint, producerEpoch: number, baseSequence: number, value: string) => {
+    const records = buildRecordBatch([{ key: null, value }], { producerId, producerEpoch, baseSequence, isTransactional: true });
+    const r = await c.send('Produce', 12, { transactionalId: id, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] });
+    return r.responses[0].partitionResponses[0].errorCode;
+  };
+  const end = (producerId: bigint, producerEpoch: number, committed: boolean) => c.send('EndTxn', 5, { transactionalId: id, producerId, producerEpoch, committed });
+  const stateOf = async () => (await describeTransaction(c, id)).transactionState;
+
+  test('a bumped PrepareCommit whose markers were lost completes after the restart with its epoch; the retry is answered from the log', async () => {
+    expect((await c.send('FindCoordinator', 4, { keyType: 1, coordinatorKeys: [id] })).coordinators[0].errorCode).toBe(ErrorCode.NONE);
+    const init = await c.send('InitProducerId', 5, { transactionalId: id, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+    expect(init.errorCode).toBe(ErrorCode.NONE);
+    const pid = init.producerId;
+    expect(await send(pid, 0, 0, 'one')).toBe(ErrorCode.NONE);
+    expect(await end(pid, 0, true)).toMatchObject({ errorCode: ErrorCode.NONE, producerEpoch: 1 });
+    await waitFor('the first commit complete', async () => ((await stateOf()) === 'CompleteCommit' ? true : undefined));
+
+    // The second transaction's markers cannot be delivered before the broker stops.
+    expect(await send(pid, 1, 0, 'two')).toBe(ErrorCode.NONE);
+    tb.embedded!.control.intercept({ api: 'WriteTxnMarkers' }, 'close');
+    expect(await end(pid, 1, true)).toMatchObject({ errorCode: ErrorCode.NONE, producerId: pid, producerEpoch: 2 });
+    expect(await stateOf()).toBe('PrepareCommit');
+
+    await c.close();
+    await tb.restart();
+    c = await connect(tb.host, tb.port);
+    await waitFor('the reloaded commit complete', async () => ((await stateOf()) === 'CompleteCommit' ? true : undefined), 20_000);
+    const markers = scanLog(tb.embedded!, topic, 0).filter((b) => b.isControl);
+    expect(markers.map((b) => [b.producerId, b.producerEpoch])).toEqual([
+      [pid, 1],
+      [pid, 2],
+    ]);
+    expect(layout(scanLog(tb.embedded!, topic, 0))).toEqual(['one', '<COMMIT>', 'two', '<COMMIT>']);
+    // The retry of the EndTxn that bumped to 2, answered from the reloaded record; older epochs are fenced.
+    expect(await end(pid, 1, true)).toMatchObject({ errorCode: ErrorCode.NONE, producerId: pid, producerEpoch: 2 });
+    expect(await end(pid, 0, true)).toMatchObject({ errorCode: ErrorCode.PRODUCER_FENCED });
+    expect(await send(pid, 1, 1, 'late')).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
+    // The producer carries on at epoch 2.
+    expect(await send(pid, 2, 0, 'three')).toBe(ErrorCode.NONE);
+    expect(await end(pid, 2, false)).toMatchObject({ errorCode: ErrorCode.NONE, producerEpoch: 3 });
+    await waitFor('the abort complete', async () => ((await stateOf()) === 'CompleteAbort' ? true : undefined));
+    expect(layout(scanLog(tb.embedded!, topic, 0))).toEqual(['one', '<COMMIT>', 'two', '<COMMIT>', 'three', '<ABORT>']);
+  }, 45_000);
 });
