@@ -282,6 +282,8 @@ export class KafkaServer implements Broker {
       logConfig: (topic) => this.topicConfig(topic).logConfig,
       minInsyncReplicas: (topic) => this.topicConfig(topic).logConfig.minInSyncReplicas,
       replication: this.clusterLink ? this.replicationOptions(this.clusterLink) : undefined,
+      alterLogDirsThreads: config.getIntOrNull('num.replica.alter.log.dirs.threads') ?? undefined,
+      replicaFetchMaxBytes: config.getInt('replica.fetch.max.bytes'),
     });
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'));
     this.groupCoordinator = new GroupCoordinator({

@@ -480,11 +480,21 @@ export class LocalLog {
     }
   }
 
-  /** Renames the log directory (deletion marks it `-delete`); the log must be closed first. */
-  renameDir(newName: string): void {
+  /**
+   * Renames the log directory: deletion marks a closed log `-delete`; promoting a future replica
+   * (`reinitialize`, Kafka's renameDir(shouldReinitialize = true)) renames an open one, whose
+   * segments (and segments awaiting deletion) then name their files in the new directory (open
+   * descriptors stay valid across a rename). The parent directory is fsynced by the caller.
+   */
+  renameDir(newName: string, opts: { reinitialize?: boolean } = {}): void {
     const target = path.join(path.dirname(this._dir), newName);
     this.fs.renameSync(this._dir, target);
     this._dir = target;
+    if (opts.reinitialize) {
+      for (const s of this.segments.values()) s.updateParentDir(target);
+      for (const s of this.pendingDeletes.keys()) s.updateParentDir(target);
+      this.boundCache = null;
+    }
   }
 
   close(): void {
