@@ -22,6 +22,10 @@
  *   whose broker is alive (Kafka's lowWatermarkIfLeader); a follower that has not fetched since
  *   this broker became leader counts as -1, so a DeleteRecords waits for it.
  *
+ * The local log is replaced only by a finished replica move between log directories
+ * (AlterReplicaLogDirs: `replaceLog`, same offsets, another directory); every append tells the
+ * context (`onLogAppend`) so a move in progress copies it.
+ *
  * Every method is synchronous; the fetcher, the produce path and metadata changes cannot interleave
  * inside one. AlterPartition answers arrive later and are matched to the pending change they
  * answer (a stale answer is ignored).

@@ -19,7 +19,9 @@
  * update follower state (ISR expansion, HWM), and a periodic task (replica.lag.time.max.ms / 2)
  * shrinks ISRs; ISR changes go to the controller through the AlterPartitionManager. Fetchers, ISR
  * task and AlterPartitionManager exist only on a cluster broker (`replication` options); a
- * combined single node has no followers.
+ * combined single node has no followers. AlterReplicaLogDirs moves a hosted replica to another log
+ * directory through the ReplicaAlterLogDirsManager (started here, and again at startup for moves
+ * a stop or crash interrupted); a finished move replaces the partition's log in place.
  */
 import { ErrorCode, KafkaError, errorName, toErrorCode } from '../protocol/errors';
 import type { Logger } from '../common/logger';

@@ -14,8 +14,15 @@
  * the cleaner runs the compacted logs' retention itself (without a cleaner, compacted logs get
  * none); deleting a log aborts its cleaning and drops its cleaner checkpoint; truncation pauses
  * cleaning (UnifiedLog's cleanerHooks). Logs are keyed by topicPartitionKey.
+ * Also the future replicas of AlterReplicaLogDirs (`<topic>-<partition>.<32 hex>-future`: created,
+ * swapped in for the current log once the replication layer has caught them up, removed; cleaning
+ * of a moving partition paused), the preferred directories of replicas not hosted yet, and what a
+ * restart does with the futures and duplicate directories a stop or crash left (resumed, promoted,
+ * discarded: see resolveDuplicateLogs / reconcileFutureLogs and docs/storage.md).
  *
- * Invariants: a topic-partition has at most one log, in one directory; a directory that failed an
+ * Invariants: a topic-partition has at most one current log, in one directory, and at most one
+ * future log, in another (a swap never deletes the old log before the new one is in place); a
+ * directory that failed an
  * I/O call is offline for the rest of the process's life and every log in it raises
  * KAFKA_STORAGE_ERROR (never a process crash); the clean-shutdown marker exists only while the
  * broker is stopped after flushing every log and writing every checkpoint. It is removed at

@@ -6,6 +6,9 @@
  *   only, the source's directory is gone, and every acknowledged record reads back at its offset;
  * - the errors: LOG_DIR_NOT_FOUND (unknown or relative path), UNKNOWN_TOPIC_OR_PARTITION (whose
  *   directory is remembered: the topic's log is then created there), v0 refused (KIP-896);
+ * - on a 2-broker cluster, a broker that hosts no replica of a partition answers
+ *   REPLICA_NOT_AVAILABLE and remembers the directory, which its replica takes once a reassignment
+ *   puts one there;
  * - a CLI broker killed with SIGKILL in the middle of a move: the `-future` directory is on disk,
  *   the restarted broker resumes the copy, finishes the move and serves every record.
  * Moves are slowed with replica.fetch.max.bytes (the most one copy step takes) so they can be seen.
@@ -20,7 +23,7 @@ import { connect, fetchAll, produce, type BrokerConnection } from '../../client/
 import { ApiKey } from '../../protocol/generated';
 import { RawSocket, requestFrame } from '../helpers/raw-socket';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
-import { waitFor } from '../replication/helpers';
+import { createTopic as createClusterTopic, fastCluster, partitionsOf, waitFor } from '../replication/helpers';
 
 jest.setTimeout(120_000);
 
@@ -197,6 +200,31 @@ describe('an embedded broker with two log directories', () => {
       raw.destroy();
     }
   });
+});
+
+test('a broker without a replica of the partition: REPLICA_NOT_AVAILABLE, and the directory is used once a reassignment brings a replica', async () => {
+  const cluster = await fastCluster({ brokers: 2 });
+  try {
+    await createClusterTopic(cluster, 'elsewhere', 1, 1);
+    const [p0] = await partitionsOf(cluster.bootstrapServers[0], 'elsewhere');
+    const other = [0, 1].find((id) => id !== p0.leader)!;
+    const b = cluster.broker(other);
+    const dir = b.server.logManager.logDirs[0].path;
+    const conn = await connect(b.host, b.port, { clientId: 'rna' });
+    try {
+      expect(await alter(conn, dir, 'elsewhere', [0])).toEqual([E.REPLICA_NOT_AVAILABLE]);
+      expect(b.server.logManager.preferredLogDir('elsewhere', 0)).toBe(dir);
+      const res = await conn.send('AlterPartitionReassignments', 0, { timeoutMs: 10_000, topics: [{ name: 'elsewhere', partitions: [{ partitionIndex: 0, replicas: [p0.leader, other] }] }] });
+      expect(res.responses[0].partitions[0].errorCode).toBe(E.NONE);
+      const log = await waitFor('the new replica', () => b.server.logManager.getLog('elsewhere', 0));
+      expect(log.parentDir).toBe(dir);
+      expect(b.server.logManager.preferredLogDir('elsewhere', 0)).toBeUndefined();
+    } finally {
+      await conn.close();
+    }
+  } finally {
+    await cluster.close();
+  }
 });
 
 describe('a CLI broker killed in the middle of a move', () => {
