@@ -171,6 +171,10 @@ const BUILDERS: { readonly [apiKey: number]: Builder } = {
   33: (req: G.AlterConfigsRequest, _v, error) => ({
     responses: req.resources.map((r) => ({ errorCode: error, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName })),
   }),
+  // Kafka's AlterReplicaLogDirsRequest.getErrorResponse: one result per directory's topic, every partition with the error.
+  34: (req: G.AlterReplicaLogDirsRequest, _v, error) => ({
+    results: req.dirs.flatMap((d) => d.topics.map((t) => ({ topicName: t.name, partitions: t.partitions.map((partitionIndex) => ({ partitionIndex, errorCode: error })) }))),
+  }),
   37: (req: G.CreatePartitionsRequest, _v, error) => ({
     results: req.topics.map((t) => ({ name: t.name, errorCode: error, errorMessage: null })),
   }),
