@@ -207,7 +207,7 @@ export class ReplicaAlterLogDirsManager {
       }
       return changed ? 'progress' : 'idle';
     } catch (err) {
-      if (err instanceof KafkaStorageError) {
+      if (err instanceof KafkaStorageError && (future.isOffline || p.log.isOffline)) {
         // A directory went offline (the log manager has logged it): the next step drops the move.
         return 'progress';
       }
