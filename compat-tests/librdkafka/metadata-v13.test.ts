@@ -45,23 +45,33 @@ test('REBOOTSTRAP_REQUIRED in a Metadata v13 answer: librdkafka re-bootstraps an
   const delivered = await new Promise<number>((resolve, reject) => {
     const producer = new RdKafka.Producer({ 'metadata.broker.list': brokerList(), 'client.id': 'rdk-reboot', acks: -1, dr_cb: true, event_cb: true, debug: 'metadata', 'allow.auto.create.topics': true });
     let n = 0;
-    let failed = false;
+    let settled = false;
+    const rebootstrapped = () => logs.some((l) => l.startsWith('REBOOTSTRAP'));
     const fail = (err: Error) => {
-      if (failed) return;
-      failed = true;
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       if (producer.isConnected()) producer.disconnect();
       reject(err);
     };
-    const timer = setTimeout(() => fail(new Error(`timed out with ${n}/${count} delivered`)), 30_000);
-    producer.on('event.log', (l: { fac: string; message: string }) => logs.push(`${l.fac} ${l.message}`));
+    // Done once every message is delivered and the client has logged its re-bootstrap (its timer
+    // fires on its own thread, so either may come first).
+    const maybeDone = () => {
+      if (settled || n < count || !rebootstrapped()) return;
+      settled = true;
+      clearTimeout(timer);
+      producer.disconnect(() => resolve(n));
+    };
+    const timer = setTimeout(() => fail(new Error(`timed out with ${n}/${count} delivered, re-bootstrap logged: ${rebootstrapped()}`)), 30_000);
+    producer.on('event.log', (l: { fac: string; message: string }) => {
+      logs.push(`${l.fac} ${l.message}`);
+      maybeDone();
+    });
     producer.on('event.error', fail);
     producer.on('delivery-report', (err: Error | null) => {
       if (err) return fail(err);
-      if (++n === count) {
-        clearTimeout(timer);
-        producer.disconnect(() => resolve(n));
-      }
+      n++;
+      maybeDone();
     });
     producer.setPollInterval(5);
     producer.on('ready', () => {
