@@ -8,7 +8,8 @@
  *   directory is remembered: the topic's log is then created there), v0 refused (KIP-896);
  * - on a 2-broker cluster, a broker that hosts no replica of a partition answers
  *   REPLICA_NOT_AVAILABLE and remembers the directory, which its replica takes once a reassignment
- *   puts one there;
+ *   puts one there; a follower replica moved while it replicates a continuous produce ends up
+ *   byte for byte the leader's log, in the ISR;
  * - a CLI broker killed with SIGKILL in the middle of a move: the `-future` directory is on disk,
  *   the restarted broker resumes the copy, finishes the move and serves every record.
  * Moves are slowed with replica.fetch.max.bytes (the most one copy step takes) so they can be seen.
@@ -224,6 +225,79 @@ test('a broker without a replica of the partition: REPLICA_NOT_AVAILABLE, and th
     }
   } finally {
     await cluster.close();
+  }
+});
+
+/** Every byte of a log, read batch by batch up to its end. */
+function logBytes(log: import('../../storage/unified-log').UnifiedLog): Buffer {
+  const parts: Buffer[] = [];
+  let next = log.logStartOffset;
+  while (next < log.logEndOffset) {
+    const r = log.read(next, 1 << 20, { isolation: 'LOG_END', minOneMessage: true });
+    if (r.records.length === 0) break;
+    const buf = Buffer.concat(r.records);
+    parts.push(buf);
+    // The last batch's last offset + 1 (base offset at 0, last offset delta at 23).
+    let pos = 0;
+    let last = next;
+    while (pos + 61 <= buf.length) {
+      last = buf.readBigInt64BE(pos) + BigInt(buf.readInt32BE(pos + 23));
+      pos += 12 + buf.readInt32BE(pos + 8);
+    }
+    next = last + 1n;
+  }
+  return Buffer.concat(parts);
+}
+
+test('a follower replica moved while it replicates a continuous produce: byte for byte the leader\'s log, in the ISR', async () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-alterdirs-follower-'));
+  const cluster = await fastCluster({
+    brokers: 2,
+    dataDir: tmp,
+    brokerConfig: (id) => ({ 'log.dirs': `${path.join(tmp, `b${id}-d1`)},${path.join(tmp, `b${id}-d2`)}`, 'replica.fetch.max.bytes': 4096, 'log.segment.delete.delay.ms': 50 }),
+  });
+  try {
+    await createClusterTopic(cluster, 'fmove', 1, 2, { 'segment.bytes': String(128 * 1024) });
+    const [p0] = await partitionsOf(cluster.bootstrapServers[0], 'fmove');
+    const leader = cluster.broker(p0.leader);
+    const follower = cluster.broker([0, 1].find((id) => id !== p0.leader)!);
+    const conn = await connect(leader.host, leader.port, { clientId: 'fmove' });
+    const fconn = await connect(follower.host, follower.port, { clientId: 'fmove-admin' });
+    const acked = new Map<bigint, string>();
+    try {
+      await fill(conn, 'fmove', 'pre', 100, 10, 300, acked);
+      const fl = () => follower.server.logManager.getLog('fmove', 0)!;
+      const ll = () => leader.server.logManager.getLog('fmove', 0)!;
+      await waitFor('the follower to catch up', () => fl().logEndOffset === ll().logEndOffset || undefined);
+      const source = fl().parentDir;
+      const dest = follower.server.logManager.logDirs.map((d) => d.path).find((d) => d !== source)!;
+      let producing = true;
+      const background = (async () => {
+        let n = 0;
+        while (producing) await fill(conn, 'fmove', `live${n++}`, 1, 5, 300, acked);
+      })();
+      try {
+        expect(await alter(fconn, dest, 'fmove', [0])).toEqual([E.NONE]);
+        await waitFor('the follower\'s move to finish', () => (fl().parentDir === dest && !follower.server.logManager.getFutureLog('fmove', 0)) || undefined, 60_000);
+        const atSwap = acked.size;
+        await waitFor('more records after the swap', () => acked.size > atSwap + 20 || undefined);
+      } finally {
+        producing = false;
+        await background;
+      }
+      await waitFor('the follower to catch up again', () => fl().logEndOffset === ll().logEndOffset || undefined);
+      expect(fl().logEndOffset).toBe(BigInt(acked.size));
+      expect(logBytes(fl()).equals(logBytes(ll()))).toBe(true);
+      expect((await partitionsOf(cluster.bootstrapServers[0], 'fmove'))[0].isr.sort()).toEqual([0, 1]);
+      await waitFor('the old directory to be deleted', () => partitionDirs(source, 'fmove').length === 0 || undefined, 10_000);
+      await expectEveryRecord(conn, 'fmove', acked);
+    } finally {
+      await fconn.close();
+      await conn.close();
+    }
+  } finally {
+    await cluster.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
   }
 });
 
