@@ -1,6 +1,7 @@
 /**
  * AlterReplicaLogDirs (34) over the wire with krill's own client (KafkaJS 2.2.4 has no such call)
- * against real brokers with two log.dirs:
+ * and @platformatic/kafka's low-level v2 API (in a child process) against real brokers with two
+ * log.dirs:
  * - a move while a producer keeps writing: DescribeLogDirs shows the future replica (is_future,
  *   offset lag) in the destination while it copies; then the partition is in the destination
  *   only, the source's directory is gone, and every acknowledged record reads back at its offset;
@@ -23,6 +24,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { connect, fetchAll, produce, type BrokerConnection } from '../../client/network-client';
 import { ApiKey } from '../../protocol/generated';
 import { RawSocket, requestFrame } from '../helpers/raw-socket';
+import { lastJsonLine, runNodeScript } from '../helpers/node-script';
 import { startTestBroker, type TestBroker } from '../helpers/brokers';
 import { createTopic as createClusterTopic, fastCluster, partitionsOf, waitFor } from '../replication/helpers';
 
@@ -169,6 +171,23 @@ describe('an embedded broker with two log directories', () => {
     await expectEveryRecord(conn, topic, acked);
     // The moved log keeps taking writes and serving them.
     await fill(conn, topic, 'post', 3, 10, 50, acked);
+    await expectEveryRecord(conn, topic, acked);
+  });
+
+  test('@platformatic/kafka 1.35 (low-level AlterReplicaLogDirs v2): the move it asks for happens; LOG_DIR_NOT_FOUND in its error', async () => {
+    const topic = 'plt-move';
+    await createTopic(conn, topic);
+    const acked = new Map<bigint, string>();
+    await fill(conn, topic, 'p', 20, 10, 100, acked);
+    const [cur] = await replicasOf(conn, topic, 0);
+    const dest = dirs.find((d) => d !== cur.dir)!;
+    const out = lastJsonLine(await runNodeScript('compat-tests/platformatic/alter-replica-log-dirs.mjs', [broker.host, String(broker.port), dest, topic, path.join(tmp, 'nope')], 30_000));
+    expect(out.ok.results).toEqual([{ topicName: topic, partitions: [{ partitionIndex: 0, errorCode: E.NONE }] }]);
+    expect(out.bad.results).toEqual([{ topicName: topic, partitions: [{ partitionIndex: 0, errorCode: E.LOG_DIR_NOT_FOUND }] }]);
+    await waitFor('the move to finish', async () => {
+      const rs = await replicasOf(conn, topic, 0);
+      return rs.length === 1 && rs[0].dir === dest ? rs : undefined;
+    });
     await expectEveryRecord(conn, topic, acked);
   });
 
