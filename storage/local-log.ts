@@ -3,7 +3,9 @@
  * end offset (LEO) and the recovery point (everything below it is known to be fsynced).
  *
  * Owns: segment creation (roll), deletion (rename to *.deleted, physical removal after
- * file.delete.delay.ms), truncation, flushing, and reads across segments.
+ * file.delete.delay.ms), truncation, flushing, reads across segments, and the directory's name
+ * (renamed `-delete` once closed, or renamed while open when a future replica is promoted: its
+ * segments then name their files in the new directory, their descriptors untouched).
  *
  * Invariants: the active (last) segment's base offset <= LEO; LEO is the offset after the last
  * batch written; recoveryPoint <= LEO. `append` writes the batches, moves the LEO, and only then
