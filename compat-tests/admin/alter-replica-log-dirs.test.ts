@@ -117,6 +117,8 @@ describe('an embedded broker with two log directories', () => {
   });
 
   test('a move while a producer keeps writing: the future replica copies, then replaces the log; every record is read back', async () => {
+    // num.replica.alter.log.dirs.threads defaults to the number of log directories, as in Kafka.
+    expect(broker.server.replicaManager.alterLogDirsManager.threadCount).toBe(2);
     const topic = 'moving';
     await createTopic(conn, topic, { 'segment.bytes': String(256 * 1024) });
     const acked = new Map<bigint, string>();
@@ -223,8 +225,9 @@ describe('an embedded broker with two log directories', () => {
 });
 
 test('a broker without a replica of the partition: REPLICA_NOT_AVAILABLE, and the directory is used once a reassignment brings a replica', async () => {
-  const cluster = await fastCluster({ brokers: 2 });
+  const cluster = await fastCluster({ brokers: 2, config: { 'num.replica.alter.log.dirs.threads': 3 } });
   try {
+    expect(cluster.broker(0).server.replicaManager.alterLogDirsManager.threadCount).toBe(3);
     await createClusterTopic(cluster, 'elsewhere', 1, 1);
     const [p0] = await partitionsOf(cluster.bootstrapServers[0], 'elsewhere');
     const other = [0, 1].find((id) => id !== p0.leader)!;
