@@ -18,7 +18,9 @@
  *   refused with UNSUPPORTED_VERSION. krill's Produce handler starts at v3 anyway, so emulation
  *   advertises 3 either way.
  * - 4.1 = 4.0 + JoinGroup v0-1 restored (KAFKA-19444) + the version bumps and new APIs of 4.1
- *   (Produce 13, Fetch 18, share groups (KIP-932) now stable from v1, ...).
+ *   (Produce 13, Fetch 18, share groups (KIP-932) now stable from v1, ...). The share-group APIs are
+ *   listed with their schema ranges; a Kafka broker may leave them out of ApiVersions while share
+ *   groups are not enabled. krill implements none of them, so emulation never advertises them.
  * Ops: `min` sets the oldest version; `max` raises the newest by exactly one (a skipped version is a
  * mistake in this list); `add` adds an API the base lacks; `max` with `name` also renames the API.
  */
