@@ -122,7 +122,8 @@ describe('an embedded broker with two log directories', () => {
     const topic = 'moving';
     await createTopic(conn, topic, { 'segment.bytes': String(256 * 1024) });
     const acked = new Map<bigint, string>();
-    await fill(conn, topic, 'pre', 200, 20, 200, acked); // ~0.8 MB in several segments
+    // ~0.9 MB in several segments, in ~1000 batches: as many copy steps (one batch of ~900 bytes each).
+    await fill(conn, topic, 'pre', 1000, 4, 200, acked);
     const [before] = await replicasOf(conn, topic, 0);
     const source = before.dir;
     const dest = dirs.find((d) => d !== source)!;
@@ -347,7 +348,8 @@ describe('a CLI broker killed in the middle of a move', () => {
     let dest: string;
     try {
       await createTopic(conn, topic, { 'segment.bytes': String(512 * 1024) });
-      await fill(conn, topic, 'pre', 400, 20, 300, acked); // ~2.6 MB: thousands of 512-byte steps
+      // ~1 MB in 2000 batches of ~500 bytes: 2000 copy steps of one batch each.
+      await fill(conn, topic, 'pre', 2000, 2, 200, acked);
       source = (await replicasOf(conn, topic, 0))[0].dir;
       dest = dirs.find((d) => d !== source)!;
       expect(await alter(conn, dest, topic, [0])).toEqual([E.NONE]);
