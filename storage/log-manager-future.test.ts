@@ -5,7 +5,8 @@
  * gone, checkpoints without it); and what a restart does with what a stop or a crash left:
  * a future next to its current log is kept (to resume), one in the current log's own directory or of
  * another topic id is discarded, one with no current log is promoted, and two copies of one topic id
- * (a crash between the swap's renames) keep the longer one. The copying itself is the replication
+ * (a crash between the swap's renames) keep the longer one; a compacted log's cleaner checkpoint
+ * moves with it and its cleaning resumes after the swap. The copying itself is the replication
  * layer's (replication/replica-alter-log-dirs-manager.ts); here batches are copied by hand.
  */
 import * as nodefs from 'node:fs';
@@ -21,6 +22,10 @@ import { CapturingLogger, MockScheduler, MockTime } from '../common/testing/mock
 import { removeTempDirs, tempDir } from './testing/temp-dir';
 import type { UnifiedLog } from './unified-log';
 import { readPartitionMetadata } from './partition-metadata';
+import { OffsetCheckpointFile } from './checkpoint/offset-checkpoint-file';
+import { CLEANER_OFFSET_CHECKPOINT_FILE } from './cleaner/log-cleaner-manager';
+import { cleanerConfig } from './cleaner/cleaner-config';
+import { record } from './testing/compacted-logs';
 
 afterAll(removeTempDirs);
 
@@ -201,6 +206,41 @@ test('a preferred directory is where a log not hosted yet is created; deleting t
   lm.deleteLog('p', 0);
   expect(lm.getFutureLog('p', 0)).toBeUndefined();
   expect(ls(a, 'p-0').every((n) => n.endsWith('-delete'))).toBe(true);
+  await lm.close();
+});
+
+test('a compacted log moves with its cleaner checkpoint; cleaning resumes after the swap', async () => {
+  const [a, b] = [tempDir(), tempDir()];
+  const { lm } = await start([a, b], {
+    defaultConfig: logConfig({ cleanupPolicy: ['compact'], segmentBytes: 2048, minCleanableDirtyRatio: 0, fileDeleteDelayMs: 1000 }),
+    cleaner: cleanerConfig({ backoffMs: 5, dedupeBufferSize: 4 * 1024 * 1024, ioBufferSize: 64 * 1024 }),
+  });
+  const log = lm.getOrCreateLog('c', 0, randomUuid());
+  const fill = (rounds: number, prefix: string) => {
+    for (let r = 0; r < rounds; r++) for (let k = 0; k < 10; k++) log.appendAsLeader(record(`k${k}`, `${prefix}${r}-${k}`), { leaderEpoch: 0 });
+  };
+  fill(10, 'a');
+  log.roll();
+  log.updateHighWatermark(log.logEndOffset);
+  const tp = { topic: 'c', partition: 0 };
+  expect(await lm.cleaner!.awaitCleaned(tp, log.activeSegment.baseOffset, 10_000)).toBe(true);
+  const src = log.parentDir;
+  const dst = src === a ? b : a;
+  const entry = (dir: string) => [...new OffsetCheckpointFile(nodefs as never, path.join(dir, CLEANER_OFFSET_CHECKPOINT_FILE)).read().values()].find((e) => e.tp.topic === 'c')?.offset;
+  const cleanedTo = entry(src);
+  expect(cleanedTo).toBeDefined();
+  const future = lm.getOrCreateFutureLog('c', 0, dst)!;
+  copy(log, future); // the cleaned log has offset gaps: the future takes the batches as they are
+  lm.replaceCurrentWithFutureLog('c', 0);
+  const moved = lm.getLog('c', 0)!;
+  expect(entry(src)).toBeUndefined();
+  expect(entry(dst)).toBe(cleanedTo);
+  // Cleaning goes on in the new directory.
+  for (let r = 0; r < 10; r++) for (let k = 0; k < 10; k++) moved.appendAsLeader(record(`k${k}`, `b${r}-${k}`), { leaderEpoch: 0 });
+  moved.roll();
+  moved.updateHighWatermark(moved.logEndOffset);
+  expect(await lm.cleaner!.awaitCleaned(tp, moved.activeSegment.baseOffset, 10_000)).toBe(true);
+  expect(entry(dst)).toBe(moved.activeSegment.baseOffset);
   await lm.close();
 });
 
