@@ -3,7 +3,8 @@
  * directories: a copy interleaved with appends ends in a swap with every offset in place; a
  * current log truncated below what the future had copied (a follower's truncation) cuts the future
  * back; a new leader epoch after the truncation is copied with the right epoch history; the log
- * start offset follows; the thread a partition goes to is Kafka's getFetcherId.
+ * start offset follows; a failed destination abandons the move and leaves the current log alone;
+ * the thread a partition goes to is Kafka's getFetcherId.
  */
 import { randomUuid } from '../protocol/primitives/uuid';
 import { LogManager } from '../storage/log-manager';
@@ -28,8 +29,10 @@ async function setup() {
   const dest = dirs.find((d) => d !== log.parentDir)!;
   let moved: () => void;
   const done = new Promise<void>((r) => (moved = r));
-  const mgr = new ReplicaAlterLogDirsManager({ logManager: lm, partition: () => p, logger, threads: 2, maxBytes: 700, onMoved: () => moved() });
-  return { lm, p, dest, mgr, done, logger };
+  let abandon: (reason: string) => void;
+  const abandoned = new Promise<string>((r) => (abandon = r));
+  const mgr = new ReplicaAlterLogDirsManager({ logManager: lm, partition: () => p, logger, threads: 2, maxBytes: 700, onMoved: () => moved(), onAbandoned: (_t, _p, reason) => abandon(reason) });
+  return { lm, p, dest, mgr, done, abandoned, logger };
 }
 
 function append(log: UnifiedLog, batches: number, epoch = 0): void {
@@ -93,6 +96,25 @@ test('a current log truncated below the copy, then written at a new epoch: the f
   expect(p.log.logStartOffset).toBe(8n);
   expect(p.log.endOffsetForEpoch(0)).toEqual({ epoch: 0, endOffset: 40n });
   expect(p.log.latestEpoch).toBe(1);
+  await mgr.shutdown();
+  await lm.close();
+});
+
+test('the destination directory fails: the move is abandoned, the future dropped, the current log untouched; no new move while a directory is offline', async () => {
+  const { lm, p, dest, mgr, abandoned } = await setup();
+  append(p.log, 30);
+  const old = p.log;
+  lm.getOrCreateFutureLog('t', 0, dest);
+  lm.handleLogDirFailure(dest, 'test: the disk failed');
+  mgr.addPartition('t', 0);
+  expect(await abandoned).toBe('the future replica is offline');
+  expect(lm.getFutureLog('t', 0)).toBeUndefined();
+  expect(p.log).toBe(old);
+  expect(offsets(p.log)).toEqual(range(0, 120));
+  append(p.log, 1);
+  expect(lm.isLogDirOnline(dest)).toBe(false);
+  // Kafka creates no future log while any directory is offline.
+  expect(() => lm.getOrCreateFutureLog('t', 0, dest)).toThrow(/offline/);
   await mgr.shutdown();
   await lm.close();
 });

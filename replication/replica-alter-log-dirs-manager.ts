@@ -42,6 +42,8 @@ export interface ReplicaAlterLogDirsOptions {
   maxBytes: number;
   /** A move finished: the partition's log is now in `dir`. */
   onMoved?(p: Partition, fromDir: string, dir: string): void;
+  /** A move stopped without a swap (a log offline, an error); the current log is untouched. */
+  onAbandoned?(topic: string, partition: number, reason: string): void;
 }
 
 /** Java's String.hashCode (UTF-16 code units), as Kafka's getFetcherId hashes the topic. */
@@ -168,10 +170,12 @@ export class ReplicaAlterLogDirsManager {
     if (future.isOffline) {
       this.opts.logger.warn(`the future replica of ${name} in ${future.parentDir} is offline: the move is abandoned`);
       lm.removeFutureLog(m.topic, m.partition);
+      this.opts.onAbandoned?.(m.topic, m.partition, 'the future replica is offline');
       return 'finished';
     }
     if (current.isOffline) {
       this.opts.logger.warn(`the current replica of ${name} is offline: the move to ${future.parentDir} stops`);
+      this.opts.onAbandoned?.(m.topic, m.partition, 'the current replica is offline');
       return 'finished';
     }
     try {
@@ -213,6 +217,7 @@ export class ReplicaAlterLogDirsManager {
       }
       this.opts.logger.error(`moving ${name} to ${future.parentDir} failed; the move is abandoned`, { err });
       lm.removeFutureLog(m.topic, m.partition);
+      this.opts.onAbandoned?.(m.topic, m.partition, err instanceof Error ? err.message : String(err));
       return 'finished';
     }
   }
