@@ -302,6 +302,8 @@ export class KafkaServer implements Broker {
       minInsyncReplicas: (topic) => this.topicConfig(topic).logConfig.minInSyncReplicas,
       replication: this.clusterLink ? this.replicationOptions(this.clusterLink) : undefined,
       replicationQuotas: this.replicationQuotas,
+      alterLogDirsThreads: config.getIntOrNull('num.replica.alter.log.dirs.threads') ?? undefined,
+      replicaFetchMaxBytes: config.getInt('replica.fetch.max.bytes'),
     });
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'));
     this.groupCoordinator = new GroupCoordinator({
