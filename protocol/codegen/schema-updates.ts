@@ -47,6 +47,9 @@ export const SCHEMA_UPDATES: readonly SchemaUpdate[] = [
   { file: 'message/TxnOffsetCommitResponse.json', release: '4.0', kip: 'KIP-890', validVersions: '0-5' },
   // KIP-890 part 2: EndTxn v5 (the bumped producer id and epoch in the response) became stable.
   { file: 'message/EndTxnRequest.json', release: '4.0', kip: 'KIP-890', stable: true },
+  // KIP-1082: ConsumerGroupHeartbeat v1 (the client generates its member id; SubscribedTopicRegex)
+  // became stable, the version librdkafka 2.12 and the Java consumer of 4.0 send.
+  { file: 'message/ConsumerGroupHeartbeatRequest.json', release: '4.0', kip: 'KIP-1082', stable: true },
   // KIP-1102: Metadata v13 adds a top-level error code (REBOOTSTRAP_REQUIRED) after the topics.
   { file: 'message/MetadataRequest.json', release: '4.0', kip: 'KIP-1102', validVersions: '0-13' },
   {

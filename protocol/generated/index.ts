@@ -828,7 +828,7 @@ export const APIS: { readonly [K in ApiName]: ApiInfo<ApiMessages[K]['request'],
     readResponse: (r, v) => m67().readAllocateProducerIdsResponse(r, v), writeResponse: (w, v, x) => m67().writeAllocateProducerIdsResponse(w, v, x),
   },
   ConsumerGroupHeartbeat: {
-    apiKey: 68, name: 'ConsumerGroupHeartbeat', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 0, latestVersionUnstable: true, listeners: ['zkBroker', 'broker'],
+    apiKey: 68, name: 'ConsumerGroupHeartbeat', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
     readRequest: (r, v) => m68().readConsumerGroupHeartbeatRequest(r, v), writeRequest: (w, v, x) => m68().writeConsumerGroupHeartbeatRequest(w, v, x),
     readResponse: (r, v) => m68().readConsumerGroupHeartbeatResponse(r, v), writeResponse: (w, v, x) => m68().writeConsumerGroupHeartbeatResponse(w, v, x),
   },
