@@ -144,7 +144,7 @@ export function serializeConsumerGroupRecord(r: ConsumerGroupRecord): Coordinato
             rackId: m.rackId,
             clientId: m.clientId,
             clientHost: m.clientHost,
-            subscribedTopicNames: [...m.subscribedTopicNames],
+            subscribedTopicNames: [...m.subscribedTopicNames].sort(),
             subscribedTopicRegex: m.subscribedTopicRegex,
             rebalanceTimeoutMs: m.rebalanceTimeoutMs,
             serverAssignor: m.serverAssignorName,
