@@ -1,0 +1,183 @@
+/**
+ * The KIP-848 consumer group protocol with a real client: librdkafka 2.12 (node-rdkafka) with
+ * `group.protocol: 'consumer'`, which speaks ConsumerGroupHeartbeat v1 (client-generated member
+ * ids), OffsetCommit v9 with member epochs and OffsetFetch v9. Two consumers share a 4-partition
+ * topic (the server-side uniform assignor splits it 2/2, the first member revoking before the
+ * second gets its partitions) and read every message exactly once with auto-commits; when one
+ * leaves, the other takes all four partitions and continues from the commits; a consumer started
+ * after the group emptied resumes from the committed offsets. ConsumerGroupDescribe is checked
+ * with krill's own client along the way.
+ */
+import type { Admin, Kafka, Producer } from 'kafkajs';
+import { startTestBroker, type TestBroker } from './helpers/brokers';
+import { connectedAdmin, connectedProducer, disconnectAll, kafkaFor } from './helpers/kafkajs';
+import { connect, type BrokerConnection } from '../client/network-client';
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const RdKafka = require('node-rdkafka');
+
+const TOPIC = 'kip848';
+const GROUP = 'kip848-group';
+
+async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+interface Member {
+  consumer: any;
+  owned: Set<number>;
+  /** "partition/offset" -> how many times this member read it. */
+  seen: Map<string, number>;
+}
+
+function startMember(broker: TestBroker, clientId: string): Promise<Member> {
+  const m: Member = { consumer: undefined, owned: new Set(), seen: new Map() };
+  const consumer = new RdKafka.KafkaConsumer(
+    {
+      'group.id': GROUP,
+      'group.protocol': 'consumer',
+      'client.id': clientId,
+      'metadata.broker.list': broker.bootstrap,
+      'fetch.wait.max.ms': 100,
+      'enable.auto.commit': true,
+      'auto.commit.interval.ms': 100,
+      'enable.partition.eof': false,
+      'topic.metadata.refresh.interval.ms': 1000,
+      rebalance_cb: (err: { code: number }, assignment: { topic: string; partition: number }[]) => {
+        // The consumer protocol is incremental: partitions come and go a few at a time.
+        if (err.code === RdKafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
+          consumer.incrementalAssign(assignment);
+          for (const a of assignment) m.owned.add(a.partition);
+        } else if (err.code === RdKafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
+          consumer.incrementalUnassign(assignment);
+          for (const a of assignment) m.owned.delete(a.partition);
+        }
+      },
+    },
+    { 'auto.offset.reset': 'earliest' },
+  );
+  m.consumer = consumer;
+  consumer.on('data', (msg: { partition: number; offset: number }) => {
+    const k = `${msg.partition}/${msg.offset}`;
+    m.seen.set(k, (m.seen.get(k) ?? 0) + 1);
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${clientId} did not connect`)), 20_000);
+    consumer.on('ready', () => {
+      clearTimeout(timer);
+      consumer.subscribe([TOPIC]);
+      consumer.consume();
+      resolve(m);
+    });
+    consumer.connect();
+  });
+}
+
+function stop(m: Member | undefined): Promise<void> {
+  if (!m?.consumer.isConnected()) return Promise.resolve();
+  return new Promise((resolve) => m.consumer.disconnect(() => resolve()));
+}
+
+const sorted = (s: Iterable<number>) => [...s].sort((a, b) => a - b);
+/** Every "partition/offset" key of offsets [from, to) on partitions 0-3. */
+const keys = (from: number, to: number) => [0, 1, 2, 3].flatMap((p) => Array.from({ length: to - from }, (_, i) => `${p}/${from + i}`));
+
+describe('librdkafka with group.protocol=consumer (KIP-848)', () => {
+  let broker: TestBroker;
+  let kafka: Kafka;
+  let admin: Admin;
+  let producer: Producer;
+  let wire: BrokerConnection;
+  const members: Member[] = [];
+  /** ConsumerGroupDescribe v0 from krill's own client (the broker is the group's coordinator). */
+  const describe = async () => (await wire.send('ConsumerGroupDescribe', 0, { groupIds: [GROUP], includeAuthorizedOperations: false })).groups[0];
+
+  beforeAll(async () => {
+    broker = await startTestBroker('embedded', {
+      config: {
+        'offsets.topic.num.partitions': 2,
+        'group.consumer.min.heartbeat.interval.ms': 100,
+        'group.consumer.heartbeat.interval.ms': 250,
+        'group.consumer.min.session.timeout.ms': 1000,
+        'group.consumer.session.timeout.ms': 6000,
+      },
+    });
+    kafka = kafkaFor(broker, 'kip848-setup');
+    admin = await connectedAdmin(kafka);
+    producer = await connectedProducer(kafka);
+    await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 4 }], waitForLeaders: true });
+    wire = await connect(broker.host, broker.port, { clientId: 'kip848-describe' });
+  });
+
+  afterAll(async () => {
+    for (const m of members.reverse()) await stop(m);
+    await wire?.close();
+    await disconnectAll(admin, producer);
+    await broker?.close();
+  });
+
+  /** `n` messages per partition. */
+  const produce = (n: number, tag: string) =>
+    producer.send({ topic: TOPIC, messages: Array.from({ length: 4 * n }, (_, i) => ({ partition: i % 4, value: `${tag}-${i}` })) });
+
+  const committed = async () => {
+    const [o] = await admin.fetchOffsets({ groupId: GROUP, topics: [TOPIC] });
+    return new Map(o.partitions.map((p) => [p.partition, Number(p.offset)]));
+  };
+
+  test('two consumers share the partitions, consume exactly once with commits, and one takes over when the other leaves', async () => {
+    const a = await startMember(broker, 'kip848-a');
+    members.push(a);
+    await until('a owns every partition', () => a.owned.size === 4);
+    await produce(25, 'one');
+    await until('a consumed the first 100', () => keys(0, 25).every((k) => a.seen.has(k)));
+
+    const b = await startMember(broker, 'kip848-b');
+    members.push(b);
+    await until('the partitions are split 2/2', () => a.owned.size === 2 && b.owned.size === 2);
+    expect(sorted([...a.owned, ...b.owned])).toEqual([0, 1, 2, 3]);
+
+    const described = await describe();
+    expect(described).toMatchObject({ errorCode: 0, groupState: 'Stable', assignorName: 'uniform' });
+    expect(described.members.map((m) => m.clientId).sort()).toEqual(['kip848-a', 'kip848-b']);
+    expect(described.members.every((m) => m.memberEpoch === described.groupEpoch)).toBe(true);
+
+    await produce(25, 'two');
+    await until('the second 100 consumed', () => keys(25, 50).every((k) => a.seen.has(k) || b.seen.has(k)));
+    // Every message read exactly once, by the member owning its partition.
+    for (const k of keys(0, 50)) expect((a.seen.get(k) ?? 0) + (b.seen.get(k) ?? 0)).toBe(1);
+    for (const k of keys(25, 50)) {
+      const p = Number(k.split('/')[0]);
+      expect((a.owned.has(p) ? a : b).seen.has(k)).toBe(true);
+    }
+    await until('the commits reached offset 50 everywhere', async () => [...(await committed()).values()].every((o) => o === 50));
+
+    const fromB = sorted(b.owned);
+    await stop(b); // ConsumerGroupHeartbeat with epoch -1
+    members.splice(members.indexOf(b), 1);
+    await until('a owns every partition again', () => a.owned.size === 4);
+    await produce(5, 'three');
+    await until('a consumes b\'s partitions from the committed offsets', () => keys(50, 55).every((k) => a.seen.has(k)));
+    for (const p of fromB) for (let o = 25; o < 50; o++) expect(a.seen.has(`${p}/${o}`)).toBe(false);
+    for (const k of keys(0, 55)) expect((a.seen.get(k) ?? 0) + (b.seen.get(k) ?? 0)).toBe(1);
+    await until('the commits reached offset 55 everywhere', async () => [...(await committed()).values()].every((o) => o === 55));
+  });
+
+  test('a consumer started after the group emptied resumes from the committed offsets', async () => {
+    for (const m of members.splice(0)) await stop(m);
+    await until('the group is empty', async () => (await describe()).groupState === 'Empty');
+    await produce(5, 'four');
+    const c = await startMember(broker, 'kip848-c');
+    members.push(c);
+    await until('c owns every partition', () => c.owned.size === 4);
+    await until('c consumed the new messages', () => keys(55, 60).every((k) => c.seen.has(k)));
+    // Nothing before the committed offsets was read again.
+    expect(sorted(new Set([...c.seen.keys()].map((k) => Number(k.split('/')[1]))))).toEqual([55, 56, 57, 58, 59]);
+    for (const n of c.seen.values()) expect(n).toBe(1);
+  });
+});
