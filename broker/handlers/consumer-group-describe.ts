@@ -1,5 +1,5 @@
 /**
- * ConsumerGroupDescribe (69), v0.
+ * ConsumerGroupDescribe (69), v0-1.
  * KIP-848 consumer groups as Kafka's ConsumerGroup.asDescribedGroup shows them: state (Empty,
  * Assigning, Reconciling, Stable), group epoch, target assignment epoch, the assignor in use (the
  * one most members asked for, else the first of group.consumer.assignors), and every member with
@@ -14,6 +14,8 @@
  * the principal may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED with Kafka's message. With
  * include_authorized_operations the groups described without error carry the principal's
  * operations on them (else Kafka's "not requested" value).
+ * Version notes: v1 (KIP-1099, Kafka 4.0) adds each member's type: always 1 (consumer protocol),
+ * krill's consumer groups having no classic members.
  */
 import type { ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse } from '../../protocol/generated/consumer-group-describe';
 import { ApiKey } from '../../protocol/generated';
@@ -21,6 +23,9 @@ import { ErrorCode } from '../../protocol/errors';
 import { AUTHORIZED_OPERATIONS_OMITTED, authHelper } from '../security/authorize';
 import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 import { defineHandler } from './define-handler';
+
+/** KIP-1099's member type of a member speaking the consumer protocol. */
+const CONSUMER_MEMBER_TYPE = 1;
 
 const denied = (groupId: string, errorCode: number, errorMessage: string | null = null) => ({
   groupId,
@@ -38,7 +43,7 @@ export const consumerGroupDescribeHandler = defineHandler<ConsumerGroupDescribeR
   apiKey: ApiKey.ConsumerGroupDescribe,
   name: 'ConsumerGroupDescribe',
   minVersion: 0,
-  maxVersion: 0,
+  maxVersion: 1,
   async handle(broker, ctx, req) {
     const auth = authHelper(broker.authorizer, ctx);
     const [describable, notAllowed] = auth.partitionByAuthorized(AclOperation.DESCRIBE, ResourceType.GROUP, req.groupIds, (g) => g);
@@ -59,6 +64,7 @@ export const consumerGroupDescribeHandler = defineHandler<ConsumerGroupDescribeR
           }
           return {
             ...g,
+            members: g.members.map((m) => ({ ...m, memberType: ctx.apiVersion >= 1 ? CONSUMER_MEMBER_TYPE : undefined })),
             authorizedOperations: req.includeAuthorizedOperations ? auth.authorizedOperations(ResourceType.GROUP, g.groupId) : AUTHORIZED_OPERATIONS_OMITTED,
           };
         }),

@@ -436,6 +436,7 @@ describe('group coordinator APIs at every advertised version', () => {
             subscribedTopicRegex: null,
             assignment: { topicPartitions: [{ topicId, topicName: 'gt', partitions: [0, 1] }] },
             targetAssignment: { topicPartitions: [{ topicId, topicName: 'gt', partitions: [0, 1] }] },
+            memberType: dv >= 1 ? 1 : -1,
           }),
         ]);
         expect(d.groups[0].authorizedOperations).toBe((1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11));

@@ -833,7 +833,7 @@ export const APIS: { readonly [K in ApiName]: ApiInfo<ApiMessages[K]['request'],
     readResponse: (r, v) => m68().readConsumerGroupHeartbeatResponse(r, v), writeResponse: (w, v, x) => m68().writeConsumerGroupHeartbeatResponse(w, v, x),
   },
   ConsumerGroupDescribe: {
-    apiKey: 69, name: 'ConsumerGroupDescribe', minVersion: 0, maxVersion: 0, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
+    apiKey: 69, name: 'ConsumerGroupDescribe', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['zkBroker', 'broker'],
     readRequest: (r, v) => m69().readConsumerGroupDescribeRequest(r, v), writeRequest: (w, v, x) => m69().writeConsumerGroupDescribeRequest(w, v, x),
     readResponse: (r, v) => m69().readConsumerGroupDescribeResponse(r, v), writeResponse: (w, v, x) => m69().writeConsumerGroupDescribeResponse(w, v, x),
   },
