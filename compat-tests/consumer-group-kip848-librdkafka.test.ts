@@ -5,8 +5,9 @@
  * topic (the server-side uniform assignor splits it 2/2, the first member revoking before the
  * second gets its partitions) and read every message exactly once with auto-commits; when one
  * leaves, the other takes all four partitions and continues from the commits; a consumer started
- * after the group emptied resumes from the committed offsets. ConsumerGroupDescribe is checked
- * with krill's own client along the way.
+ * after the group emptied resumes from the committed offsets, and keeps going across a broker
+ * restart (the coordinator reloads the group from __consumer_offsets with the same epochs).
+ * ConsumerGroupDescribe is checked with krill's own client along the way.
  */
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import { startTestBroker, type TestBroker } from './helpers/brokers';
@@ -92,10 +93,16 @@ describe('librdkafka with group.protocol=consumer (KIP-848)', () => {
   let kafka: Kafka;
   let admin: Admin;
   let producer: Producer;
-  let wire: BrokerConnection;
   const members: Member[] = [];
-  /** ConsumerGroupDescribe v0 from krill's own client (the broker is the group's coordinator). */
-  const describe = async () => (await wire.send('ConsumerGroupDescribe', 0, { groupIds: [GROUP], includeAuthorizedOperations: false })).groups[0];
+  /** ConsumerGroupDescribe v1 from krill's own client (the broker is the group's coordinator). */
+  const describe = async () => {
+    const wire: BrokerConnection = await connect(broker.host, broker.port, { clientId: 'kip848-describe' });
+    try {
+      return (await wire.send('ConsumerGroupDescribe', 1, { groupIds: [GROUP], includeAuthorizedOperations: false })).groups[0];
+    } finally {
+      await wire.close();
+    }
+  };
 
   beforeAll(async () => {
     broker = await startTestBroker('embedded', {
@@ -111,12 +118,10 @@ describe('librdkafka with group.protocol=consumer (KIP-848)', () => {
     admin = await connectedAdmin(kafka);
     producer = await connectedProducer(kafka);
     await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 4 }], waitForLeaders: true });
-    wire = await connect(broker.host, broker.port, { clientId: 'kip848-describe' });
   });
 
   afterAll(async () => {
     for (const m of members.reverse()) await stop(m);
-    await wire?.close();
     await disconnectAll(admin, producer);
     await broker?.close();
   });
@@ -179,5 +184,27 @@ describe('librdkafka with group.protocol=consumer (KIP-848)', () => {
     // Nothing before the committed offsets was read again.
     expect(sorted(new Set([...c.seen.keys()].map((k) => Number(k.split('/')[1]))))).toEqual([55, 56, 57, 58, 59]);
     for (const n of c.seen.values()) expect(n).toBe(1);
+  });
+
+  test('the group survives a broker restart: reloaded with the same member and epochs, consumption continues', async () => {
+    const c = members[0];
+    const before = await describe();
+    expect(before).toMatchObject({ errorCode: 0, groupState: 'Stable' });
+    expect(before.members).toHaveLength(1);
+    expect(before.members[0].memberType).toBe(1);
+    await until('the commits reached offset 60 everywhere', async () => [...(await committed()).values()].every((o) => o === 60));
+    await broker.restart();
+    const after = await until('the group is loaded again', async () => {
+      const d = await describe().catch(() => undefined);
+      return d?.errorCode === 0 ? d : undefined;
+    });
+    expect(after.groupEpoch).toBe(before.groupEpoch);
+    expect(after.assignmentEpoch).toBe(before.assignmentEpoch);
+    expect(after.members.map((m) => [m.memberId, m.memberEpoch])).toEqual(before.members.map((m) => [m.memberId, m.memberEpoch]));
+    await produce(5, 'five');
+    await until('c consumes after the restart', () => keys(60, 65).every((k) => c.seen.has(k)));
+    for (const n of c.seen.values()) expect(n).toBe(1);
+    const last = await describe();
+    expect(last.members.map((m) => m.memberId)).toEqual(before.members.map((m) => m.memberId));
   });
 });
