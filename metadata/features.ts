@@ -10,7 +10,9 @@
  * - transaction.version 0-1: at 1 the transaction coordinator writes flexible TransactionLogValue
  *   v1 records, at 0 v0 records (TransactionVersion.transactionLogValueVersion); 2 (KIP-890 part 2,
  *   epoch bump per transaction) is not implemented.
- * - group.version 0: the KIP-848 consumer group protocol is not implemented.
+ * - group.version 0: krill serves the KIP-848 consumer group protocol (ConsumerGroupHeartbeat) without
+ *   gating it on this feature; Kafka 4.0 finalizes group.version 1 for it, which krill does not offer
+ *   yet (docs/consumer-groups.md).
  * - kraft.version 0: a single static controller, no dynamic KRaft quorum (KIP-853).
  *
  * A finalized level of 0 means "not enabled" and is not listed (Kafka leaves such features out of
