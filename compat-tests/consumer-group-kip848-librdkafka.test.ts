@@ -6,7 +6,9 @@
  * second gets its partitions) and read every message exactly once with auto-commits; when one
  * leaves, the other takes all four partitions and continues from the commits; a consumer started
  * after the group emptied resumes from the committed offsets, and keeps going across a broker
- * restart (the coordinator reloads the group from __consumer_offsets with the same epochs).
+ * restart (the coordinator reloads the group from __consumer_offsets with the same epochs). Static
+ * members (group.instance.id) closing leave temporarily (epoch -2) and get their partitions back
+ * under a new member id without a rebalance.
  * ConsumerGroupDescribe is checked with krill's own client along the way.
  */
 import type { Admin, Kafka, Producer } from 'kafkajs';
@@ -32,15 +34,18 @@ async function until<T>(what: string, check: () => T | undefined | false | Promi
 interface Member {
   consumer: any;
   owned: Set<number>;
+  /** How many partitions each revocation took away. */
+  revocations: number[];
   /** "partition/offset" -> how many times this member read it. */
   seen: Map<string, number>;
 }
 
-function startMember(broker: TestBroker, clientId: string): Promise<Member> {
-  const m: Member = { consumer: undefined, owned: new Set(), seen: new Map() };
+function startMember(broker: TestBroker, clientId: string, extra: Record<string, string> = {}, group = GROUP): Promise<Member> {
+  const m: Member = { consumer: undefined, owned: new Set(), revocations: [], seen: new Map() };
   const consumer = new RdKafka.KafkaConsumer(
     {
-      'group.id': GROUP,
+      ...extra,
+      'group.id': group,
       'group.protocol': 'consumer',
       'client.id': clientId,
       'metadata.broker.list': broker.bootstrap,
@@ -56,6 +61,7 @@ function startMember(broker: TestBroker, clientId: string): Promise<Member> {
           for (const a of assignment) m.owned.add(a.partition);
         } else if (err.code === RdKafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
           consumer.incrementalUnassign(assignment);
+          m.revocations.push(assignment.length);
           for (const a of assignment) m.owned.delete(a.partition);
         }
       },
@@ -95,10 +101,10 @@ describe('librdkafka with group.protocol=consumer (KIP-848)', () => {
   let producer: Producer;
   const members: Member[] = [];
   /** ConsumerGroupDescribe v1 from krill's own client (the broker is the group's coordinator). */
-  const describe = async () => {
+  const describe = async (group = GROUP) => {
     const wire: BrokerConnection = await connect(broker.host, broker.port, { clientId: 'kip848-describe' });
     try {
-      return (await wire.send('ConsumerGroupDescribe', 1, { groupIds: [GROUP], includeAuthorizedOperations: false })).groups[0];
+      return (await wire.send('ConsumerGroupDescribe', 1, { groupIds: [group], includeAuthorizedOperations: false })).groups[0];
     } finally {
       await wire.close();
     }
@@ -206,5 +212,39 @@ describe('librdkafka with group.protocol=consumer (KIP-848)', () => {
     for (const n of c.seen.values()) expect(n).toBe(1);
     const last = await describe();
     expect(last.members.map((m) => m.memberId)).toEqual(before.members.map((m) => m.memberId));
+  });
+
+  test('static members (group.instance.id): a restarted member gets its partitions back without a rebalance', async () => {
+    const group = 'kip848-static';
+    const s1 = await startMember(broker, 'static-1', { 'group.instance.id': 'instance-1' }, group);
+    members.push(s1);
+    let s2 = await startMember(broker, 'static-2', { 'group.instance.id': 'instance-2' }, group);
+    members.push(s2);
+    await until('the static members split the partitions', () => s1.owned.size === 2 && s2.owned.size === 2);
+    await until('the group is stable', async () => (await describe(group)).groupState === 'Stable');
+    const before = await describe(group);
+    expect(before.members.map((m) => m.instanceId).sort()).toEqual(['instance-1', 'instance-2']);
+    const s2Partitions = sorted(s2.owned);
+    const s1Revocations = s1.revocations.length;
+
+    // Closing a static member is a temporary leave (epoch -2): it keeps its partitions.
+    await stop(s2);
+    members.splice(members.indexOf(s2), 1);
+    const during = await until('instance-2 left temporarily', async () => {
+      const d = await describe(group);
+      return d.members.find((m) => m.instanceId === 'instance-2')?.memberEpoch === -2 ? d : undefined;
+    });
+    expect(during.groupEpoch).toBe(before.groupEpoch);
+
+    s2 = await startMember(broker, 'static-2', { 'group.instance.id': 'instance-2' }, group);
+    members.push(s2);
+    await until('the restarted member gets its partitions back', () => s2.owned.size === 2);
+    expect(sorted(s2.owned)).toEqual(s2Partitions);
+    const after = await describe(group);
+    expect(after.groupEpoch).toBe(before.groupEpoch); // no rebalance
+    expect(s1.revocations.length).toBe(s1Revocations);
+    expect(s1.owned.size).toBe(2);
+    const newId = after.members.find((m) => m.instanceId === 'instance-2')!.memberId;
+    expect(newId).not.toBe(before.members.find((m) => m.instanceId === 'instance-2')!.memberId);
   });
 });
