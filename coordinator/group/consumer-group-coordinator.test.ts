@@ -3,8 +3,8 @@
  * and a fake metadata cache (topics can be created and deleted): joining, two members
  * reconciling with revocation first, a member leaving, session timeouts fencing, a static member
  * coming back to its partitions, a regex subscription picking up a new topic, validation errors
- * with Kafka's messages, offset commit epochs, deletion, and a reload from the records giving the
- * same group.
+ * with Kafka's messages, offset commit epochs, deletion, a reload from the records giving the same
+ * group, and routing (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE).
  */
 import { ErrorCode } from '../../protocol/errors';
 import { RecordBatch } from '../../protocol/records/record-batch';
@@ -15,6 +15,7 @@ import { Logger } from '../../common/logger';
 import { GroupCoordinator } from './group-coordinator';
 import type { GroupCoordinatorConfig } from './group-coordinator-config';
 import type { ConsumerGroupHeartbeatParams, ConsumerGroupHeartbeatResult } from './consumer-group-manager';
+import { partitionForGroup } from './group-partition';
 
 const FOO = 'AAAAAAAAAAAAAAAAAAAAAQ';
 const BAR = 'AAAAAAAAAAAAAAAAAAAAAg';
@@ -60,8 +61,8 @@ const partitionState = (topic: string, topicId: string, partition: number): Part
 /** The metadata cache calls the coordinator makes, over a mutable set of topics. */
 class FakeMetadata {
   readonly byName = new Map<string, TopicState>();
-  constructor() {
-    this.add('__consumer_offsets', 'AAAAAAAAAAAAAAAAAAAAAA', 1);
+  constructor(offsetsPartitions = 1) {
+    this.add('__consumer_offsets', 'AAAAAAAAAAAAAAAAAAAAAA', offsetsPartitions);
   }
   add(name: string, topicId: string, partitions: number): PartitionState[] {
     const parts = new Map<number, PartitionState>();
@@ -435,5 +436,18 @@ describe('consumer groups (KIP-848)', () => {
     const b2 = await second.c.consumerGroupHeartbeat(hb('g', 'b', b1.memberEpoch, { topicPartitions: [] }));
     expect(owned(b2)).toHaveLength(2);
     expect((await second.c.consumerGroupDescribe('g')).groupState).toBe('Stable');
+  });
+
+  test('routing: a group of a partition led elsewhere is NOT_COORDINATOR; a stopped coordinator COORDINATOR_NOT_AVAILABLE', async () => {
+    // __consumer_offsets has two partitions; this broker leads (and loaded) only partition 0.
+    const { c } = await start({ metadata: new FakeMetadata(2) });
+    const elsewhere = ['a', 'b', 'c', 'd', 'e', 'f'].find((g) => partitionForGroup(g, 2) === 1)!;
+    const here = ['a', 'b', 'c', 'd', 'e', 'f'].find((g) => partitionForGroup(g, 2) === 0)!;
+    expect(await c.consumerGroupHeartbeat(hb(elsewhere, 'm', 0))).toMatchObject({ errorCode: ErrorCode.NOT_COORDINATOR, memberId: null });
+    expect((await c.consumerGroupDescribe(elsewhere)).errorCode).toBe(ErrorCode.NOT_COORDINATOR);
+    expect((await c.consumerGroupHeartbeat(hb(here, 'm', 0))).errorCode).toBe(ErrorCode.NONE);
+    await c.shutdown();
+    expect((await c.consumerGroupHeartbeat(hb(here, 'm', 1))).errorCode).toBe(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    expect((await c.consumerGroupDescribe(here)).errorCode).toBe(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   });
 });
