@@ -4,7 +4,8 @@
  * reconciling with revocation first, a member leaving, session timeouts fencing, a static member
  * coming back to its partitions, a regex subscription picking up a new topic, validation errors
  * with Kafka's messages, offset commit epochs, deletion, a reload from the records giving the same
- * group, and routing (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE).
+ * group, routing (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE), an empty classic group giving way, and
+ * offset expiry.
  */
 import { ErrorCode } from '../../protocol/errors';
 import { RecordBatch } from '../../protocol/records/record-batch';
@@ -104,7 +105,7 @@ const CONFIG: GroupCoordinatorConfig = {
 
 const running: GroupCoordinator[] = [];
 
-async function start(opts: { log?: FakeOffsetsLog; metadata?: FakeMetadata; consumer?: Partial<NonNullable<GroupCoordinatorConfig['consumer']>> } = {}) {
+async function start(opts: { log?: FakeOffsetsLog; metadata?: FakeMetadata; consumer?: Partial<NonNullable<GroupCoordinatorConfig['consumer']>>; clock?: { now: number } } = {}) {
   const log = opts.log ?? new FakeOffsetsLog();
   const metadata = opts.metadata ?? new FakeMetadata();
   const c = new GroupCoordinator({
@@ -127,6 +128,7 @@ async function start(opts: { log?: FakeOffsetsLog; metadata?: FakeMetadata; cons
     },
     metadata: metadata.cache(),
     createOffsetsTopic: async () => ErrorCode.NONE,
+    ...(opts.clock ? { now: () => opts.clock!.now } : {}),
   });
   running.push(c);
   c.startup();
@@ -449,5 +451,49 @@ describe('consumer groups (KIP-848)', () => {
     await c.shutdown();
     expect((await c.consumerGroupHeartbeat(hb(here, 'm', 1))).errorCode).toBe(ErrorCode.COORDINATOR_NOT_AVAILABLE);
     expect((await c.consumerGroupDescribe(here)).errorCode).toBe(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+  });
+
+  test('an empty classic group gives way to a consumer group (its record tombstoned); a non-empty one does not', async () => {
+    const { c, log, metadata } = await start();
+    metadata.add('foo', FOO, 1);
+    // A simple (classic, Empty) group with an offset.
+    const committed = await c.commitOffsets({
+      groupId: 'simple', memberId: '', groupInstanceId: null, generationId: -1, retentionTimeMs: -1n, apiVersion: 9,
+      topics: [{ name: 'foo', partitions: [{ partitionIndex: 0, committedOffset: 3n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: null }] }],
+    });
+    expect(committed[0].partitions[0].errorCode).toBe(ErrorCode.NONE);
+    expect((await c.describeGroup('simple')).groupState).toBe('Empty');
+    expect((await c.consumerGroupHeartbeat(hb('simple', 'm', 1))).errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
+    const joined = await c.consumerGroupHeartbeat(hb('simple', 'm', 0));
+    expect(joined.errorCode).toBe(ErrorCode.NONE);
+    expect(c.listGroups([], []).groups.filter((g) => g.groupId === 'simple')).toEqual([{ groupId: 'simple', protocolType: 'consumer', groupState: 'Stable', groupType: 'consumer' }]);
+    // The offsets stay; the member commits at its epoch.
+    expect((await c.fetchOffsets('simple', null, false)).topics[0].partitions[0].committedOffset).toBe(3n);
+    // Reloaded, it is a consumer group (the classic group's tombstone came first).
+    await c.shutdown();
+    const again = await start({ log, metadata });
+    expect((await again.c.consumerGroupDescribe('simple')).members.map((m) => m.memberId)).toEqual(['m']);
+    expect(again.c.groupManager.group('simple')).toBeUndefined();
+  });
+
+  test('offsets of a consumer group expire only for topics no member subscribes to; an empty group without offsets is deleted', async () => {
+    const clock = { now: 1_000_000 };
+    const { c, metadata } = await start({ clock });
+    metadata.add('foo', FOO, 1);
+    metadata.add('bar', BAR, 1);
+    const r = await c.consumerGroupHeartbeat(hb('g', 'm', 0));
+    const commit = (memberId: string, epoch: number, topic: string) =>
+      c.commitOffsets({
+        groupId: 'g', memberId, groupInstanceId: null, generationId: epoch, retentionTimeMs: -1n, apiVersion: 9,
+        topics: [{ name: topic, partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: null }] }],
+      });
+    await commit('m', r.memberEpoch, 'foo');
+    await commit('m', r.memberEpoch, 'bar');
+    clock.now += CONFIG.offsetsRetentionMs + 1;
+    expect(await c.expireOffsets()).toBe(1); // bar: nobody subscribes to it
+    expect((await c.fetchOffsets('g', null, false)).topics.map((t) => t.name)).toEqual(['foo']);
+    await c.consumerGroupHeartbeat(hb('g', 'm', -1));
+    expect(await c.expireOffsets()).toBe(1);
+    expect((await c.consumerGroupDescribe('g')).errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
   });
 });
