@@ -210,7 +210,8 @@ export class ConsumerGroupManager {
       if (p.memberEpoch === LEAVE_GROUP_MEMBER_EPOCH || p.memberEpoch === LEAVE_GROUP_STATIC_MEMBER_EPOCH) return await this.leave(p);
       return await this.joinOrHeartbeat(p);
     } catch (err) {
-      if (err instanceof KafkaError) return heartbeatError(err.code, err.message);
+      // Kafka's handleOperationException: an unexpected error is answered without its message.
+      if (err instanceof KafkaError) return heartbeatError(err.code, err.code === ErrorCode.UNKNOWN_SERVER_ERROR ? null : err.message);
       throw err;
     }
   }
