@@ -8,7 +8,7 @@
  * after the group emptied resumes from the committed offsets, and keeps going across a broker
  * restart (the coordinator reloads the group from __consumer_offsets with the same epochs). Static
  * members (group.instance.id) closing leave temporarily (epoch -2) and get their partitions back
- * under a new member id without a rebalance.
+ * under a new member id without a rebalance. A regex subscription follows topic creation.
  * ConsumerGroupDescribe is checked with krill's own client along the way.
  */
 import type { Admin, Kafka, Producer } from 'kafkajs';
@@ -33,15 +33,18 @@ async function until<T>(what: string, check: () => T | undefined | false | Promi
 
 interface Member {
   consumer: any;
+  /** Partitions of TOPIC owned now. */
   owned: Set<number>;
+  /** "topic/partition" of every topic owned now. */
+  ownedKeys: Set<string>;
   /** How many partitions each revocation took away. */
   revocations: number[];
   /** "partition/offset" -> how many times this member read it. */
   seen: Map<string, number>;
 }
 
-function startMember(broker: TestBroker, clientId: string, extra: Record<string, string> = {}, group = GROUP): Promise<Member> {
-  const m: Member = { consumer: undefined, owned: new Set(), revocations: [], seen: new Map() };
+function startMember(broker: TestBroker, clientId: string, extra: Record<string, string> = {}, group = GROUP, topics: string[] = [TOPIC]): Promise<Member> {
+  const m: Member = { consumer: undefined, owned: new Set(), ownedKeys: new Set(), revocations: [], seen: new Map() };
   const consumer = new RdKafka.KafkaConsumer(
     {
       ...extra,
@@ -58,26 +61,32 @@ function startMember(broker: TestBroker, clientId: string, extra: Record<string,
         // The consumer protocol is incremental: partitions come and go a few at a time.
         if (err.code === RdKafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
           consumer.incrementalAssign(assignment);
-          for (const a of assignment) m.owned.add(a.partition);
+          for (const a of assignment) {
+            if (a.topic === TOPIC) m.owned.add(a.partition);
+            m.ownedKeys.add(`${a.topic}/${a.partition}`);
+          }
         } else if (err.code === RdKafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
           consumer.incrementalUnassign(assignment);
           m.revocations.push(assignment.length);
-          for (const a of assignment) m.owned.delete(a.partition);
+          for (const a of assignment) {
+            if (a.topic === TOPIC) m.owned.delete(a.partition);
+            m.ownedKeys.delete(`${a.topic}/${a.partition}`);
+          }
         }
       },
     },
     { 'auto.offset.reset': 'earliest' },
   );
   m.consumer = consumer;
-  consumer.on('data', (msg: { partition: number; offset: number }) => {
-    const k = `${msg.partition}/${msg.offset}`;
+  consumer.on('data', (msg: { topic: string; partition: number; offset: number }) => {
+    const k = msg.topic === TOPIC ? `${msg.partition}/${msg.offset}` : `${msg.topic}/${msg.partition}/${msg.offset}`;
     m.seen.set(k, (m.seen.get(k) ?? 0) + 1);
   });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${clientId} did not connect`)), 20_000);
     consumer.on('ready', () => {
       clearTimeout(timer);
-      consumer.subscribe([TOPIC]);
+      consumer.subscribe(topics);
       consumer.consume();
       resolve(m);
     });
@@ -246,5 +255,24 @@ describe('librdkafka with group.protocol=consumer (KIP-848)', () => {
     expect(s1.owned.size).toBe(2);
     const newId = after.members.find((m) => m.instanceId === 'instance-2')!.memberId;
     expect(newId).not.toBe(before.members.find((m) => m.instanceId === 'instance-2')!.memberId);
+  });
+
+  test('a regex subscription (SubscribedTopicRegex) picks up a topic created later', async () => {
+    const group = 'kip848-regex';
+    await admin.createTopics({ topics: [{ topic: 're-a', numPartitions: 2 }], waitForLeaders: true });
+    const r = await startMember(broker, 'regex-1', {}, group, ['^re-.*']);
+    members.push(r);
+    await until('the member gets re-a', () => r.ownedKeys.size === 2);
+    const first = await describe(group);
+    // librdkafka sends its regex subscriptions joined as one: each in parentheses, '|' between.
+    expect(first.members[0].subscribedTopicRegex).toBe('(^re-.*)');
+    await admin.createTopics({ topics: [{ topic: 're-b', numPartitions: 2 }], waitForLeaders: true });
+    await until('the member gets re-b too', () => r.ownedKeys.size === 4);
+    expect([...r.ownedKeys].sort()).toEqual(['re-a/0', 're-a/1', 're-b/0', 're-b/1']);
+    const after = await describe(group);
+    expect(after.groupEpoch).toBeGreaterThan(first.groupEpoch);
+    expect(after.members[0].assignment.topicPartitions.map((t) => t.topicName).sort()).toEqual(['re-a', 're-b']);
+    await producer.send({ topic: 're-b', messages: [{ partition: 0, value: 'x' }, { partition: 1, value: 'y' }] });
+    await until('the member reads re-b', () => r.seen.has('re-b/0/0') && r.seen.has('re-b/1/0'));
   });
 });
