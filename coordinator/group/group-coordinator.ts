@@ -289,8 +289,9 @@ export class GroupCoordinator {
 
   /**
    * Replays the partition's log (log start to log end) into memory: offset commits and tombstones,
-   * group metadata and tombstones; transactional offset commits count once their COMMIT marker is
-   * read. Yields to the event loop between reads so a long log does not stall the broker.
+   * classic group metadata and tombstones, KIP-848 consumer group records (key versions 3-8, replayed
+   * in log order into ConsumerGroupManager); transactional offset commits count once their COMMIT
+   * marker is read. Yields to the event loop between reads so a long log does not stall the broker.
    */
   private async loadPartition(partition: number, st: PartitionState): Promise<void> {
     const t0 = Date.now();
