@@ -12,7 +12,9 @@
  *   at 2 (KIP-890 part 2) a client that ends its transactions with EndTxn v5 gets its producer epoch
  *   bumped at the end of every transaction (TransactionVersion.supportsEpochBump), and coordinator
  *   aborts (timeouts, fences) bump it too.
- * - group.version 0: the KIP-848 consumer group protocol is not implemented.
+ * - group.version 0: krill serves the KIP-848 consumer group protocol (ConsumerGroupHeartbeat) without
+ *   gating it on this feature; Kafka 4.0 finalizes group.version 1 for it, which krill does not offer
+ *   yet (docs/consumer-groups.md).
  * - kraft.version 0: a single static controller, no dynamic KRaft quorum (KIP-853).
  *
  * A finalized level of 0 means "not enabled" and is not listed (Kafka leaves such features out of

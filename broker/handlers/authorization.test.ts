@@ -4,7 +4,7 @@
  * not allowed is denied): for each API the operations KafkaApis checks, the answer when they are
  * allowed, and Kafka's error (per partition, per topic, per group or top level) at every advertised
  * version when they are not; the filtered answers (Metadata, DescribeTopicPartitions, ListGroups, ListTransactions,
- * OffsetFetch, DescribeTransactions) and the authorized-operations bit fields.
+ * OffsetFetch, DescribeTransactions, ConsumerGroupDescribe) and the authorized-operations bit fields.
  */
 import { startBroker, type RunningBroker } from '..';
 import { ErrorCode } from '../../protocol/errors';
@@ -925,6 +925,45 @@ describe('groups', () => {
         ['g-del-b', v === 0 ? NONE : ErrorCode.GROUP_ID_NOT_FOUND],
         ['g-offsets', GAF],
       ]);
+    }
+  });
+});
+
+describe('consumer groups (KIP-848)', () => {
+  const join = (v: number, groupId: string, topics: string[]) =>
+    call(API.ConsumerGroupHeartbeat, v, { groupId, memberId: `m-${groupId}-${v}`, memberEpoch: 0, rebalanceTimeoutMs: 30_000, subscribedTopicNames: topics, topicPartitions: [] });
+
+  test('ConsumerGroupHeartbeat: READ on the group, then DESCRIBE on every subscribed topic', async () => {
+    authz.allow(READ, GROUP, 'cg-ok').allow(DESCRIBE, TOPIC, 'open');
+    for (const v of versions(API.ConsumerGroupHeartbeat)) {
+      expect(await join(v, 'cg-no', ['open'])).toMatchObject({ errorCode: GAF, memberId: null, assignment: null });
+      expect(await join(v, 'cg-ok', ['open', 'secret'])).toMatchObject({ errorCode: TAF, memberId: null, assignment: null });
+      const ok = await join(v, 'cg-ok', ['open']);
+      expect(ok).toMatchObject({ errorCode: NONE, memberId: `m-cg-ok-${v}` });
+      const left = await call(API.ConsumerGroupHeartbeat, v, { groupId: 'cg-ok', memberId: ok.memberId, memberEpoch: -1 });
+      expect(left.errorCode).toBe(NONE);
+    }
+    // The refused requests created nothing.
+    authz.allowEverything();
+    expect((await call(API.ConsumerGroupDescribe, 0, { groupIds: ['cg-no'], includeAuthorizedOperations: false })).groups[0].errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
+  });
+
+  test('ConsumerGroupDescribe: DESCRIBE on each group, unauthorized ones first; DESCRIBE on the topics its members use; authorized operations', async () => {
+    await allowingEverything(async () => {
+      expect((await join(1, 'cg-open', ['open'])).errorCode).toBe(NONE);
+      expect((await join(1, 'cg-secret', ['secret'])).errorCode).toBe(NONE);
+    });
+    authz.allow(DESCRIBE, GROUP, 'cg-open').allow(READ, GROUP, 'cg-open').allow(DESCRIBE, GROUP, 'cg-secret').allow(DESCRIBE, TOPIC, 'open');
+    for (const v of versions(API.ConsumerGroupDescribe)) {
+      const res = await call(API.ConsumerGroupDescribe, v, { groupIds: ['cg-open', 'cg-hidden', 'cg-secret'], includeAuthorizedOperations: true });
+      expect(res.groups.map((g: any) => [g.groupId, g.errorCode, g.errorMessage])).toEqual([
+        ['cg-hidden', GAF, null],
+        ['cg-open', NONE, null],
+        ['cg-secret', TAF, 'The described group uses topics that the client is not authorized to describe.'],
+      ]);
+      expect(res.groups[1].members).toHaveLength(1);
+      expect(res.groups.map((g: any) => g.authorizedOperations)).toEqual([AUTHORIZED_OPERATIONS_OMITTED, to32BitField([READ, DESCRIBE]), AUTHORIZED_OPERATIONS_OMITTED]);
+      expect(res.groups[2].members).toEqual([]);
     }
   });
 });

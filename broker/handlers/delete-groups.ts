@@ -1,7 +1,8 @@
 /**
  * DeleteGroups (42), v0-2.
  * Deletes Empty groups and their committed offsets (offset and group metadata tombstones in
- * __consumer_offsets). Per group: NONE, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP (members are still in
+ * __consumer_offsets; a KIP-848 consumer group without members gets a tombstone for each of its
+ * records, as Kafka's createGroupTombstoneRecords). Per group: NONE, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP (members are still in
  * it), COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS. A group named
  * twice is answered once.
  * Authorization (KafkaApis.handleDeleteGroupsRequest): DELETE on each GROUP; a group without it is

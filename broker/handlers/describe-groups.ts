@@ -3,6 +3,10 @@
  * Per group: state (Empty, PreparingRebalance, CompletingRebalance, Stable; "Dead" for a group
  * that does not exist), protocol type, selected protocol, and members (member id, client id,
  * client host as "/address"); member metadata and assignment only while the group is Stable.
+ * A KIP-848 consumer group is answered as Kafka 4.0 answers DescribeGroups v0-5 for it: protocol
+ * type "consumer", its state (Empty, Assigning, Reconciling, Stable), no protocol, its members with
+ * empty metadata and assignment (Kafka answers GROUP_ID_NOT_FOUND only from v6, which krill does
+ * not advertise).
  * Group-level errors per group: COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
  * COORDINATOR_LOAD_IN_PROGRESS.
  * Version notes: v3+ authorized operations (when asked: the bit field of the principal's

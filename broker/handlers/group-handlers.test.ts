@@ -27,6 +27,8 @@ const API = {
   CreateTopics: 19,
   DeleteGroups: 42,
   OffsetDelete: 47,
+  ConsumerGroupHeartbeat: 68,
+  ConsumerGroupDescribe: 69,
 };
 
 
@@ -383,6 +385,75 @@ describe('group coordinator APIs at every advertised version', () => {
       expect(fetched.topics).toEqual([]);
       const d = await call(API.DescribeGroups, 0, { groups: [`oc-${v + 3}`] });
       expect(d.groups[0].groupState).toBe('Dead');
+    }
+  });
+
+  test('ConsumerGroupHeartbeat and ConsumerGroupDescribe at every version, with OffsetCommit v9 member epochs and the classic APIs on a consumer group', async () => {
+    const topicId = (await call(3, 12, { topics: [{ name: 'gt', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false })).topics[0].topicId;
+    for (const v of versions(API.ConsumerGroupHeartbeat)) {
+      const groupId = `cg-${v}`;
+      const join = await call(API.ConsumerGroupHeartbeat, v, {
+        groupId,
+        memberId: v >= 1 ? `member-${v}` : '',
+        memberEpoch: 0,
+        rebalanceTimeoutMs: 30_000,
+        subscribedTopicNames: ['gt'],
+        topicPartitions: [],
+      });
+      expect(join).toMatchObject({ errorCode: ErrorCode.NONE, errorMessage: null, memberEpoch: 1, heartbeatIntervalMs: 5000 });
+      expect(join.assignment.topicPartitions).toEqual([{ topicId, partitions: [0, 1] }]);
+      const memberId = join.memberId;
+      if (v >= 1) expect(memberId).toBe(`member-${v}`);
+      const again = await call(API.ConsumerGroupHeartbeat, v, { groupId, memberId, memberEpoch: 1, topicPartitions: join.assignment.topicPartitions });
+      expect(again).toMatchObject({ errorCode: ErrorCode.NONE, memberEpoch: 1, assignment: null });
+      const bad = await call(API.ConsumerGroupHeartbeat, v, { groupId, memberId, memberEpoch: 0, rebalanceTimeoutMs: 1, subscribedTopicNames: ['gt'], topicPartitions: null });
+      expect(bad).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'TopicPartitions must be empty when (re-)joining.', memberId: null });
+
+      // OffsetCommit v9 carries the member epoch.
+      const commit = (epoch: number) =>
+        call(API.OffsetCommit, 9, { groupId, generationIdOrMemberEpoch: epoch, memberId, topics: [{ name: 'gt', partitions: [{ partitionIndex: 0, committedOffset: 7n, committedMetadata: null }] }] });
+      expect((await commit(2)).topics[0].partitions[0].errorCode).toBe(ErrorCode.STALE_MEMBER_EPOCH);
+      expect((await commit(1)).topics[0].partitions[0].errorCode).toBe(ErrorCode.NONE);
+      const fetched = await call(API.OffsetFetch, 9, { groups: [{ groupId, memberId, memberEpoch: 1, topics: null }] });
+      expect(fetched.groups[0].topics[0].partitions[0]).toMatchObject({ partitionIndex: 0, committedOffset: 7n });
+      const stale = await call(API.OffsetFetch, 9, { groups: [{ groupId, memberId, memberEpoch: 0, topics: null }] });
+      expect(stale.groups[0].errorCode).toBe(ErrorCode.STALE_MEMBER_EPOCH);
+
+      for (const dv of versions(API.ConsumerGroupDescribe)) {
+        const d = await call(API.ConsumerGroupDescribe, dv, { groupIds: [groupId, 'nobody', ''], includeAuthorizedOperations: true });
+        expect(d.groups.map((g: any) => [g.groupId, g.errorCode])).toEqual([
+          [groupId, ErrorCode.NONE],
+          ['nobody', ErrorCode.GROUP_ID_NOT_FOUND],
+          ['', ErrorCode.INVALID_GROUP_ID],
+        ]);
+        expect(d.groups[0]).toMatchObject({ groupState: 'Stable', groupEpoch: 1, assignmentEpoch: 1, assignorName: 'uniform' });
+        expect(d.groups[0].members).toEqual([
+          expect.objectContaining({
+            memberId,
+            memberEpoch: 1,
+            clientId: 'group-test',
+            subscribedTopicNames: ['gt'],
+            subscribedTopicRegex: null,
+            assignment: { topicPartitions: [{ topicId, topicName: 'gt', partitions: [0, 1] }] },
+            targetAssignment: { topicPartitions: [{ topicId, topicName: 'gt', partitions: [0, 1] }] },
+            memberType: dv >= 1 ? 1 : -1,
+          }),
+        ]);
+        expect(d.groups[0].authorizedOperations).toBe((1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11));
+      }
+
+      // The classic APIs see a consumer group.
+      const listed = await call(API.ListGroups, 5, { statesFilter: [], typesFilter: ['consumer'] });
+      expect(listed.groups).toContainEqual({ groupId, protocolType: 'consumer', groupState: 'Stable', groupType: 'consumer' });
+      const described = await call(API.DescribeGroups, 5, { groups: [groupId], includeAuthorizedOperations: false });
+      expect(described.groups[0]).toMatchObject({ errorCode: ErrorCode.NONE, groupState: 'Stable', protocolType: 'consumer' });
+      expect((await call(API.DeleteGroups, 2, { groupsNames: [groupId] })).results[0].errorCode).toBe(ErrorCode.NON_EMPTY_GROUP);
+
+      const leave = await call(API.ConsumerGroupHeartbeat, v, { groupId, memberId, memberEpoch: -1 });
+      expect(leave).toMatchObject({ errorCode: ErrorCode.NONE, memberId, memberEpoch: -1 });
+      expect((await call(API.DeleteGroups, 2, { groupsNames: [groupId] })).results[0].errorCode).toBe(ErrorCode.NONE);
+      const gone = await call(API.ConsumerGroupDescribe, 0, { groupIds: [groupId], includeAuthorizedOperations: false });
+      expect(gone.groups[0].errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
     }
   });
 });

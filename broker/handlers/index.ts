@@ -2,6 +2,8 @@
  * The registry of request handlers: one per API, each declaring its advertised version range.
  * ApiVersions is built from this list.
  */
+import { consumerGroupHeartbeatHandler } from './consumer-group-heartbeat';
+import { consumerGroupDescribeHandler } from './consumer-group-describe';
 import type { HandlerSpec } from './define-handler';
 import { addOffsetsToTxnHandler } from './add-offsets-to-txn';
 import { addPartitionsToTxnHandler } from './add-partitions-to-txn';
@@ -111,4 +113,6 @@ export const HANDLERS: readonly HandlerSpec[] = [
   getTelemetrySubscriptionsHandler,
   pushTelemetryHandler,
   listClientMetricsResourcesHandler,
+  consumerGroupHeartbeatHandler,
+  consumerGroupDescribeHandler,
 ];

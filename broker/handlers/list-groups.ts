@@ -1,12 +1,12 @@
 /**
  * ListGroups (16), v0-5.
  * The groups this broker coordinates (group id and protocol type). v4+ states_filter and group
- * state; v5+ types_filter and group type. Filters are case-insensitive; every krill group is a
- * "classic" group, so a types filter without "classic" lists nothing. COORDINATOR_LOAD_IN_PROGRESS
+ * state; v5+ types_filter and group type. Filters are case-insensitive. Classic groups are of type
+ * "classic" (protocol type as they joined); KIP-848 consumer groups of type "consumer", protocol
+ * type "consumer", states Empty / Assigning / Reconciling / Stable. COORDINATOR_LOAD_IN_PROGRESS
  * while an __consumer_offsets partition is still loading (the groups already loaded are listed).
  * Authorization (KafkaApis.handleListGroupsRequest): DESCRIBE on the CLUSTER lists every group;
  * without it only the groups the principal may DESCRIBE are listed (neither denial is logged).
- * Not implemented: KIP-848 "consumer" groups.
  */
 import type { ListGroupsRequest, ListGroupsResponse } from '../../protocol/generated/list-groups';
 import { ApiKey } from '../../protocol/generated';

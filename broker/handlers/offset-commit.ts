@@ -8,7 +8,11 @@
  * partitions; an unknown group is created as a "simple" group), otherwise the member must belong
  * to the group (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID) in the current generation
  * (ILLEGAL_GENERATION); a group completing a rebalance answers REBALANCE_IN_PROGRESS. A generation
- * for a group that does not exist: ILLEGAL_GENERATION (v9+: GROUP_ID_NOT_FOUND). Group-level
+ * for a group that does not exist: ILLEGAL_GENERATION (v9+: GROUP_ID_NOT_FOUND). A KIP-848
+ * consumer group (ConsumerGroupManager.validateOffsetCommit) takes commits with a negative epoch only
+ * while it has no members; otherwise the member must exist (UNKNOWN_MEMBER_ID), commit with v9+
+ * (UNSUPPORTED_VERSION) and send its current member epoch in generation_id_or_member_epoch
+ * (STALE_MEMBER_EPOCH). Group-level
  * errors (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) go to every
  * partition that exists.
  * Version notes: v0 has no generation/member (taken as -1/""); v1 per-partition commit timestamp;

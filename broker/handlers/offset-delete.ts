@@ -1,10 +1,11 @@
 /**
  * OffsetDelete (47), v0.
  * Deletes committed offsets of a group (offset tombstones in __consumer_offsets). Group-level:
- * GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP (a non-Empty group that is not a "consumer" protocol group),
+ * GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP (a non-Empty classic group that is not a "consumer" protocol
+ * group; KIP-848 consumer groups never are),
  * INVALID_GROUP_ID, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS (then
  * no topics are returned). Per partition: GROUP_SUBSCRIBED_TO_TOPIC (the group's members consume
- * the topic), UNKNOWN_TOPIC_OR_PARTITION, else NONE (also when nothing was committed for it).
+ * the topic, by name or, for a consumer group, through a regex), UNKNOWN_TOPIC_OR_PARTITION, else NONE (also when nothing was committed for it).
  * Authorization (KafkaApis.handleOffsetDeleteRequest): DELETE on the GROUP, else
  * GROUP_AUTHORIZATION_FAILED with no topics; then READ on each TOPIC, every partition of a topic
  * without it TOPIC_AUTHORIZATION_FAILED (before the existence checks) and its offsets kept.

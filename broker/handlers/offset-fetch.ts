@@ -10,7 +10,9 @@
  * COORDINATOR_LOAD_IN_PROGRESS): v0-1 put them on every partition asked; v2-7 in the top-level
  * error with no topics; v8+ per group.
  * Version notes: v5+ leader epoch; v8+ batched groups (each answered on its own); v9 member
- * id/epoch (only meaningful for KIP-848 groups, ignored for classic groups as in Kafka).
+ * id/epoch, validated for KIP-848 consumer groups (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID as a
+ * group-level error; no member id with epoch -1, the admin client, always passes) and ignored for
+ * classic groups, as in Kafka.
  * Authorization (KafkaApis.handleOffsetFetchRequest): DESCRIBE on each GROUP, else
  * GROUP_AUTHORIZATION_FAILED as a group-level error (placed per version as above) and nothing is
  * read; then DESCRIBE on each TOPIC: topics asked without it are answered after the others with
@@ -33,17 +35,18 @@ async function fetchAuthorized(
   groupId: string,
   topics: { name: string; partitionIndexes: number[] }[] | null,
   requireStable: boolean,
+  member?: { memberId: string | null; memberEpoch: number },
 ): Promise<{ errorCode: number; topics: FetchedTopic[] }> {
   if (!auth.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] };
   const coordinator = broker.groupCoordinator;
   if (topics === null) {
-    const r = await coordinator.fetchOffsets(groupId, null, requireStable);
+    const r = await coordinator.fetchOffsets(groupId, null, requireStable, member);
     if (r.errorCode !== ErrorCode.NONE) return r;
     const [visible] = auth.partitionByAuthorized(AclOperation.DESCRIBE, ResourceType.TOPIC, r.topics, (t) => t.name);
     return { errorCode: ErrorCode.NONE, topics: visible };
   }
   const [describable, denied] = auth.partitionByAuthorized(AclOperation.DESCRIBE, ResourceType.TOPIC, topics, (t) => t.name);
-  const r = await coordinator.fetchOffsets(groupId, describable, requireStable);
+  const r = await coordinator.fetchOffsets(groupId, describable, requireStable, member);
   if (r.errorCode !== ErrorCode.NONE) return r;
   const unauthorized = denied.map((t) => ({
     name: t.name,
@@ -83,7 +86,8 @@ export const offsetFetchHandler = defineHandler<OffsetFetchRequest, OffsetFetchR
     if (v >= 8) {
       const groups = await Promise.all(
         req.groups.map(async (g) => {
-          const r = await fetchAuthorized(broker, auth, g.groupId, g.topics, requireStable);
+          const member = v >= 9 ? { memberId: g.memberId, memberEpoch: g.memberEpoch } : undefined;
+          const r = await fetchAuthorized(broker, auth, g.groupId, g.topics, requireStable, member);
           return { groupId: g.groupId, errorCode: r.errorCode, topics: shape(r.topics, v) };
         }),
       );

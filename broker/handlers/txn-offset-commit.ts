@@ -17,6 +17,8 @@
  * than the partition has seen is INVALID_PRODUCER_EPOCH. Group-level errors
  * (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, INVALID_GROUP_ID) go to
  * every partition that exists.
+ * A KIP-848 consumer group checks the member and its epoch as OffsetCommit does (any version: a
+ * transactional commit is not held to OffsetCommit v9).
  * Version notes: v2+ committed_leader_epoch; v3+ generation, member and group instance ids.
  * Authorization (KafkaApis.handleTxnOffsetCommitRequest): WRITE on the TRANSACTIONAL_ID (else every
  * partition asked TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then READ on the GROUP (else every

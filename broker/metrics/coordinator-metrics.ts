@@ -3,6 +3,11 @@
  *   kafka_coordinator_group_groupmetadatamanager_numgroups, _numoffsets, _numgroupsstable,
  *     _numgroupspreparingrebalance, _numgroupscompletingrebalance, _numgroupsempty, _numgroupsdead
  *     (kafka.coordinator.group:type=GroupMetadataManager, Strimzi's kafka_coordinator_$1_$2_$3 rule)
+ *     (NumGroups counts classic and KIP-848 consumer groups, the state gauges classic ones, as Kafka
+ *     4.0's GroupCoordinatorMetrics)
+ *   kafka_server_group_coordinator_metrics_group_count{protocol}   groups by protocol, classic|consumer
+ *   kafka_server_group_coordinator_metrics_consumer_group_count{state}   KIP-848 consumer groups by
+ *     state, empty|assigning|reconciling|stable|dead (Kafka's group-count / consumer-group-count)
  *   kafka_server_group_coordinator_metrics_num_partitions{state}   __consumer_offsets partitions
  *     coordinated here, state loading|active|failed (Kafka's group-coordinator-metrics num-partitions)
  *   kafka_server_transaction_coordinator_metrics_num_partitions{state}  the same for
@@ -24,10 +29,12 @@ const GROUP_STATE_METRICS: readonly [string, ClassicGroupState][] = [
   ['numgroupsdead', 'Dead'],
 ];
 
+const CONSUMER_GROUP_STATES = ['empty', 'assigning', 'reconciling', 'stable', 'dead'];
+
 export function registerCoordinatorMetrics(registry: Registry, groups: GroupCoordinator, txns: TransactionCoordinator): void {
   const gmm = (name: string, help: string, value: () => number) =>
     collectedGauge(registry, `kafka_coordinator_group_groupmetadatamanager_${name}`, `${help} (kafka.coordinator.group:type=GroupMetadataManager).`, [], (set) => set({}, value()));
-  gmm('numgroups', 'NumGroups: groups coordinated here', () => groups.groupManager.groups.size);
+  gmm('numgroups', 'NumGroups: groups coordinated here', () => groups.groupManager.groups.size + groups.consumerGroups.groups.size);
   gmm('numoffsets', 'NumOffsets: committed offsets held here', () => {
     let n = 0;
     for (const g of groups.offsetManager.groupIds()) for (const t of groups.offsetManager.fetchOffsets(g, null, false)) n += t.partitions.length;
@@ -40,6 +47,24 @@ export function registerCoordinatorMetrics(registry: Registry, groups: GroupCoor
       return n;
     });
   }
+  collectedGauge(registry, 'kafka_server_group_coordinator_metrics_group_count', 'Groups coordinated here, by protocol (kafka.server:type=group-coordinator-metrics, group-count).', ['protocol'], (set) => {
+    set({ protocol: 'classic' }, groups.groupManager.groups.size);
+    set({ protocol: 'consumer' }, groups.consumerGroups.groups.size);
+  });
+  collectedGauge(
+    registry,
+    'kafka_server_group_coordinator_metrics_consumer_group_count',
+    'KIP-848 consumer groups coordinated here, by state (kafka.server:type=group-coordinator-metrics, consumer-group-count).',
+    ['state'],
+    (set) => {
+      const counts = new Map<string, number>(CONSUMER_GROUP_STATES.map((st) => [st, 0]));
+      for (const g of groups.consumerGroups.groups.values()) {
+        const st = g.state.toLowerCase();
+        counts.set(st, (counts.get(st) ?? 0) + 1);
+      }
+      for (const [state, n] of counts) set({ state }, n);
+    },
+  );
   collectedGauge(
     registry,
     'kafka_server_group_coordinator_metrics_num_partitions',

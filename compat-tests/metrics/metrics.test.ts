@@ -12,6 +12,7 @@ import { Logger } from '../../common/logger';
 import { scrape, type Scrape } from '../../broker/metrics/testing/scrape';
 import { lastJsonLine, runNodeScript } from '../helpers/node-script';
 import { disconnectAll } from '../helpers/kafkajs';
+import { connect } from '../../client/network-client';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
@@ -155,6 +156,22 @@ test('produce, consume and a consumer group: the scraped values are the counts s
   expect(s2.value('kafka_coordinator_group_groupmetadatamanager_numgroups')).toBe(1);
   expect(s2.value('kafka_coordinator_group_groupmetadatamanager_numgroupsempty')).toBe(1);
   expect(s2.value('kafka_coordinator_group_groupmetadatamanager_numoffsets')).toBe(3);
+  expect(s2.value('kafka_server_group_coordinator_metrics_group_count', { protocol: 'classic' })).toBe(1);
+  expect(s2.value('kafka_server_group_coordinator_metrics_group_count', { protocol: 'consumer' })).toBe(0);
+  expect(s2.value('kafka_server_group_coordinator_metrics_consumer_group_count', { state: 'stable' })).toBe(0);
+  // A KIP-848 consumer group joins (ConsumerGroupHeartbeat from krill's own client).
+  const conn = await connect(broker.host, broker.port, { clientId: 'metrics-848' });
+  try {
+    const joined = await conn.send('ConsumerGroupHeartbeat', 1, { groupId: 'metrics-848', memberId: 'm1', memberEpoch: 0, rebalanceTimeoutMs: 30_000, subscribedTopicNames: [TOPIC], topicPartitions: [] });
+    expect(joined.errorCode).toBe(0);
+  } finally {
+    await conn.close();
+  }
+  const s2b = await metrics();
+  expect(s2b.value('kafka_server_group_coordinator_metrics_group_count', { protocol: 'consumer' })).toBe(1);
+  expect(s2b.value('kafka_server_group_coordinator_metrics_consumer_group_count', { state: 'stable' })).toBe(1);
+  expect(s2b.value('kafka_server_group_coordinator_metrics_consumer_group_count', { state: 'empty' })).toBe(0);
+  expect(s2b.value('kafka_coordinator_group_groupmetadatamanager_numgroups')).toBe(2);
   expect(s2.value('kafka_server_group_coordinator_metrics_num_partitions', { state: 'active' })).toBe(2);
   expect(s2.value('kafka_server_replicamanager_partitioncount')).toBe(5);
   expect(s2.value('kafka_controller_kafkacontroller_globaltopiccount')).toBe(2);

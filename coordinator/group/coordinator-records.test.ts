@@ -88,11 +88,18 @@ describe('__consumer_offsets records (Kafka byte layout)', () => {
     expect(Buffer.from(p.value!.members[0].subscription)).toEqual(Buffer.from([1, 2]));
   });
 
-  test('KIP-848 record types are recognised and skipped; garbage is an error', () => {
+  test('KIP-848 record types are parsed as consumer group records, share group ones skipped; garbage is an error', () => {
     const w = new Writer();
     w.int16(3);
     w.string('g');
-    expect(parseCoordinatorRecord(w.toBuffer(), Buffer.alloc(4))).toEqual({ type: 'unsupported', keyVersion: 3 });
+    // ConsumerGroupMetadataValue v0: epoch 7, no tagged fields.
+    const value = Buffer.from([0, 0, 0, 0, 0, 7, 0]);
+    expect(parseCoordinatorRecord(w.toBuffer(), value)).toEqual({ type: 'consumer', record: { type: 'groupEpoch', groupId: 'g', epoch: 7 } });
+    expect(parseCoordinatorRecord(w.toBuffer(), null)).toEqual({ type: 'consumer', record: { type: 'tombstone', keyVersion: 3, groupId: 'g', memberId: null } });
+    const share = new Writer();
+    share.int16(11);
+    share.string('g');
+    expect(parseCoordinatorRecord(share.toBuffer(), Buffer.alloc(4))).toEqual({ type: 'unsupported', keyVersion: 11 });
     expect(() => parseCoordinatorRecord(Buffer.from([0x7f, 0x00]), null)).toThrow();
     expect(() => parseCoordinatorRecord(null, null)).toThrow();
     expect(() => parseCoordinatorRecord(Buffer.concat([i16(1), str('g')]), null)).toThrow();

@@ -5,7 +5,8 @@
  * a tombstone. The key version selects the record type:
  *   0, 1  OffsetCommitKey        -> OffsetCommitValue   (krill writes key v1, as Kafka does)
  *   2     GroupMetadataKey       -> GroupMetadataValue  (classic group state, written at v3)
- *   3..   KIP-848 / share group records (read and skipped: krill does not run those groups yet)
+ *   3..8  KIP-848 consumer group records (consumer/consumer-group-records.ts parses them)
+ *   9..   share group records (read and skipped: krill does not run share groups)
  * OffsetCommitValue is written at v3 (leader epoch), or v1 when the commit carries an explicit
  * expire timestamp (OffsetCommit v2-4 retention_time_ms), which is what Kafka writes too.
  */
@@ -28,6 +29,7 @@ import {
   type GroupMetadataValue,
 } from '../../protocol/generated/records/group-coordinator/group-metadata-value';
 import type { Input } from '../../protocol/primitives/input';
+import { isConsumerGroupKeyVersion, parseConsumerGroupRecord, type ConsumerGroupRecord } from './consumer/consumer-group-records';
 
 export const OFFSET_COMMIT_KEY_VERSION = 1;
 export const GROUP_METADATA_KEY_VERSION = 2;
@@ -58,6 +60,7 @@ export interface CoordinatorRecord {
 export type ParsedCoordinatorRecord =
   | { type: 'offset'; key: OffsetCommitKey; value: OffsetAndMetadata | null }
   | { type: 'group'; groupId: string; value: GroupMetadataValue | null }
+  | { type: 'consumer'; record: ConsumerGroupRecord }
   | { type: 'unsupported'; keyVersion: number };
 
 function versioned(version: number, write: (w: Writer) => void): Buffer {
@@ -134,6 +137,7 @@ export function parseCoordinatorRecord(key: Buffer | null, value: Buffer | null)
     const vv = vr.int16();
     return { type: 'group', groupId: k.group, value: readGroupMetadataValue(vr, vv) };
   }
+  if (isConsumerGroupKeyVersion(keyVersion)) return { type: 'consumer', record: parseConsumerGroupRecord(keyVersion, kr, value) };
   if (!consumerOffsetsRecordByKeyVersion(keyVersion)) throw new Error(`unknown __consumer_offsets record key version ${keyVersion}`);
   return { type: 'unsupported', keyVersion };
 }

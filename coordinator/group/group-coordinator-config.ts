@@ -1,9 +1,32 @@
 /**
- * The group coordinator's settings, read once from the broker config (Kafka's GroupCoordinatorConfig).
- * Plain values so the coordinator can be built and tested without a KafkaConfig.
+ * The group coordinator's settings, read once from the broker config (Kafka's GroupCoordinatorConfig):
+ * the classic group.* and offsets.* settings, and the group.consumer.* ones of KIP-848 consumer
+ * groups (their bounds are checked by KafkaConfig). Plain values so the coordinator can be built
+ * and tested without a KafkaConfig.
  */
 import type { KafkaConfig } from '../../config/kafka-config';
 import { CompressionType } from '../../protocol/records/record-batch';
+import { CONSUMER_GROUP_ASSIGNORS_DEFAULT } from './consumer/assignor';
+
+/** The group.consumer.* settings of KIP-848 consumer groups. */
+export interface ConsumerGroupConfig {
+  /** group.consumer.session.timeout.ms */
+  sessionTimeoutMs: number;
+  /** group.consumer.heartbeat.interval.ms, returned to every member. */
+  heartbeatIntervalMs: number;
+  /** group.consumer.max.size */
+  maxSize: number;
+  /** group.consumer.assignors, in config order (the first is the default). */
+  assignors: readonly string[];
+}
+
+/** Kafka's defaults (for coordinators built without a KafkaConfig). */
+export const DEFAULT_CONSUMER_GROUP_CONFIG: ConsumerGroupConfig = {
+  sessionTimeoutMs: 45_000,
+  heartbeatIntervalMs: 5_000,
+  maxSize: 2_147_483_647,
+  assignors: CONSUMER_GROUP_ASSIGNORS_DEFAULT,
+};
 
 export interface GroupCoordinatorConfig {
   /** offsets.topic.num.partitions: used until __consumer_offsets exists (then its real count is). */
@@ -20,6 +43,8 @@ export interface GroupCoordinatorConfig {
   offsetCommitTimeoutMs: number;
   compression: CompressionType;
   loadBufferSize: number;
+  /** KIP-848 consumer groups; absent: Kafka's defaults. */
+  consumer?: ConsumerGroupConfig;
 }
 
 export const NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000;
@@ -39,5 +64,11 @@ export function groupCoordinatorConfig(c: KafkaConfig): GroupCoordinatorConfig {
     offsetCommitTimeoutMs: c.getInt('offsets.commit.timeout.ms'),
     compression: codec >= 0 && codec <= 4 ? (codec as CompressionType) : CompressionType.NONE,
     loadBufferSize: c.getInt('offsets.load.buffer.size'),
+    consumer: {
+      sessionTimeoutMs: c.getInt('group.consumer.session.timeout.ms'),
+      heartbeatIntervalMs: c.getInt('group.consumer.heartbeat.interval.ms'),
+      maxSize: c.getInt('group.consumer.max.size'),
+      assignors: c.getList('group.consumer.assignors') ?? CONSUMER_GROUP_ASSIGNORS_DEFAULT,
+    },
   };
 }

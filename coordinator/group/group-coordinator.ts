@@ -1,8 +1,10 @@
 /**
- * GroupCoordinator: the classic consumer group coordinator of one broker (Kafka's
- * GroupCoordinatorService with its shards folded into one object). Handlers call it; it decides
- * whether this broker coordinates a group, queues the request on the group, and delegates to
- * GroupMetadataManager (membership, rebalances) and OffsetMetadataManager (offsets).
+ * GroupCoordinator: the group coordinator of one broker (Kafka's GroupCoordinatorService with its
+ * shards folded into one object). Handlers call it; it decides whether this broker coordinates a
+ * group, queues the request on the group, and delegates to GroupMetadataManager (classic groups:
+ * membership, rebalances), ConsumerGroupManager (KIP-848 consumer groups: ConsumerGroupHeartbeat,
+ * ConsumerGroupDescribe) and OffsetMetadataManager (offsets). A group id is a classic group or a
+ * consumer group, never both at once.
  *
  * Ownership follows __consumer_offsets leadership: a group belongs to partition
  * `abs(hash(groupId)) % partitions`, and this broker coordinates it while it leads that partition.
@@ -22,7 +24,7 @@
  * loading epoch; otherwise the result is NOT_COORDINATOR and nothing is applied in memory.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { ErrorCode, errorName } from '../../protocol/errors';
+import { ErrorCode, KafkaError, errorName } from '../../protocol/errors';
 import { buildRecordBatch } from '../../protocol/records/memory-records-builder';
 import { splitBatches } from '../../protocol/records/record-batch';
 import { readRecords } from '../../protocol/records/record';
@@ -62,6 +64,10 @@ import {
   type TopicPartitionErrors,
 } from './offset-metadata-manager';
 import type { GroupMetadataValue } from '../../protocol/generated/records/group-coordinator/group-metadata-value';
+import { ConsumerGroupManager, heartbeatError, type ConsumerGroupHeartbeatParams, type ConsumerGroupHeartbeatResult, type DescribedConsumerGroup } from './consumer-group-manager';
+import { resolveConsumerGroupAssignors } from './consumer/assignors';
+import { DEFAULT_CONSUMER_GROUP_CONFIG } from './group-coordinator-config';
+import type { TopicsView } from './consumer/consumer-group';
 
 /** What the coordinator needs of the replica manager (a narrow seam for tests). */
 export interface CoordinatorReplicaManager {
@@ -139,6 +145,7 @@ export class GroupCoordinator {
   readonly timer: CoordinatorTimer;
   readonly groupManager: GroupMetadataManager;
   readonly offsetManager: OffsetMetadataManager;
+  readonly consumerGroups: ConsumerGroupManager;
   private readonly partitions = new Map<number, PartitionState>();
   private readonly queues = new Map<string, SerialQueue>();
   private readonly loads = new Set<Promise<void>>();
@@ -165,6 +172,30 @@ export class GroupCoordinator {
     };
     this.groupManager = new GroupMetadataManager(ctx);
     this.offsetManager = new OffsetMetadataManager(ctx, this.groupManager);
+    const consumer = this.config.consumer ?? DEFAULT_CONSUMER_GROUP_CONFIG;
+    const metadata = opts.metadata;
+    const topics: TopicsView = {
+      *topics() {
+        for (const t of metadata.topics()) yield { name: t.name, id: t.topicId, numPartitions: t.partitions.size };
+      },
+      topic: (name) => {
+        const t = metadata.topic(name);
+        return t === undefined ? undefined : { id: t.topicId, numPartitions: t.partitions.size };
+      },
+      topicById: (id) => metadata.topicById(id),
+    };
+    this.consumerGroups = new ConsumerGroupManager(
+      ctx,
+      {
+        sessionTimeoutMs: consumer.sessionTimeoutMs,
+        heartbeatIntervalMs: consumer.heartbeatIntervalMs,
+        maxSize: consumer.maxSize,
+        assignors: new Map(resolveConsumerGroupAssignors(consumer.assignors).map((a) => [a.name(), a])),
+      },
+      this.groupManager,
+      topics,
+    );
+    this.offsetManager.attachConsumerGroups(this.consumerGroups);
   }
 
   // ---- lifecycle ------------------------------------------------------------------------------
@@ -235,6 +266,9 @@ export class GroupCoordinator {
       }
     }
     if (deleted.size > 0) this.onTopicsDeleted(deleted);
+    const changed = new Set(deleted);
+    for (const p of delta.changedPartitions) if (p.topic !== OFFSETS_TOPIC) changed.add(p.topic);
+    if (changed.size > 0) this.consumerGroups.onTopicsChanged(changed);
   }
 
   private onElection(partition: number, leaderEpoch: number): void {
@@ -257,6 +291,7 @@ export class GroupCoordinator {
     const ids = new Set<string>();
     for (const id of this.groupManager.groups.keys()) if (this.partitionFor(id) === partition) ids.add(id);
     for (const id of this.offsetManager.groupIds()) if (this.partitionFor(id) === partition) ids.add(id);
+    for (const id of this.consumerGroups.groups.keys()) if (this.partitionFor(id) === partition) ids.add(id);
     return ids;
   }
 
@@ -267,14 +302,17 @@ export class GroupCoordinator {
     for (const id of ids) {
       const g = this.groupManager.group(id);
       if (g) this.groupManager.onUnloaded(g);
+      const cg = this.consumerGroups.group(id);
+      if (cg) this.consumerGroups.remove(cg);
       this.offsetManager.forgetGroup(id);
     }
   }
 
   /**
    * Replays the partition's log (log start to log end) into memory: offset commits and tombstones,
-   * group metadata and tombstones; transactional offset commits count once their COMMIT marker is
-   * read. Yields to the event loop between reads so a long log does not stall the broker.
+   * classic group metadata and tombstones, KIP-848 consumer group records (key versions 3-8, replayed
+   * in log order into ConsumerGroupManager); transactional offset commits count once their COMMIT
+   * marker is read. Yields to the event loop between reads so a long log does not stall the broker.
    */
   private async loadPartition(partition: number, st: PartitionState): Promise<void> {
     const t0 = Date.now();
@@ -323,6 +361,8 @@ export class GroupCoordinator {
                 }
               } else if (parsed.type === 'group') {
                 groupValues.set(parsed.groupId, parsed.value);
+              } else if (parsed.type === 'consumer') {
+                this.consumerGroups.replay(parsed.record);
               }
             }
           }
@@ -339,17 +379,24 @@ export class GroupCoordinator {
         this.groupManager.groups.set(groupId, ClassicGroup.fromRecord(groupId, value, now));
       }
       for (const groupId of this.offsetManager.groupIds()) {
-        if (this.partitionFor(groupId) !== partition || this.groupManager.groups.has(groupId)) continue;
+        if (this.partitionFor(groupId) !== partition || this.groupManager.groups.has(groupId) || this.consumerGroups.groups.has(groupId)) continue;
         this.groupManager.groups.set(groupId, new ClassicGroup(groupId, 'Empty', now, { currentStateTimestamp: null }));
       }
       for (const [groupId, value] of groupValues) {
         const g = value !== null ? this.groupManager.group(groupId) : undefined;
         if (g) this.groupManager.onLoaded(g);
       }
+      let consumerGroups = 0;
+      for (const cg of this.consumerGroups.groups.values()) {
+        if (this.partitionFor(cg.groupId) !== partition) continue;
+        this.consumerGroups.onLoaded(cg);
+        consumerGroups++;
+      }
       st.state = 'loaded';
       this.log.info(`loaded ${OFFSETS_TOPIC}-${partition} in ${Date.now() - t0} ms`, {
         records,
         groups: [...groupValues.values()].filter((v) => v !== null).length,
+        consumerGroups,
       });
     } catch (err) {
       this.log.error(`failed to load ${OFFSETS_TOPIC}-${partition}; its groups stay unavailable here`, { err });
@@ -438,9 +485,50 @@ export class GroupCoordinator {
     const pending = await this.withGroup(
       p.groupId,
       (code) => ({ response: Promise.resolve(joinError(p.memberId, code)) }),
-      () => this.groupManager.joinGroup(p, this.offsetManager.hasOffsets(p.groupId)),
+      async () => {
+        const cg = this.consumerGroups.group(p.groupId);
+        if (cg) {
+          // The classic protocol in a consumer group: krill has no classic members there (Kafka's
+          // migration path), so only an empty consumer group gives way to a classic one.
+          if (!cg.isEmpty()) return { response: Promise.resolve(joinError(p.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL)) };
+          const err = await this.append(p.groupId, this.consumerGroups.groupTombstones(cg));
+          if (err !== ErrorCode.NONE) return { response: Promise.resolve(joinError(p.memberId, appendErrorToResponseError(err))) };
+          this.consumerGroups.remove(cg);
+          this.log.info(`deleted the empty consumer group ${p.groupId}: a classic member joins under its id`);
+        }
+        return this.groupManager.joinGroup(p, this.offsetManager.hasOffsets(p.groupId));
+      },
     );
     return pending.response;
+  }
+
+  // ---- KIP-848 consumer groups ----------------------------------------------------------------
+
+  consumerGroupHeartbeat(p: ConsumerGroupHeartbeatParams): Promise<ConsumerGroupHeartbeatResult> {
+    if (!this.active) return Promise.resolve(heartbeatError(ErrorCode.COORDINATOR_NOT_AVAILABLE));
+    try {
+      this.consumerGroups.validateRequest(p);
+    } catch (err) {
+      if (err instanceof KafkaError) return Promise.resolve(heartbeatError(err.code, err.message));
+      throw err;
+    }
+    return this.withGroup(p.groupId, (code) => heartbeatError(code), () => this.consumerGroups.heartbeat(p));
+  }
+
+  consumerGroupDescribe(groupId: string): Promise<DescribedConsumerGroup> {
+    const fail = (errorCode: number, errorMessage: string | null = null): DescribedConsumerGroup => ({
+      groupId,
+      errorCode,
+      errorMessage,
+      groupState: '',
+      groupEpoch: 0,
+      assignmentEpoch: 0,
+      assignorName: '',
+      members: [],
+    });
+    if (!this.active) return Promise.resolve(fail(ErrorCode.COORDINATOR_NOT_AVAILABLE));
+    if (groupId === '') return Promise.resolve(fail(ErrorCode.INVALID_GROUP_ID));
+    return this.withGroup(groupId, (code) => fail(code), () => this.consumerGroups.describe(groupId));
   }
 
   async syncGroup(p: SyncGroupParams): Promise<SyncResult> {
@@ -538,17 +626,30 @@ export class GroupCoordinator {
     return ErrorCode.NONE;
   }
 
+  /**
+   * OffsetFetch. `member` (v9+): the member id (null when not given) and epoch a consumer group
+   * member fetches with, validated against the consumer group (STALE_MEMBER_EPOCH,
+   * UNKNOWN_MEMBER_ID); classic groups do not check them, as Kafka.
+   */
   fetchOffsets(
     groupId: string,
     topics: { name: string; partitionIndexes: number[] }[] | null,
     requireStable: boolean,
+    member: { memberId: string | null; memberEpoch: number } = { memberId: null, memberEpoch: -1 },
   ): Promise<{ errorCode: number; topics: FetchedTopic[] }> {
     const fail = (errorCode: number) => ({ errorCode, topics: [] as FetchedTopic[] });
     if (!this.active) return Promise.resolve(fail(ErrorCode.COORDINATOR_NOT_AVAILABLE));
-    return this.withGroup(groupId, fail, () => ({
-      errorCode: ErrorCode.NONE,
-      topics: this.offsetManager.fetchOffsets(groupId, topics, requireStable),
-    }));
+    return this.withGroup(groupId, fail, () => {
+      const cg = this.consumerGroups.group(groupId);
+      if (cg) {
+        try {
+          this.consumerGroups.validateOffsetFetch(cg, member.memberId, member.memberEpoch);
+        } catch (err) {
+          return fail((err as KafkaError).code);
+        }
+      }
+      return { errorCode: ErrorCode.NONE, topics: this.offsetManager.fetchOffsets(groupId, topics, requireStable) };
+    });
   }
 
   deleteOffsets(
@@ -574,6 +675,26 @@ export class GroupCoordinator {
     });
     if (!this.active) return Promise.resolve(fail(ErrorCode.COORDINATOR_NOT_AVAILABLE));
     return this.withGroup(groupId, fail, () => {
+      const cg = this.consumerGroups.group(groupId);
+      if (cg) {
+        // DescribeGroups v0-5 on a consumer group (Kafka 4.0): protocol type "consumer", its state,
+        // its members without classic metadata or assignment.
+        return {
+          groupId,
+          errorCode: ErrorCode.NONE,
+          groupState: cg.state,
+          protocolType: 'consumer',
+          protocolData: '',
+          members: [...cg.members.values()].map((m) => ({
+            memberId: m.memberId,
+            groupInstanceId: m.instanceId,
+            clientId: m.clientId,
+            clientHost: m.clientHost,
+            memberMetadata: Buffer.alloc(0),
+            memberAssignment: Buffer.alloc(0),
+          })),
+        };
+      }
       const g = this.groupManager.group(groupId);
       if (!g) return { ...fail(ErrorCode.NONE), groupState: 'Dead' };
       // Member metadata and assignments are shown only for a Stable group (they are in flux otherwise).
@@ -609,6 +730,13 @@ export class GroupCoordinator {
       if (types.size > 0 && !types.has('classic')) continue;
       groups.push({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: 'classic' });
     }
+    for (const g of this.consumerGroups.groups.values()) {
+      if (this.groupStatus(g.groupId) !== ErrorCode.NONE) continue;
+      const state = g.state;
+      if (states.size > 0 && !states.has(state.toLowerCase())) continue;
+      if (types.size > 0 && !types.has('consumer')) continue;
+      groups.push({ groupId: g.groupId, protocolType: 'consumer', groupState: state, groupType: 'consumer' });
+    }
     return { errorCode: loading ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE, groups };
   }
 
@@ -619,6 +747,16 @@ export class GroupCoordinator {
       groupId,
       (code) => code,
       async () => {
+        const cg = this.consumerGroups.group(groupId);
+        if (cg) {
+          if (!cg.isEmpty()) return ErrorCode.NON_EMPTY_GROUP;
+          const err = await this.append(groupId, [...this.offsetManager.tombstonesForGroup(groupId), ...this.consumerGroups.groupTombstones(cg)]);
+          if (err !== ErrorCode.NONE) return appendErrorToResponseError(err);
+          this.consumerGroups.remove(cg);
+          this.offsetManager.forgetGroup(groupId);
+          this.log.info(`deleted consumer group ${groupId}`);
+          return ErrorCode.NONE;
+        }
         const g = this.groupManager.group(groupId);
         if (!g || g.is('Dead')) return ErrorCode.GROUP_ID_NOT_FOUND;
         if (!g.is('Empty')) return ErrorCode.NON_EMPTY_GROUP;
@@ -646,13 +784,29 @@ export class GroupCoordinator {
   async expireOffsets(): Promise<number> {
     if (!this.active) return 0;
     let expired = 0;
-    const ids = new Set([...this.groupManager.groups.keys(), ...this.offsetManager.groupIds()]);
+    const ids = new Set([...this.groupManager.groups.keys(), ...this.offsetManager.groupIds(), ...this.consumerGroups.groups.keys()]);
     await Promise.all(
       [...ids].map((groupId) =>
         this.withGroup(
           groupId,
           () => undefined,
           async () => {
+            const cg = this.consumerGroups.group(groupId);
+            if (cg) {
+              const { records, allExpired, apply } = this.offsetManager.expiredConsumerGroupOffsets(cg, this.now());
+              const deleteGroup = allExpired && cg.isEmpty();
+              const offsets = records.length;
+              if (deleteGroup) records.push(...this.consumerGroups.groupTombstones(cg));
+              if (records.length === 0) return;
+              if ((await this.append(groupId, records)) !== ErrorCode.NONE) return;
+              apply();
+              expired += offsets;
+              if (deleteGroup && this.consumerGroups.group(groupId) === cg && cg.isEmpty()) {
+                this.consumerGroups.remove(cg);
+                this.log.info(`consumer group ${groupId} expired (no members, no offsets left)`);
+              }
+              return;
+            }
             const g = this.groupManager.group(groupId);
             if (!g) return;
             const { records, allExpired, apply } = this.offsetManager.expiredOffsets(g, this.now());

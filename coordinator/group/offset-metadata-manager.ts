@@ -1,7 +1,8 @@
 /**
  * Committed offsets of the groups this broker coordinates (Kafka's OffsetMetadataManager): who may
- * commit (OffsetCommit / TxnOffsetCommit validation against the classic group), what is written to
- * __consumer_offsets, OffsetFetch answers, OffsetDelete, and offsets.retention.minutes expiry.
+ * commit (OffsetCommit / TxnOffsetCommit validation against the classic group, or against the
+ * KIP-848 consumer group's member epochs), what is written to __consumer_offsets, OffsetFetch
+ * answers, OffsetDelete, and offsets.retention.minutes expiry.
  *
  * Owns the offsets map: group -> topic -> partition -> OffsetAndMetadata. It changes only after the
  * records that describe the change are committed to the log (or while a partition loads), so what
@@ -25,6 +26,8 @@ import {
   type OffsetAndMetadata,
 } from './coordinator-records';
 import type { CoordinatorContext, GroupMetadataManager, TransactionalProducer } from './group-metadata-manager';
+import type { ConsumerGroupManager } from './consumer-group-manager';
+import type { ConsumerGroup } from './consumer/consumer-group';
 import { topicPartitionKey } from '../../common/topic-partition';
 
 export interface CommitPartition {
@@ -97,10 +100,21 @@ export class OffsetMetadataManager {
   /** The same, indexed for OffsetFetch require_stable: group -> tp key -> producer ids. */
   private readonly pendingTransactional = new Map<string, Map<string, Set<bigint>>>();
 
+  private consumerGroups: ConsumerGroupManager | null = null;
+
   constructor(
     private readonly ctx: CoordinatorContext,
     private readonly groups: GroupMetadataManager,
   ) {}
+
+  /** The KIP-848 groups whose members' epochs commits are validated against. */
+  attachConsumerGroups(consumerGroups: ConsumerGroupManager): void {
+    this.consumerGroups = consumerGroups;
+  }
+
+  private consumerGroup(groupId: string): ConsumerGroup | undefined {
+    return this.consumerGroups?.group(groupId);
+  }
 
   hasOffsets(groupId: string): boolean {
     return (this.offsets.get(groupId)?.size ?? 0) > 0;
@@ -198,6 +212,15 @@ export class OffsetMetadataManager {
   // ---- OffsetCommit ---------------------------------------------------------------------------
 
   async commitOffsets(p: CommitParams): Promise<TopicPartitionErrors[]> {
+    const cg = this.consumerGroup(p.groupId);
+    if (cg !== undefined) {
+      try {
+        this.consumerGroups!.validateOffsetCommit(cg, p.memberId, p.generationId, false, p.apiVersion);
+      } catch (err) {
+        return allPartitions(p.topics, (err as KafkaError).code);
+      }
+      return this.writeCommits(p);
+    }
     let group = this.groups.group(p.groupId);
     let created = false;
     if (!group) {
@@ -220,6 +243,13 @@ export class OffsetMetadataManager {
       const member = group.member(p.memberId);
       if (member) this.groups.rescheduleHeartbeat(group, member);
     }
+    const result = await this.writeCommits(p);
+    if (created) this.groups.dropIfUnused(group, this.hasOffsets(p.groupId));
+    return result;
+  }
+
+  /** Writes a validated commit and applies it once committed. */
+  private async writeCommits(p: CommitParams): Promise<TopicPartitionErrors[]> {
     const now = this.ctx.now();
     const expireTimestampMs = p.retentionTimeMs === -1n ? null : now + Number(p.retentionTimeMs);
     const { records, applied, result } = this.commitRecords(p.groupId, p.topics, (part) => ({
@@ -231,12 +261,9 @@ export class OffsetMetadataManager {
       if (err !== ErrorCode.NONE) {
         const mapped = commitAppendErrorToResponseError(err);
         for (const t of result) for (const part of t.partitions) if (part.errorCode === ErrorCode.NONE) part.errorCode = mapped;
-        if (created) this.groups.dropIfUnused(group, this.hasOffsets(p.groupId));
         return result;
       }
       applied.forEach((a, i) => this.replay(p.groupId, a.topic, a.partition, { ...a.value, recordOffset: baseOffset + BigInt(i) }));
-    } else if (created) {
-      this.groups.dropIfUnused(group, this.hasOffsets(p.groupId));
     }
     return result;
   }
@@ -298,6 +325,15 @@ export class OffsetMetadataManager {
    * generation -1 (a simple group), else ILLEGAL_GENERATION.
    */
   async commitTransactionalOffsets(p: TxnCommitParams): Promise<TopicPartitionErrors[]> {
+    const cg = this.consumerGroup(p.groupId);
+    if (cg !== undefined) {
+      try {
+        this.consumerGroups!.validateOffsetCommit(cg, p.memberId, p.generationId, true, 9);
+      } catch (err) {
+        return allPartitions(p.topics, (err as KafkaError).code);
+      }
+      return this.writeTransactionalCommits(p);
+    }
     let group = this.groups.group(p.groupId);
     let created = false;
     if (!group) {
@@ -312,6 +348,12 @@ export class OffsetMetadataManager {
       if (created) dropIfUnused();
       return allPartitions(p.topics, (err as KafkaError).code);
     }
+    const result = await this.writeTransactionalCommits(p);
+    if (created) dropIfUnused();
+    return result;
+  }
+
+  private async writeTransactionalCommits(p: TxnCommitParams): Promise<TopicPartitionErrors[]> {
     const now = this.ctx.now();
     const { records, applied, result } = this.commitRecords(p.groupId, p.topics, () => ({ commitTimestampMs: now, expireTimestampMs: null }));
     if (records.length > 0) {
@@ -320,12 +362,9 @@ export class OffsetMetadataManager {
       if (err !== ErrorCode.NONE) {
         const mapped = commitAppendErrorToResponseError(err);
         for (const t of result) for (const part of t.partitions) if (part.errorCode === ErrorCode.NONE) part.errorCode = mapped;
-        if (created) dropIfUnused();
         return result;
       }
       applied.forEach((a, i) => this.replayTransactional(p.producerId, p.groupId, a.topic, a.partition, { ...a.value, recordOffset: baseOffset + BigInt(i) }));
-    } else if (created) {
-      dropIfUnused();
     }
     return result;
   }
@@ -338,7 +377,8 @@ export class OffsetMetadataManager {
    */
   fetchOffsets(groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null, requireStable: boolean): FetchedTopic[] {
     const group = this.groups.group(groupId);
-    const byTopic = group && !group.is('Dead') ? this.offsets.get(groupId) : undefined;
+    const live = (group !== undefined && !group.is('Dead')) || this.consumerGroup(groupId) !== undefined;
+    const byTopic = live ? this.offsets.get(groupId) : undefined;
     const pending = requireStable ? this.pendingTransactional.get(groupId) : undefined;
     const answer = (topic: string, partition: number): FetchedPartition => {
       if (pending?.has(topicPartitionKey(topic, partition))) {
@@ -370,7 +410,7 @@ export class OffsetMetadataManager {
     groupId: string,
     topics: { name: string; partitions: { partitionIndex: number }[] }[],
   ): Promise<{ errorCode: number; topics: TopicPartitionErrors[] }> {
-    const group = this.groups.group(groupId);
+    const group = this.groups.group(groupId) ?? this.consumerGroup(groupId);
     if (!group || group.is('Dead')) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] };
     if (!group.is('Empty') && !group.usesConsumerProtocol) return { errorCode: ErrorCode.NON_EMPTY_GROUP, topics: [] };
     const records: CoordinatorRecord[] = [];
@@ -429,6 +469,36 @@ export class OffsetMetadataManager {
    * other groups. An explicit expire timestamp (OffsetCommit v2-4) always wins.
    * Returns the tombstones, whether every offset of the group expired, and how to apply them.
    */
+  /**
+   * A consumer group's expired offsets (Kafka's ConsumerGroup.offsetExpirationCondition): counted
+   * from each commit, only for topics no member subscribes to (all of them once the group is Empty).
+   */
+  expiredConsumerGroupOffsets(group: ConsumerGroup, now: number): { records: CoordinatorRecord[]; allExpired: boolean; apply: () => void } {
+    const byTopic = this.offsets.get(group.groupId);
+    if (!byTopic) return { records: [], allExpired: true, apply: () => undefined };
+    const retention = this.ctx.config.offsetsRetentionMs;
+    const pending = this.pendingTransactional.get(group.groupId);
+    const records: CoordinatorRecord[] = [];
+    const removed: { topic: string; partition: number }[] = [];
+    let allExpired = true;
+    for (const [topic, parts] of byTopic) {
+      if (group.isSubscribedToTopic(topic)) {
+        allExpired = false;
+        continue;
+      }
+      for (const [partition, o] of parts) {
+        const expired = o.expireTimestampMs !== null ? now >= o.expireTimestampMs : now - o.commitTimestampMs >= retention;
+        if (expired && !pending?.has(topicPartitionKey(topic, partition))) {
+          records.push(offsetCommitTombstone(group.groupId, topic, partition));
+          removed.push({ topic, partition });
+        } else {
+          allExpired = false;
+        }
+      }
+    }
+    return { records, allExpired, apply: () => removed.forEach((r) => this.replay(group.groupId, r.topic, r.partition, null)) };
+  }
+
   expiredOffsets(group: ClassicGroup, now: number): { records: CoordinatorRecord[]; allExpired: boolean; apply: () => void } {
     const byTopic = this.offsets.get(group.groupId);
     if (!byTopic) return { records: [], allExpired: true, apply: () => undefined };

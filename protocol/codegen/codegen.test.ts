@@ -189,6 +189,16 @@ describe('schema updates for Kafka 4.x versions (schema-updates.ts)', () => {
     expect([m.valid.lo, m.valid.hi, m.latestVersionUnstable]).toEqual([0, 4, false]);
     expect(m.root.fields.map((f) => [f.name, f.versions.lo])).toEqual([['A', 0], ['B', 4]]);
   });
+  test('a field appended to a nested struct', () => {
+    const nested = '{ "name": "XResponse", "type": "response", "apiKey": 99, "validVersions": "0", "flexibleVersions": "0+", "fields": [ { "name": "Groups", "type": "[]Group", "versions": "0+", "fields": [ { "name": "Members", "type": "[]Member", "versions": "0+", "fields": [ { "name": "Id", "type": "string", "versions": "0+" } ] } ] } ] }';
+    const raw = applySchemaUpdates('message/XResponse.json', JSON.parse(nested), [
+      { file: 'message/XResponse.json', release: '4.0', kip: 'KIP-0', validVersions: '0-1', appendFields: [{ name: 'Kind', type: 'int8', versions: '1+', default: -1, in: 'Groups.Members' }] },
+    ]);
+    expect(raw.fields[0]).toMatchObject({ fields: [{ fields: [{ name: 'Id' }, { name: 'Kind', versions: '1+', default: -1 }] }] });
+    expect(() =>
+      applySchemaUpdates('message/XResponse.json', JSON.parse(nested), [{ file: 'message/XResponse.json', release: '4.0', kip: 'KIP-0', appendFields: [{ name: 'K', type: 'int8', versions: '0+', in: 'Groups.Nope' }] }]),
+    ).toThrow(/no struct field Nope/);
+  });
   test('an update may not move the lowest version', () => {
     expect(() => applySchemaUpdates('message/XRequest.json', JSON.parse(base), [{ file: 'message/XRequest.json', release: '4.0', kip: 'KIP-0', validVersions: '1-4' }])).toThrow(/lowest version/);
   });

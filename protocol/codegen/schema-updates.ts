@@ -6,7 +6,8 @@
  * the change as an edit of the schema's JSON: a new `validVersions`, the end of
  * `latestVersionUnstable`, and fields appended to the top-level struct. The generator applies the
  * edits to the parsed schema before building its model (schema.ts loadSchemas), so
- * protocol/generated/ is what Kafka 4.x's own schemas would give for these messages.
+ * protocol/generated/ is what Kafka 4.x's own schemas would give for these messages. Fields may
+ * also go at the end of a nested struct, named by the path of its fields (`in: 'Groups.Members'`).
  *
  * Invariants: an entry only widens a schema (a version range whose low end is unchanged, fields
  * that exist only in the new versions, or tagged fields, which readers that do not know them
@@ -25,6 +26,8 @@ export interface SchemaField {
   nullableVersions?: string;
   default?: string | number | boolean;
   ignorable?: boolean;
+  /** The nested struct the field is appended to: its field names from the top level, dot-separated. */
+  in?: string;
 }
 
 export interface SchemaUpdate {
@@ -36,7 +39,7 @@ export interface SchemaUpdate {
   validVersions?: string;
   /** The highest version became stable (advertised without unstable.api.versions.enable). */
   stable?: true;
-  /** Fields added at the end of the message's top-level struct. */
+  /** Fields added at the end of the message's top-level struct (or of the struct named by `in`). */
   appendFields?: SchemaField[];
 }
 
@@ -59,6 +62,18 @@ export const SCHEMA_UPDATES: readonly SchemaUpdate[] = [
     kip: 'KIP-890',
     appendFields: [{ name: 'NextProducerEpoch', type: 'int16', taggedVersions: '1+', tag: 3, default: -1, ignorable: true }],
   },
+  // KIP-1082: ConsumerGroupHeartbeat v1 (the client generates its member id; SubscribedTopicRegex)
+  // became stable, the version librdkafka 2.12 and the Java consumer of 4.0 send.
+  { file: 'message/ConsumerGroupHeartbeatRequest.json', release: '4.0', kip: 'KIP-1082', stable: true },
+  // KIP-1099: ConsumerGroupDescribe v1 adds each member's type (0 classic, 1 consumer, -1 unknown).
+  { file: 'message/ConsumerGroupDescribeRequest.json', release: '4.0', kip: 'KIP-1099', validVersions: '0-1' },
+  {
+    file: 'message/ConsumerGroupDescribeResponse.json',
+    release: '4.0',
+    kip: 'KIP-1099',
+    validVersions: '0-1',
+    appendFields: [{ name: 'MemberType', type: 'int8', versions: '1+', default: -1, ignorable: true, in: 'Groups.Members' }],
+  },
   // KIP-1102: Metadata v13 adds a top-level error code (REBOOTSTRAP_REQUIRED) after the topics.
   { file: 'message/MetadataRequest.json', release: '4.0', kip: 'KIP-1102', validVersions: '0-13' },
   {
@@ -80,7 +95,18 @@ export function applySchemaUpdates<T extends { validVersions: string; latestVers
       raw.validVersions = u.validVersions;
     }
     if (u.stable) delete raw.latestVersionUnstable;
-    for (const f of u.appendFields ?? []) raw.fields.push({ ...f });
+    for (const { in: path, ...f } of u.appendFields ?? []) structFields(file, raw.fields, path).push({ ...f });
   }
   return raw;
+}
+
+/** The field list of the struct at `path` (dot-separated field names; the top level when absent). */
+function structFields(file: string, fields: unknown[], path: string | undefined): unknown[] {
+  let list = fields;
+  for (const name of path === undefined ? [] : path.split('.')) {
+    const f = list.find((x) => (x as { name?: string }).name === name) as { fields?: unknown[] } | undefined;
+    if (f?.fields === undefined) throw new Error(`${file}: no struct field ${name} in the path ${path}`);
+    list = f.fields;
+  }
+  return list;
 }

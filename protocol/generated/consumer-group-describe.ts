@@ -12,7 +12,7 @@ export interface ConsumerGroupDescribeRequest {
 }
 
 export function readConsumerGroupDescribeRequest(r: Reader, version: number): ConsumerGroupDescribeRequest {
-  if (version < 0 || version > 0) throw badVersion('ConsumerGroupDescribeRequest', version);
+  if (version < 0 || version > 1) throw badVersion('ConsumerGroupDescribeRequest', version);
   let _groupIds: string[];
   {
     const n = r.compactArrayLength(1);
@@ -31,7 +31,7 @@ export function readConsumerGroupDescribeRequest(r: Reader, version: number): Co
 }
 
 export function writeConsumerGroupDescribeRequest(w: Writer, version: number, m: Input<ConsumerGroupDescribeRequest>): void {
-  if (version < 0 || version > 0) throw badVersion('ConsumerGroupDescribeRequest', version);
+  if (version < 0 || version > 1) throw badVersion('ConsumerGroupDescribeRequest', version);
   {
     const a = nn(m.groupIds, EMPTY_ARRAY, 'ConsumerGroupDescribeRequest.groupIds', version);
     w.compactArrayLength(a.length);
@@ -71,6 +71,7 @@ export interface ConsumerGroupDescribeResponseMember {
   subscribedTopicRegex: string | null;
   assignment: ConsumerGroupDescribeResponseAssignment;
   targetAssignment: ConsumerGroupDescribeResponseAssignment;
+  memberType: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
@@ -87,7 +88,7 @@ export interface ConsumerGroupDescribeResponseAssignment {
 }
 
 export function readConsumerGroupDescribeResponse(r: Reader, version: number): ConsumerGroupDescribeResponse {
-  if (version < 0 || version > 0) throw badVersion('ConsumerGroupDescribeResponse', version);
+  if (version < 0 || version > 1) throw badVersion('ConsumerGroupDescribeResponse', version);
   const _throttleTimeMs: number = r.int32();
   let _groups: ConsumerGroupDescribeResponseDescribedGroup[];
   {
@@ -106,7 +107,7 @@ export function readConsumerGroupDescribeResponse(r: Reader, version: number): C
 }
 
 export function writeConsumerGroupDescribeResponse(w: Writer, version: number, m: Input<ConsumerGroupDescribeResponse>): void {
-  if (version < 0 || version > 0) throw badVersion('ConsumerGroupDescribeResponse', version);
+  if (version < 0 || version > 1) throw badVersion('ConsumerGroupDescribeResponse', version);
   w.int32(m.throttleTimeMs ?? 0);
   {
     const a = nn(m.groups, EMPTY_ARRAY, 'ConsumerGroupDescribeResponse.groups', version);
@@ -180,8 +181,9 @@ function readConsumerGroupDescribeResponseMember(r: Reader, version: number): Co
   _assignment = readConsumerGroupDescribeResponseAssignment(r, version);
   let _targetAssignment: ConsumerGroupDescribeResponseAssignment;
   _targetAssignment = readConsumerGroupDescribeResponseAssignment(r, version);
+  const _memberType: number = version >= 1 ? r.int8() : -1;
   const unk = readTaggedFields(r);
-  const m: ConsumerGroupDescribeResponseMember = { memberId: _memberId, instanceId: _instanceId, rackId: _rackId, memberEpoch: _memberEpoch, clientId: _clientId, clientHost: _clientHost, subscribedTopicNames: _subscribedTopicNames, subscribedTopicRegex: _subscribedTopicRegex, assignment: _assignment, targetAssignment: _targetAssignment };
+  const m: ConsumerGroupDescribeResponseMember = { memberId: _memberId, instanceId: _instanceId, rackId: _rackId, memberEpoch: _memberEpoch, clientId: _clientId, clientHost: _clientHost, subscribedTopicNames: _subscribedTopicNames, subscribedTopicRegex: _subscribedTopicRegex, assignment: _assignment, targetAssignment: _targetAssignment, memberType: _memberType };
   if (unk !== undefined) m._unknownTaggedFields = unk;
   return m;
 }
@@ -201,6 +203,9 @@ function writeConsumerGroupDescribeResponseMember(w: Writer, version: number, m:
   w.compactNullableString(m.subscribedTopicRegex ?? null);
   writeConsumerGroupDescribeResponseAssignment(w, version, nn(m.assignment, EMPTY_STRUCT, 'ConsumerGroupDescribeResponseMember.assignment', version));
   writeConsumerGroupDescribeResponseAssignment(w, version, nn(m.targetAssignment, EMPTY_STRUCT, 'ConsumerGroupDescribeResponseMember.targetAssignment', version));
+  if (version >= 1) {
+    w.int8(m.memberType ?? -1);
+  }
   writeTaggedFields(w, m._unknownTaggedFields);
 }
 

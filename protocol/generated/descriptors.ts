@@ -913,7 +913,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'ConsumerGroupDescribeRequest', file: 'message/ConsumerGroupDescribeRequest.json', type: 'request', apiKey: 69, validVersions: [0, 0], flexibleVersions: [0, Infinity], module: './consumer-group-describe',
+    name: 'ConsumerGroupDescribeRequest', file: 'message/ConsumerGroupDescribeRequest.json', type: 'request', apiKey: 69, validVersions: [0, 1], flexibleVersions: [0, Infinity], module: './consumer-group-describe',
     structs: {
       ConsumerGroupDescribeRequest: [
         { name: 'groupIds', type: 'array', elem: 'string', versions: [0, Infinity] },
@@ -922,7 +922,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'ConsumerGroupDescribeResponse', file: 'message/ConsumerGroupDescribeResponse.json', type: 'response', apiKey: 69, validVersions: [0, 0], flexibleVersions: [0, Infinity], module: './consumer-group-describe',
+    name: 'ConsumerGroupDescribeResponse', file: 'message/ConsumerGroupDescribeResponse.json', type: 'response', apiKey: 69, validVersions: [0, 1], flexibleVersions: [0, Infinity], module: './consumer-group-describe',
     structs: {
       ConsumerGroupDescribeResponse: [
         { name: 'throttleTimeMs', type: 'int32', versions: [0, Infinity], default: 0 },
@@ -950,6 +950,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
         { name: 'subscribedTopicRegex', type: 'string', versions: [0, Infinity], nullable: [0, Infinity], default: null },
         { name: 'assignment', type: 'struct', struct: 'ConsumerGroupDescribeResponseAssignment', versions: [0, Infinity] },
         { name: 'targetAssignment', type: 'struct', struct: 'ConsumerGroupDescribeResponseAssignment', versions: [0, Infinity] },
+        { name: 'memberType', type: 'int8', versions: [1, Infinity], ignorable: true, default: -1 },
       ],
       ConsumerGroupDescribeResponseTopicPartitions: [
         { name: 'topicId', type: 'uuid', versions: [0, Infinity], default: 'AAAAAAAAAAAAAAAAAAAAAA' },

@@ -1,7 +1,7 @@
 /**
  * The KIP-848 assignment records in Kafka's format: key versions 6/7/8 (the record types), value
- * version 0, read back with the generated readers; the classic loader recognises them as KIP-848
- * records (and skips them for now).
+ * version 0, read back with the generated readers and with the loader's parser (every record type,
+ * tombstones included, round-trips).
  */
 import { Reader } from '../../../protocol/primitives/reader';
 import { readConsumerGroupCurrentMemberAssignmentKey } from '../../../protocol/generated/records/group-coordinator/consumer-group-current-member-assignment-key';
@@ -13,7 +13,17 @@ import { readConsumerGroupTargetAssignmentMetadataValue } from '../../../protoco
 import { parseCoordinatorRecord } from '../coordinator-records';
 import { assignmentOf } from './assignor';
 import { MemberState, newConsumerGroupMember } from './consumer-group-member';
-import { currentAssignmentRecord, serializeConsumerGroupRecord, targetAssignmentEpochRecord, targetAssignmentRecord } from './consumer-group-records';
+import {
+  currentAssignmentRecord,
+  groupEpochRecord,
+  memberSubscriptionRecord,
+  memberTombstones,
+  serializeConsumerGroupRecord,
+  subscriptionMetadataRecord,
+  targetAssignmentEpochRecord,
+  targetAssignmentRecord,
+  tombstoneRecord,
+} from './consumer-group-records';
 
 const FOO = 'AAAAAAAAAAAAAAAAAAAAAQ';
 const BAR = 'AAAAAAAAAAAAAAAAAAAAAg';
@@ -36,7 +46,7 @@ test('target assignment member record: key v7, value v0, partitions ascending', 
       { topicId: BAR, partitions: [0] },
     ],
   });
-  expect(parseCoordinatorRecord(rec.key, rec.value)).toEqual({ type: 'unsupported', keyVersion: 7 });
+  expect(parseCoordinatorRecord(rec.key, rec.value)).toEqual({ type: 'consumer', record: targetAssignmentRecord('g', 'm1', assignmentOf([FOO, [1, 2, 3]], [BAR, [0]])) });
 });
 
 test('target assignment epoch record: key v6, value v0', () => {
@@ -73,4 +83,47 @@ test('current member assignment record: key v8, value v0 with the epochs, the st
       { topicId: BAR, partitions: [4] },
     ],
   });
+});
+
+test('every record type and its tombstone round-trips through the loader parser (key versions 3-8)', () => {
+  const member = newConsumerGroupMember('m1', {
+    instanceId: 'i1',
+    rackId: 'r1',
+    clientId: 'c',
+    clientHost: '/10.0.0.1',
+    subscribedTopicNames: new Set(['foo', 'bar']),
+    subscribedTopicRegex: 'ba.*',
+    rebalanceTimeoutMs: 30000,
+    serverAssignorName: 'range',
+    memberEpoch: 5,
+    previousMemberEpoch: 4,
+    state: MemberState.UNRELEASED_PARTITIONS,
+    assignedPartitions: assignmentOf([FOO, [0]]),
+  });
+  const records = [
+    groupEpochRecord('g', 9),
+    subscriptionMetadataRecord('g', new Map([['foo', { id: FOO, name: 'foo', numPartitions: 3 }]])),
+    memberSubscriptionRecord('g', member),
+    targetAssignmentEpochRecord('g', 9),
+    targetAssignmentRecord('g', 'm1', assignmentOf([FOO, [0, 2]])),
+    tombstoneRecord(3, 'g'),
+    tombstoneRecord(4, 'g'),
+    tombstoneRecord(6, 'g'),
+    ...memberTombstones('g', 'm1'),
+  ];
+  for (const r of records) {
+    const bytes = serializeConsumerGroupRecord(r);
+    expect(open(bytes.key).version).toBe(r.type === 'tombstone' ? r.keyVersion : { groupEpoch: 3, subscriptionMetadata: 4, memberSubscription: 5, targetAssignmentEpoch: 6, targetAssignmentMember: 7 }[r.type as string]);
+    expect(parseCoordinatorRecord(bytes.key, bytes.value)).toEqual({ type: 'consumer', record: r });
+  }
+  // A current assignment record carries the epochs, state and partitions only.
+  const cur = serializeConsumerGroupRecord(currentAssignmentRecord('g', member));
+  expect(parseCoordinatorRecord(cur.key, cur.value)).toEqual({
+    type: 'consumer',
+    record: currentAssignmentRecord(
+      'g',
+      newConsumerGroupMember('m1', { memberEpoch: 5, previousMemberEpoch: 4, state: MemberState.UNRELEASED_PARTITIONS, assignedPartitions: assignmentOf([FOO, [0]]) }),
+    ),
+  });
+  expect(memberTombstones('g', 'm1').map((r) => (r.type === 'tombstone' ? r.keyVersion : 0))).toEqual([8, 7, 5]);
 });
