@@ -84,6 +84,8 @@ export interface LogManagerOptions {
   initialTaskDelayMs?: number;
   /** producer.id.expiration.ms (default 86400000). */
   producerIdExpirationMs?: number;
+  /** remote.log.storage.system.enable: topics with remote.storage.enable get tiered logs (UnifiedLog.remoteLogEnabled). */
+  remoteStorageSystemEnable?: boolean;
   /** producer.id.expiration.check.interval.ms (default 600000). */
   producerIdExpirationCheckIntervalMs?: number;
   /** num.recovery.threads.per.data.dir (default 1): logs of one directory recovered at once. */
@@ -349,6 +351,7 @@ export class LogManager {
         allowOffsetGaps,
         recoveryProgressIntervalMs: this.opts.recoveryProgressIntervalMs,
         producerIdExpirationMs: this.opts.producerIdExpirationMs,
+        remoteStorageSystemEnable: this.opts.remoteStorageSystemEnable,
         onIoError: (log, message) => this.handleLogDirFailure(log.parentDir, message),
         flushStats: this.flushStats,
       });
@@ -511,6 +514,7 @@ export class LogManager {
         logStartOffset: 0n,
         hadCleanShutdown: false,
         producerIdExpirationMs: this.opts.producerIdExpirationMs,
+        remoteStorageSystemEnable: this.opts.remoteStorageSystemEnable,
         onIoError: (l, message) => this.handleLogDirFailure(l.parentDir, message),
         flushStats: this.flushStats,
       });

@@ -1,0 +1,144 @@
+/**
+ * UnifiedLog for tiered topics (KIP-405): the local log start offset, the highest offset in remote
+ * storage, and local retention that only deletes what remote storage already holds, as Kafka's
+ * UnifiedLog does.
+ */
+import * as path from 'node:path';
+import { ErrorCode, KafkaError } from '../protocol/errors';
+import { LogConfig, logConfig } from './log-config';
+import { testBatch } from './testing/batches';
+import { FaultyFs } from './testing/faulty-fs';
+import { MockScheduler, MockTime } from '../common/testing/mock-time';
+import { removeTempDirs, tempDir } from './testing/temp-dir';
+import { isRemoteLogEnabled, UnifiedLog, UnifiedLogParams } from './unified-log';
+
+afterAll(removeTempDirs);
+
+const TP = { topic: 'tiered', partition: 0 };
+const TIERED: Partial<LogConfig> = { segmentBytes: 1000, remoteStorageEnable: true, retentionMs: -1, retentionBytes: -1 };
+
+function open(overrides: Partial<LogConfig>, extra: Partial<UnifiedLogParams> = {}, dir = path.join(tempDir(), 'tiered-0')) {
+  const fs = new FaultyFs();
+  const time = new MockTime();
+  const scheduler = new MockScheduler(time);
+  const params = { dir, tp: TP, config: logConfig(overrides), fs, time, scheduler, remoteStorageSystemEnable: true, ...extra };
+  return { log: UnifiedLog.load(params), params, dir };
+}
+
+function fill(log: UnifiedLog, n: number): void {
+  for (let i = 0; i < n; i++) log.appendAsLeader(testBatch({ count: 5, valueSize: 100, prefix: `b${i}-` }), { leaderEpoch: 1 });
+  log.updateHighWatermark(log.logEndOffset);
+}
+
+function expectOutOfRange(fn: () => unknown): KafkaError {
+  try {
+    fn();
+  } catch (e) {
+    expect((e as KafkaError).code).toBe(ErrorCode.OFFSET_OUT_OF_RANGE);
+    return e as KafkaError;
+  }
+  throw new Error('expected OFFSET_OUT_OF_RANGE');
+}
+
+test('a log is tiered only with the broker switch, the topic config and a non-internal topic', () => {
+  const c = logConfig({ remoteStorageEnable: true });
+  expect(isRemoteLogEnabled(true, c, 'events')).toBe(true);
+  expect(isRemoteLogEnabled(false, c, 'events')).toBe(false);
+  expect(isRemoteLogEnabled(true, logConfig({}), 'events')).toBe(false);
+  expect(isRemoteLogEnabled(true, c, '__consumer_offsets')).toBe(false);
+  expect(isRemoteLogEnabled(true, c, '__transaction_state')).toBe(false);
+});
+
+test('local retention deletes nothing before remote storage holds it, then only what it holds', () => {
+  const { log } = open({ ...TIERED, localRetentionBytes: 0 });
+  fill(log, 12);
+  const segs = log.logSegments();
+  expect(segs.length).toBeGreaterThan(4);
+  expect(log.highestOffsetInRemoteStorage).toBe(-1n);
+  // nothing copied yet: local retention of 0 bytes deletes nothing
+  expect(log.deleteOldSegments()).toBe(0);
+  expect(log.logSegments().length).toBe(segs.length);
+  // remote storage holds the first two segments
+  const copiedEnd = segs[2].baseOffset - 1n;
+  log.updateHighestOffsetInRemoteStorage(copiedEnd);
+  expect(log.onlyLocalLogSegmentsCount).toBe(segs.length - 2);
+  expect(log.deleteOldSegments()).toBe(2);
+  expect(log.logSegments()[0].baseOffset).toBe(segs[2].baseOffset);
+  // the log start offset stays: the data is still readable from remote storage
+  expect(log.logStartOffset).toBe(0n);
+  expect(log.localLogStartOffset).toBe(segs[2].baseOffset);
+  const e = expectOutOfRange(() => log.read(0n, 10_000));
+  expect(e.message).toMatch(/remote storage/);
+  expect(log.read(segs[2].baseOffset, 10_000).sizeInBytes).toBeGreaterThan(0);
+  // the highest offset never goes back
+  log.updateHighestOffsetInRemoteStorage(0n);
+  expect(log.highestOffsetInRemoteStorage).toBe(copiedEnd);
+});
+
+test('local.retention.ms and -2 (follow retention.*) pick the local limits', () => {
+  const { log } = open({ ...TIERED, retentionBytes: 1_000_000, localRetentionBytes: -2 });
+  fill(log, 12);
+  log.updateHighestOffsetInRemoteStorage(log.logEndOffset);
+  // -2 follows retention.bytes (1 MB): the log is far smaller, nothing goes
+  expect(log.deleteOldSegments()).toBe(0);
+  const { log: timed, params } = open({ ...TIERED, localRetentionMs: 1000 });
+  fill(timed, 6);
+  const active = timed.activeSegment.baseOffset;
+  timed.updateHighestOffsetInRemoteStorage(active - 1n);
+  (params.time as MockTime).sleep(5000);
+  const before = timed.logSegments().length;
+  // every rolled (and copied) segment goes; the active one, breached too, is rolled so that it can
+  // be copied, and stays until it is
+  expect(timed.deleteOldSegments()).toBe(before - 1);
+  expect(timed.logSegments().map((s) => s.baseOffset)).toEqual([active, timed.logEndOffset]);
+  expect(timed.localLogStartOffset).toBeGreaterThan(0n);
+  expect(timed.logStartOffset).toBe(0n);
+});
+
+test('remote.log.copy.disable: local retention falls back to retention.* and moves the log start offset', () => {
+  const { log } = open({ ...TIERED, remoteLogCopyDisable: true, retentionBytes: 2000, localRetentionBytes: 0 });
+  fill(log, 12);
+  expect(log.deleteOldSegments()).toBeGreaterThan(0);
+  expect(log.logStartOffset).toBe(log.localLogStartOffset);
+  expect(log.logStartOffset).toBeGreaterThan(0n);
+});
+
+test('DeleteRecords past the copied offset lets the local segments go and moves both start offsets', () => {
+  const { log } = open({ ...TIERED, localRetentionBytes: -2 });
+  fill(log, 12);
+  const segs = log.logSegments();
+  log.deleteRecordsBefore(segs[3].baseOffset);
+  expect(log.logStartOffset).toBe(segs[3].baseOffset);
+  expect(log.localLogStartOffset).toBe(segs[3].baseOffset);
+  expect(log.deleteOldSegments()).toBe(3);
+  expect(log.logSegments()[0].baseOffset).toBe(segs[3].baseOffset);
+});
+
+test('a tiered log reloads with its checkpointed log start offset below the first local segment', () => {
+  const { log, params, dir } = open({ ...TIERED, localRetentionBytes: 0 });
+  fill(log, 12);
+  const segs = log.logSegments();
+  log.updateHighestOffsetInRemoteStorage(segs[3].baseOffset - 1n);
+  log.deleteOldSegments();
+  const localStart = log.localLogStartOffset;
+  log.close();
+  const again = UnifiedLog.load({ ...params, dir, logStartOffset: 0n, recoveryPoint: log.logEndOffset, hadCleanShutdown: true });
+  expect(again.logStartOffset).toBe(0n);
+  expect(again.localLogStartOffset).toBe(localStart);
+  expect(again.highWatermark).toBeGreaterThanOrEqual(localStart);
+  // the same files as a non-tiered log: the log start offset is the first segment
+  again.close();
+  const plain = UnifiedLog.load({ ...params, dir, logStartOffset: 0n, remoteStorageSystemEnable: false, hadCleanShutdown: true });
+  expect(plain.logStartOffset).toBe(localStart);
+  plain.close();
+});
+
+test('a follower rebuilding from remote data starts its local log at the leader local start, keeping the log start offset', () => {
+  const { log } = open({ ...TIERED });
+  fill(log, 2);
+  log.truncateFullyAndStartAt(500n, 100n);
+  expect([log.logStartOffset, log.localLogStartOffset, log.logEndOffset]).toEqual([100n, 500n, 500n]);
+  const { log: plain } = open({ segmentBytes: 1000 });
+  plain.truncateFullyAndStartAt(500n, 100n);
+  expect([plain.logStartOffset, plain.localLogStartOffset]).toEqual([500n, 500n]);
+});
