@@ -142,3 +142,37 @@ test('a follower rebuilding from remote data starts its local log at the leader 
   plain.truncateFullyAndStartAt(500n, 100n);
   expect([plain.logStartOffset, plain.localLogStartOffset]).toEqual([500n, 500n]);
 });
+
+test('a remote outage cannot grow the local log past the total retention: uncopied segments that breach it go, with the log start offset', () => {
+  const { log, params } = open({ ...TIERED, retentionBytes: 3000, localRetentionBytes: 0 });
+  fill(log, 12);
+  const segmentSize = log.logSegments()[0].size;
+  // nothing was ever copied (the store is down); local retention alone deletes nothing
+  expect(log.highestOffsetInRemoteStorage).toBe(-1n);
+  const deleted = log.deleteOldSegments();
+  expect(deleted).toBeGreaterThan(0);
+  // as retention.bytes always does: whole segments go while the rest stays at or above the limit
+  expect(log.size).toBeGreaterThanOrEqual(3000);
+  expect(log.size).toBeLessThan(3000 + segmentSize);
+  // the data is gone for good: the log start offset moved past it
+  expect(log.logStartOffset).toBe(log.localLogStartOffset);
+  expect(log.logStartOffset).toBeGreaterThan(0n);
+  // retention.ms likewise
+  const { log: timed, params: p2 } = open({ ...TIERED, retentionMs: 10_000, localRetentionMs: 1000 });
+  fill(timed, 6);
+  (p2.time as MockTime).sleep(20_000);
+  expect(timed.deleteOldSegments()).toBeGreaterThan(0);
+  expect(timed.logStartOffset).toBe(timed.localLogStartOffset);
+  void params;
+});
+
+test('the producer snapshot at a segment end is there for the copy, and the snapshots of locally deleted segments go', () => {
+  const { log } = open({ ...TIERED, localRetentionBytes: 0 });
+  fill(log, 6);
+  const segs = log.logSegments();
+  for (let i = 1; i < segs.length; i++) expect(log.producerSnapshotPath(segs[i].baseOffset)).toBeDefined();
+  log.updateHighestOffsetInRemoteStorage(segs[3].baseOffset - 1n);
+  log.deleteOldSegments();
+  expect(log.producerSnapshotPath(segs[1].baseOffset)).toBeUndefined();
+  expect(log.producerSnapshotPath(segs[4].baseOffset)).toBeDefined();
+});

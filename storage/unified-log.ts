@@ -53,7 +53,7 @@ import { LoadParams, LoadedLog, RecoveryReport, loadLog, loadLogAsync } from './
 import { FetchDataInfo, LogOffsetMetadata, LogSegment } from './log-segment';
 import { AppendOrigin, validateForFollower, validateForLeader } from './log-validator';
 import { offsetOfMaxTimestamp } from './record-access';
-import { ProducerAppendUpdate, ProducerStateManager, type ProducerBatch, type VerificationGuard } from './producer-state-manager';
+import { ProducerAppendUpdate, ProducerStateManager, snapshotFileName, type ProducerBatch, type VerificationGuard } from './producer-state-manager';
 import { ControlRecordType, readEndTxnMarker } from '../protocol/records/control-record';
 import { TXN_INDEX_ENTRY_SIZE, type AbortedTxn } from './index/transaction-index';
 import { KafkaStorageError, UnexpectedAppendOffsetError } from './errors';
@@ -489,6 +489,12 @@ export class UnifiedLog {
       return;
     }
     if (offset > this._highestOffsetInRemoteStorage) this._highestOffsetInRemoteStorage = offset;
+  }
+
+  /** The producer snapshot file at `offset` (`<offset>.snapshot`, written at each roll), if it exists: what a remote copy ships with its segment. */
+  producerSnapshotPath(offset: bigint): string | undefined {
+    const file = path.join(this.localLog.dir, snapshotFileName(offset));
+    return this.localLog.fs.existsSync(file) ? file : undefined;
   }
 
   /** Bytes of the local segments not yet in remote storage (Kafka's onlyLocalLogSegmentsSize). */
@@ -1134,6 +1140,7 @@ export class UnifiedLog {
       if (deleteEnabled(this.config)) {
         n += this.deleteRetentionSizeBreached();
         n += this.deleteRetentionMsBreached();
+        if (this.remoteLogEnabledAndRemoteCopyEnabled()) n += this.deleteUncopiedTotalRetentionBreached();
       }
       return n;
     });
@@ -1162,11 +1169,41 @@ export class UnifiedLog {
     return this.deleteSegmentsWhile((seg) => startMs - seg.largestTimestamp() > retentionMs, `${local ? 'local ' : ''}retention time ${retentionMs}ms breach`);
   }
 
-  private deleteSegmentsWhile(predicate: (seg: LogSegment, next: LogSegment | undefined) => boolean, reason: string): number {
+  /**
+   * A tiered log whose copies do not progress (the remote store is down) would keep every local
+   * segment: local retention only deletes what remote storage holds. The topic's total retention
+   * still bounds it: segments whose data breaches retention.ms, or beyond retention.bytes counting
+   * the local log alone, are expired whatever remote storage holds, so they are deleted locally
+   * without a copy (with a warning) and the log start offset moves past them. Kafka keeps them
+   * until the copy succeeds; krill bounds the disk instead (docs/tiered-storage.md).
+   */
+  private deleteUncopiedTotalRetentionBreached(): number {
+    let n = 0;
+    const retentionBytes = this.config.retentionBytes;
+    const size = this.size;
+    if (retentionBytes >= 0 && size > retentionBytes) {
+      let diff = size - retentionBytes;
+      n += this.deleteSegmentsWhile((seg) => {
+        if (diff - seg.size >= 0) {
+          diff -= seg.size;
+          return true;
+        }
+        return false;
+      }, `retention size ${retentionBytes} breach by the local log alone (log size ${size}); the segments were not copied to remote storage`, true);
+    }
+    const retentionMs = this.config.retentionMs;
+    if (retentionMs >= 0) {
+      const startMs = this.time.milliseconds();
+      n += this.deleteSegmentsWhile((seg) => startMs - seg.largestTimestamp() > retentionMs, `retention time ${retentionMs}ms breach; the segments were not copied to remote storage`, true);
+    }
+    return n;
+  }
+
+  private deleteSegmentsWhile(predicate: (seg: LogSegment, next: LogSegment | undefined) => boolean, reason: string, withoutCopy = false): number {
     const segs = this.localLog.segments.values();
     const deletable: LogSegment[] = [];
     const tiered = this.remoteLogEnabled();
-    const copying = this.remoteLogEnabledAndRemoteCopyEnabled();
+    const copying = this.remoteLogEnabledAndRemoteCopyEnabled() && !withoutCopy;
     let rollActive = false;
     for (let i = 0; i < segs.length; i++) {
       const seg = segs[i];
@@ -1177,7 +1214,7 @@ export class UnifiedLog {
       const breached = this._highWatermark >= upperBound && predicate(seg, next);
       // A tiered log's active segment that breaches retention is rolled, so that it can be
       // copied and then deleted (Kafka's rule); it goes at a later pass.
-      if (breached && tiered && next === undefined && seg.size > 0) rollActive = true;
+      if (breached && tiered && !withoutCopy && next === undefined && seg.size > 0) rollActive = true;
       // While copying, a segment goes only once remote storage holds all of it, or when the log
       // start offset has passed it (DeleteRecords).
       const eligible = !copying || (upperBound > 0n && upperBound - 1n <= this._highestOffsetInRemoteStorage) || (next !== undefined && this._logStartOffset >= next.baseOffset);
@@ -1201,8 +1238,13 @@ export class UnifiedLog {
         if (copying) this.maybeIncrementLocalLogStartOffset(after.baseOffset, 'SegmentDeletion');
         else this.maybeIncrementLogStartOffset(after.baseOffset, 'SegmentDeletion');
       }
-      this.logger.info(`deleting ${toDelete.length} segment(s) [${toDelete.map((s) => s.baseOffset).join(',')}] due to ${reason}`);
+      const line = `deleting ${toDelete.length} segment(s) [${toDelete.map((s) => s.baseOffset).join(',')}] due to ${reason}`;
+      if (withoutCopy) this.logger.warn(line);
+      else this.logger.info(line);
       this.localLog.removeAndDeleteSegments(toDelete, true);
+      // Tiered logs keep their log start offset, so the producer snapshots of the deleted
+      // segments go here (Kafka's deleteProducerSnapshots).
+      if (copying) for (const s of toDelete) this.producerState.deleteSnapshot(s.baseOffset);
     }
     return deletable.length;
   }
