@@ -305,7 +305,9 @@ export class RemoteLogManager {
   }
 
   private async copyLogSegmentsToRemote(task: PartitionTask, log: UnifiedLog): Promise<void> {
-    if (task.copyStopped || log.config.remoteLogCopyDisable) return;
+    // Seeding comes first even when copying is off: size-based expiration counts the local-only
+    // bytes above the highest remote offset, so a leader that had not found it would count
+    // copied bytes twice and over-delete (KAFKA-20732).
     if (!task.logStartOffsetUpdated) {
       const start = await this.findLogStartOffset(task.tp, log);
       if (task.cancelled) return;
@@ -319,6 +321,7 @@ export class RemoteLogManager {
       log.updateHighestOffsetInRemoteStorage(found.offset);
       this.log.info(`found the highest copied remote offset ${found.offset} (epoch ${found.epoch}) of ${topicIdPartitionString(task.tp)} after becoming leader`);
     }
+    if (task.copyStopped || log.config.remoteLogCopyDisable) return;
     const lso = log.lastStableOffset;
     if (lso <= 0n || task.copiedOffset >= lso) return;
     // The log start offset may be ahead of the copied offset (DeleteRecords, tiering just enabled).
@@ -460,6 +463,17 @@ export class RemoteLogManager {
 
     const toDelete: RemoteLogSegmentMetadata[] = [];
     const chosen = new Set<string>();
+    // Dangling segments first, wherever they are: a delete that did not finish (retried), and a
+    // copy that never finished. This partition's copies run in this same task, before this pass,
+    // so none is in flight here: a COPY_SEGMENT_STARTED is a failed copy's or a crashed or
+    // previous leader's leftover. (A previous leader still uploading it gets its FINISHED refused:
+    // DELETE states cannot go back.)
+    for (const m of all) {
+      if (m.state === RemoteLogSegmentState.DELETE_SEGMENT_STARTED || m.state === RemoteLogSegmentState.COPY_SEGMENT_STARTED) {
+        toDelete.push(m);
+        chosen.add(m.remoteLogSegmentId.id);
+      }
+    }
     let newLogStartOffset: bigint | undefined;
     const raiseStart = (m: RemoteLogSegmentMetadata): void => {
       if (newLogStartOffset === undefined || newLogStartOffset < m.endOffset + 1n) newLogStartOffset = m.endOffset + 1n;
@@ -473,19 +487,7 @@ export class RemoteLogManager {
       for (const m of segs) {
         if (!canProcess) break;
         const id = m.remoteLogSegmentId.id;
-        if (m.state === RemoteLogSegmentState.DELETE_SEGMENT_STARTED) {
-          if (!chosen.has(id)) toDelete.push(m), chosen.add(id);
-          continue;
-        }
-        if (m.state === RemoteLogSegmentState.DELETE_SEGMENT_FINISHED || chosen.has(id)) continue;
-        if (m.state === RemoteLogSegmentState.COPY_SEGMENT_STARTED) {
-          // A copy that never finished: this partition's copies run in this same task, before
-          // this pass, so none is in flight here; it is a failed copy's or a previous leader's
-          // leftover. (A previous leader still uploading it gets its FINISHED refused: DELETE
-          // states cannot go back.)
-          toDelete.push(m), chosen.add(id);
-          continue;
-        }
+        if (m.state !== RemoteLogSegmentState.COPY_SEGMENT_FINISHED || chosen.has(id)) continue;
         let shouldDelete = firstEpoch !== undefined && m.segmentLeaderEpochs.every((x) => x.epoch <= firstEpoch) && m.endOffset < logStartOffset;
         let valid = false;
         if (!shouldDelete) {
