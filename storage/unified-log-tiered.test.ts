@@ -176,3 +176,19 @@ test('the producer snapshot at a segment end is there for the copy, and the snap
   expect(log.producerSnapshotPath(segs[1].baseOffset)).toBeUndefined();
   expect(log.producerSnapshotPath(segs[4].baseOffset)).toBeDefined();
 });
+
+test('ListOffsets -4 (EARLIEST_LOCAL) and -5 (LATEST_TIERED) on a tiered log, and on a plain one', () => {
+  const { log } = open({ ...TIERED, localRetentionBytes: 0 });
+  fill(log, 8);
+  expect(log.fetchOffsetByTimestamp(-5n)).toEqual({ timestamp: -1n, offset: -1n, leaderEpoch: -1 });
+  const segs = log.logSegments();
+  log.updateHighestOffsetInRemoteStorage(segs[3].baseOffset - 1n);
+  log.deleteOldSegments();
+  expect(log.fetchOffsetByTimestamp(-2n)?.offset).toBe(0n);
+  expect(log.fetchOffsetByTimestamp(-4n)).toEqual({ timestamp: -1n, offset: segs[3].baseOffset, leaderEpoch: 1 });
+  expect(log.fetchOffsetByTimestamp(-5n)).toEqual({ timestamp: -1n, offset: segs[3].baseOffset - 1n, leaderEpoch: 1 });
+  const { log: plain } = open({ segmentBytes: 1000 }, { remoteStorageSystemEnable: false });
+  fill(plain, 3);
+  expect(plain.fetchOffsetByTimestamp(-4n)?.offset).toBe(0n);
+  expect(plain.fetchOffsetByTimestamp(-5n)).toEqual({ timestamp: -1n, offset: -1n, leaderEpoch: -1 });
+});

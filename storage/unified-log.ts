@@ -1012,7 +1012,9 @@ export class UnifiedLog {
   // ---- offsets by timestamp -------------------------------------------------------------------
 
   /**
-   * ListOffsets: EARLIEST (-2) and EARLIEST_LOCAL (-4) -> log start offset; LATEST (-1) -> LEO;
+   * ListOffsets: EARLIEST (-2) -> log start offset; EARLIEST_LOCAL (-4) -> the local log start
+   * offset (the log start offset unless tiered); LATEST_TIERED (-5) -> the highest offset in remote
+   * storage (-1 unless tiered); LATEST (-1) -> LEO;
    * MAX_TIMESTAMP (-3) -> the record with the largest timestamp; a timestamp >= 0 -> the first
    * RECORD whose timestamp is >= it (record-granular). Null when nothing matches. Callers bound
    * the result by the high watermark / LSO for consumers, as Kafka's Partition does.
@@ -1020,21 +1022,31 @@ export class UnifiedLog {
   fetchOffsetByTimestamp(targetTimestamp: bigint): TimestampAndOffset | null {
     this.checkOnline();
     return this.guard('fetchOffsetByTimestamp', () => {
-      if (targetTimestamp === EARLIEST_TIMESTAMP || targetTimestamp === EARLIEST_LOCAL_TIMESTAMP) {
+      const tiered = this.remoteLogEnabled();
+      if (targetTimestamp === EARLIEST_TIMESTAMP || (targetTimestamp === EARLIEST_LOCAL_TIMESTAMP && !tiered)) {
         return { timestamp: -1n, offset: this._logStartOffset, leaderEpoch: this.epochForOffset(this._logStartOffset) };
+      }
+      if (targetTimestamp === EARLIEST_LOCAL_TIMESTAMP) {
+        return { timestamp: -1n, offset: this._localLogStartOffset, leaderEpoch: this.epochForOffset(this._localLogStartOffset) };
       }
       if (targetTimestamp === LATEST_TIMESTAMP) {
         return { timestamp: -1n, offset: this.logEndOffset, leaderEpoch: this.latestEpoch };
+      }
+      if (targetTimestamp === LATEST_TIERED_TIMESTAMP && tiered) {
+        const highest = this._highestOffsetInRemoteStorage;
+        return { timestamp: -1n, offset: highest, leaderEpoch: highest < 0n ? -1 : this.epochForOffset(highest) };
       }
       if (targetTimestamp === LATEST_TIERED_TIMESTAMP || targetTimestamp === EARLIEST_PENDING_UPLOAD_TIMESTAMP) {
         return { timestamp: -1n, offset: -1n, leaderEpoch: -1 };
       }
       if (targetTimestamp === MAX_TIMESTAMP) return this.maxTimestampOffset();
       if (targetTimestamp < 0n) return null;
+      // Tiered logs: only the local segments here; the remote log manager searches remote storage first.
       const target = Number(targetTimestamp);
+      const from = tiered ? this._localLogStartOffset : this._logStartOffset;
       for (const seg of this.localLog.segments.values()) {
         if (seg.largestTimestamp() >= target) {
-          const r = seg.findOffsetByTimestamp(targetTimestamp, this._logStartOffset);
+          const r = seg.findOffsetByTimestamp(targetTimestamp, from);
           if (r) return r;
         }
       }
