@@ -3,9 +3,11 @@
  * storage, and local retention that only deletes what remote storage already holds, as Kafka's
  * UnifiedLog does.
  */
+import * as nodefs from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import { LogConfig, logConfig } from './log-config';
+import { buildRecordBatch } from '../protocol/records/memory-records-builder';
 import { testBatch } from './testing/batches';
 import { FaultyFs } from './testing/faulty-fs';
 import { MockScheduler, MockTime } from '../common/testing/mock-time';
@@ -191,4 +193,35 @@ test('ListOffsets -4 (EARLIEST_LOCAL) and -5 (LATEST_TIERED) on a tiered log, an
   fill(plain, 3);
   expect(plain.fetchOffsetByTimestamp(-4n)?.offset).toBe(0n);
   expect(plain.fetchOffsetByTimestamp(-5n)).toEqual({ timestamp: -1n, offset: -1n, leaderEpoch: -1 });
+});
+
+test('a follower rebuilds from the remote leader-epoch checkpoint and producer snapshot, then appends from the leader local start', () => {
+  // the leader's history: an idempotent producer, epochs 1 and 2
+  const { log: leader } = open({ ...TIERED });
+  fill(leader, 3);
+  const pid = 42n;
+  const idem = (seq: number, n: number) => buildRecordBatch(Array.from({ length: n }, (_, i) => ({ key: null, value: Buffer.from(`p${seq + i}`), timestamp: 1_700_000_000_000n })), { producerId: pid, producerEpoch: 0, baseSequence: seq });
+  leader.appendAsLeader(idem(0, 2), { leaderEpoch: 2 });
+  leader.updateHighWatermark(leader.logEndOffset);
+  leader.roll();
+  const localStart = leader.logEndOffset;
+  const snapshotFile = leader.producerSnapshotPath(localStart);
+  expect(snapshotFile).toBeDefined();
+  const snapshot = nodefs.readFileSync(snapshotFile as string);
+  const epochs = leader.leaderEpochCache.entries.map((e) => ({ ...e }));
+  const { log: follower } = open({ ...TIERED }, {}, path.join(tempDir(), 'tiered-0'));
+  follower.rebuildFromRemote({ localLogStartOffset: localStart, logStartOffset: 0n, epochs, producerSnapshot: snapshot });
+  expect([follower.logStartOffset, follower.localLogStartOffset, follower.logEndOffset]).toEqual([0n, localStart, localStart]);
+  expect(follower.leaderEpochCache.entries).toEqual(epochs);
+  expect(follower.highestOffsetInRemoteStorage).toBe(localStart - 1n);
+  // the producer's sequence carried over: its next batch is accepted in order as the follower appends it
+  expect(follower.producerState.entry(pid)?.producerEpoch).toBe(0);
+  const next = leader.appendAsLeader(idem(2, 1), { leaderEpoch: 2 });
+  expect(next.firstOffset).toBe(localStart);
+  follower.appendAsFollower(leader.read(localStart, 10_000, { isolation: 'LOG_END' }).records[0]);
+  expect(follower.logEndOffset).toBe(localStart + 1n);
+  // a corrupt snapshot changes nothing
+  const before = [follower.logStartOffset, follower.logEndOffset];
+  expect(() => follower.rebuildFromRemote({ localLogStartOffset: 99n, logStartOffset: 0n, epochs, producerSnapshot: Buffer.from('junk') })).toThrow();
+  expect([follower.logStartOffset, follower.logEndOffset]).toEqual(before);
 });

@@ -45,7 +45,7 @@ import type { ReadBufferPool } from './read-buffer-pool';
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import { CompressionType, RECORD_BATCH_OVERHEAD, RecordBatch, TimestampType } from '../protocol/records/record-batch';
 import { TimestampAndOffset } from './file-records';
-import { StorageFs, isIoError, nodeFs } from './fs';
+import { StorageFs, isIoError, nodeFs, writeFileAtomic } from './fs';
 import { LeaderEpochFileCache, type EpochEntry } from './leader-epoch-file-cache';
 import { LocalLog } from './local-log';
 import { LogConfig, deleteEnabled, localRetentionBytesOf, localRetentionMsOf } from './log-config';
@@ -1328,6 +1328,29 @@ export class UnifiedLog {
     this.leaderEpochCache.clearAndFlush();
     this.producerState.deleteSnapshotsAfter(-1n);
     this.producerState.clear(newOffset);
+  }
+
+  /**
+   * A tiered follower whose fetch offset is below the leader's local log start offset
+   * (OFFSET_MOVED_TO_TIERED_STORAGE) rebuilds its state from remote storage, as Kafka's
+   * TierStateMachine does: the log starts over, empty, at the leader's local log start offset with
+   * the leader's log start offset below it; the leader-epoch lineage and the producer state are
+   * those of the remote segment that ends just before it (its leader-epoch checkpoint and producer
+   * snapshot, fetched by the caller). Fetching then continues from `localLogStartOffset`.
+   */
+  rebuildFromRemote(p: { localLogStartOffset: bigint; logStartOffset: bigint; epochs: readonly EpochEntry[]; producerSnapshot: Buffer }): void {
+    this.checkOnline();
+    if (!this.remoteLogEnabled()) throw new Error(`${tpString(this.topicPartition)} is not a tiered log: it cannot be rebuilt from remote storage`);
+    // Decode first: a bad snapshot changes nothing.
+    ProducerStateManager.decodeSnapshot(p.producerSnapshot);
+    this.truncateFullyAndStartAt(p.localLogStartOffset, p.logStartOffset);
+    this.guard('rebuildFromRemote', () => {
+      this.leaderEpochCache.replaceAll(p.epochs.filter((e) => e.startOffset < p.localLogStartOffset));
+      writeFileAtomic(this.localLog.fs, path.join(this.localLog.dir, snapshotFileName(p.localLogStartOffset)), p.producerSnapshot);
+      this.producerState.loadFromSnapshot(this._logStartOffset, p.localLogStartOffset, this.time.milliseconds());
+      this._highestOffsetInRemoteStorage = p.localLogStartOffset - 1n;
+    });
+    this.logger.info(`rebuilt from remote storage: log start offset ${this._logStartOffset}, local log start offset ${p.localLogStartOffset}, ${p.epochs.length} leader epoch(s), ${this.producerState.activeProducers().length} producer(s)`);
   }
 
   /**
