@@ -40,18 +40,19 @@ import type { Time } from '../../common/time';
 import { ErrorCode, KafkaError } from '../../protocol/errors';
 import { BASE_OFFSET_OFFSET, BATCH_LENGTH_OFFSET, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, MAX_TIMESTAMP_OFFSET, RECORD_BATCH_OVERHEAD } from '../../protocol/records/record-batch';
 import type { AbortedTxn } from '../index/transaction-index';
-import type { EpochEntry } from '../leader-epoch-file-cache';
+import { LeaderEpochCheckpointFile, type EpochEntry } from '../leader-epoch-file-cache';
 import type { FetchDataInfo } from '../log-segment';
 import type { UnifiedLog } from '../unified-log';
 import type { RemoteLogMetadataManager } from './remote-log-metadata-manager';
 import {
   RemoteLogSegmentMetadata,
   RemoteLogSegmentState,
+  RemotePartitionDeleteState,
   SegmentLeaderEpoch,
   TopicIdPartition,
   topicIdPartitionString,
 } from './remote-log-segment-metadata';
-import { LogSegmentData, RemoteStorageManager } from './remote-storage-manager';
+import { IndexType, LogSegmentData, RemoteStorageManager } from './remote-storage-manager';
 
 export interface RemoteLogManagerConfig {
   brokerId: number;
@@ -64,6 +65,10 @@ export interface RemoteLogManagerConfig {
   copyQuotaWindowSizeSeconds: number;
   /** remote.log.metadata.custom.metadata.max.bytes (128): a copy whose custom metadata is larger is undone and the partition's copying stops. */
   customMetadataMaxBytes: number;
+  /** remote.log.manager.fetch.max.bytes.per.second (Infinity = no limit), over .fetch.quota.window.num windows of .window.size.seconds. */
+  fetchMaxBytesPerSecond: number;
+  fetchQuotaWindowNum: number;
+  fetchQuotaWindowSizeSeconds: number;
 }
 
 export const DEFAULT_REMOTE_LOG_MANAGER_CONFIG: Readonly<Omit<RemoteLogManagerConfig, 'brokerId'>> = Object.freeze({
@@ -72,6 +77,9 @@ export const DEFAULT_REMOTE_LOG_MANAGER_CONFIG: Readonly<Omit<RemoteLogManagerCo
   copyQuotaWindowNum: 11,
   copyQuotaWindowSizeSeconds: 1,
   customMetadataMaxBytes: 128,
+  fetchMaxBytesPerSecond: Infinity,
+  fetchQuotaWindowNum: 11,
+  fetchQuotaWindowSizeSeconds: 1,
 });
 
 /** What reads need of the remote index cache (remote-index-cache.ts); without one, reads scan the fetched segment from its start. */
@@ -165,9 +173,14 @@ export function isRemoteSegmentWithinLeaderEpochs(m: RemoteLogSegmentMetadata, l
   return m.endOffset < logEndOffset;
 }
 
-/** The leader-epoch-checkpoint file's text (version 0, count, `epoch offset` lines) for these entries. */
+/** The leader-epoch-checkpoint file's bytes for these entries (what a remote segment carries as its LEADER_EPOCH index). */
 export function leaderEpochCheckpointBytes(entries: readonly EpochEntry[]): Buffer {
-  return Buffer.from(`0\n${entries.length}\n${entries.map((e) => `${e.epoch} ${e.startOffset}`).join('\n')}${entries.length > 0 ? '\n' : ''}`);
+  return Buffer.from(LeaderEpochCheckpointFile.encode(entries), 'utf8');
+}
+
+/** A remote segment's LEADER_EPOCH index back to entries; throws CorruptCheckpointError on garbage. */
+export function parseLeaderEpochCheckpoint(bytes: Buffer, what: string): EpochEntry[] {
+  return LeaderEpochCheckpointFile.decode(bytes.toString('utf8'), what);
 }
 
 /** A fresh segment id: 16 random bytes in Kafka's base64 form (URL-safe, unpadded), as topic ids. */
@@ -178,11 +191,33 @@ export function newRemoteSegmentUuid(): string {
 export class RemoteLogManager {
   private readonly tasks = new Map<string, PartitionTask>();
   private readonly copyQuota: Rate;
+  private readonly fetchQuota: Rate;
   private closed = false;
 
   constructor(private readonly opts: RemoteLogManagerOptions) {
     const c = opts.config;
     this.copyQuota = new Rate({ windowMs: c.copyQuotaWindowSizeSeconds * 1000, samples: c.copyQuotaWindowNum }, c.copyMaxBytesPerSecond);
+    this.fetchQuota = new Rate({ windowMs: c.fetchQuotaWindowSizeSeconds * 1000, samples: c.fetchQuotaWindowNum }, c.fetchMaxBytesPerSecond);
+  }
+
+  /** remote.log.manager.fetch.max.bytes.per.second changed (a dynamic broker config). */
+  updateFetchQuota(bytesPerSecond: number): void {
+    this.fetchQuota.bound = bytesPerSecond;
+  }
+
+  /** How long remote reads should pause to respect the fetch quota (0 = read now), as Kafka's RLMQuotaManager.getThrottleTimeMs. */
+  fetchThrottleTimeMs(): number {
+    return this.fetchQuota.throttleTimeMs(this.opts.time.milliseconds());
+  }
+
+  /** The finished remote segment holding `offset` of `epoch` (a follower rebuilding its state). */
+  remoteLogSegmentMetadataFor(tp: TopicIdPartition, epoch: number, offset: bigint): Promise<RemoteLogSegmentMetadata | null> {
+    return this.opts.rlmm.remoteLogSegmentMetadata(tp, epoch, offset);
+  }
+
+  /** One index of a remote segment, straight from the storage manager (a follower rebuilding its state). */
+  fetchIndex(m: RemoteLogSegmentMetadata, type: IndexType): Promise<Buffer> {
+    return this.opts.rsm.fetchIndex(m, type);
   }
 
   private get log(): Logger {
@@ -205,10 +240,33 @@ export class RemoteLogManager {
     for (const tp of followers) this.startTask(tp, 'follower');
   }
 
-  /** The partitions are no longer hosted here (or tiering was turned off for them): stop their tasks. */
-  stopPartitions(partitions: readonly TopicIdPartition[]): void {
+  /**
+   * The partitions are no longer hosted here (or tiering was turned off for them): their tasks
+   * stop. With deleteRemoteLog (the topic was deleted, or remote.log.delete.on.disable), their
+   * remote data is deleted too: DELETE_PARTITION_MARKED, STARTED, every segment, FINISHED
+   * (Kafka's deleteRemoteLogPartition); the returned promise settles when that is done.
+   */
+  stopPartitions(partitions: readonly TopicIdPartition[], o: { deleteRemoteLog: boolean }): Promise<void> {
     for (const tp of partitions) this.cancelTask(topicIdPartitionString(tp));
-    this.opts.rlmm.onStopPartitions(partitions);
+    const done = o.deleteRemoteLog ? Promise.all(partitions.map((tp) => this.deleteRemoteLogPartition(tp))).then(() => undefined) : Promise.resolve();
+    return done.finally(() => this.opts.rlmm.onStopPartitions(partitions));
+  }
+
+  private async deleteRemoteLogPartition(tp: TopicIdPartition): Promise<void> {
+    const brokerId = this.opts.config.brokerId;
+    const at = (): bigint => BigInt(this.opts.time.milliseconds());
+    try {
+      await this.opts.rlmm.putRemotePartitionDeleteMetadata({ topicIdPartition: tp, state: RemotePartitionDeleteState.DELETE_PARTITION_MARKED, eventTimestampMs: at(), brokerId });
+      await this.opts.rlmm.putRemotePartitionDeleteMetadata({ topicIdPartition: tp, state: RemotePartitionDeleteState.DELETE_PARTITION_STARTED, eventTimestampMs: at(), brokerId });
+      for (const m of await this.opts.rlmm.listRemoteLogSegments(tp)) {
+        if (m.state === RemoteLogSegmentState.DELETE_SEGMENT_FINISHED) continue;
+        await this.deleteRemoteLogSegment(m);
+      }
+      await this.opts.rlmm.putRemotePartitionDeleteMetadata({ topicIdPartition: tp, state: RemotePartitionDeleteState.DELETE_PARTITION_FINISHED, eventTimestampMs: at(), brokerId });
+      this.log.info(`deleted the remote data of ${topicIdPartitionString(tp)}`);
+    } catch (err) {
+      this.log.error(`deleting the remote data of ${topicIdPartitionString(tp)} failed (it is left in DELETE_PARTITION_STARTED): ${(err as Error).message}`);
+    }
   }
 
   /** The partitions this manager runs a task for, with the task's role. */
@@ -569,6 +627,7 @@ export class RemoteLogManager {
     while (m) {
       const startPos = this.opts.indexes ? await this.opts.indexes.lookupOffset(m, f.fetchOffset) : 0;
       const data = await this.opts.rsm.fetchLogSegment(m, startPos);
+      this.fetchQuota.add(data.length, this.opts.time.milliseconds());
       const first = firstBatchAtOrAfter(data, f.fetchOffset);
       if (first) {
         const firstSize = first.size;
