@@ -20,7 +20,10 @@
  * the shutdown).
  *
  * Invariant: after the startup replay, every metadata batch is applied to the MetadataCache first
- * and its delta then goes to the replica manager and both coordinators, in log order.
+ * and its delta then goes to the replica manager and both coordinators, in log order. The
+ * replication quotas (replicationQuotas) follow the same image: their bounds from every dynamic
+ * config change of this broker or the cluster default, their throttled partitions from every topic
+ * config change (and, after the replay, from every topic).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -65,6 +68,7 @@ import { Controller, type ControllerApi } from '../metadata/controller/controlle
 import { ClusterLink, controllerAddressOf, discoverClusterId } from '../metadata/cluster-link';
 import { MetadataLogStore } from '../metadata/metadata-log-store';
 import { ReplicaManager, type ReplicationOptions } from '../replication/replica-manager';
+import { ReplicationQuotaManager, parseThrottledPartitions } from '../replication/replication-quota-manager';
 import { remoteAlterPartition } from '../replication/alter-partition-manager';
 import { interBrokerEndpoint } from '../client/broker-channels';
 import { LogManager } from '../storage/log-manager';
@@ -140,6 +144,12 @@ export class KafkaServer implements Broker {
   readonly metadata: MetadataCache;
   readonly quotas: BrokerQuotas;
   /**
+   * Replication throttles (Kafka's QuotaManagers.leader / .follower): bounds from the dynamic
+   * leader/follower.replication.throttled.rate, throttled partitions from the topics'
+   * leader/follower.replication.throttled.replicas, both kept current from the metadata image.
+   */
+  readonly replicationQuotas: { leader: ReplicationQuotaManager; follower: ReplicationQuotaManager };
+  /**
    * Client telemetry (KIP-714). For the metrics work: `clientMetrics.lastPushes()` /
    * `lastPush(clientInstanceId)` give the last metrics each client instance pushed (decompressed
    * OTLP bytes and who sent them), `instanceCount` how many instances the broker knows.
@@ -200,6 +210,12 @@ export class KafkaServer implements Broker {
     this.standardAuthorizer?.follow(this.metadata);
     this.authorizer = opts.authorizer ?? this.standardAuthorizer ?? ALLOW_ALL;
     this.quotas = new BrokerQuotas(this.metadata, config, SystemTime);
+    const replicationWindow = { windowMs: config.getInt('replication.quota.window.size.seconds') * 1000, samples: config.getInt('replication.quota.window.num') };
+    this.replicationQuotas = {
+      leader: new ReplicationQuotaManager('LeaderReplication', replicationWindow),
+      follower: new ReplicationQuotaManager('FollowerReplication', replicationWindow),
+    };
+    this.updateReplicationQuotaBounds(config);
     this.clientMetrics = new ClientMetricsManager({
       source: this.metadata,
       telemetryMaxBytes: config.getInt('telemetry.max.bytes'),
@@ -242,6 +258,9 @@ export class KafkaServer implements Broker {
         return typeof d === 'string' ? d : null;
       },
       brokerConfigDefault: brokerListDefault,
+      // A combined node's own static value: the fallback after the topic's, this node's dynamic and
+      // the cluster default's values (Controller.uncleanLeaderElectionEnabled).
+      staticUncleanLeaderElection: () => this.staticConfig.getBoolean('unclean.leader.election.enable'),
     });
     this.controller = this.clusterLink?.remoteController ?? this.localController!;
     this.logManager = new LogManager({
@@ -282,6 +301,7 @@ export class KafkaServer implements Broker {
       logConfig: (topic) => this.topicConfig(topic).logConfig,
       minInsyncReplicas: (topic) => this.topicConfig(topic).logConfig.minInSyncReplicas,
       replication: this.clusterLink ? this.replicationOptions(this.clusterLink) : undefined,
+      replicationQuotas: this.replicationQuotas,
     });
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'));
     this.groupCoordinator = new GroupCoordinator({
@@ -329,6 +349,7 @@ export class KafkaServer implements Broker {
       groupCoordinator: this.groupCoordinator,
       transactionCoordinator: this.transactionCoordinator,
       quotas: this.quotas,
+      replicationQuotas: this.replicationQuotas,
       minInsyncReplicas: (topic) => this.topicConfig(topic).logConfig.minInSyncReplicas,
       controllerActive: this.localController ? () => this.state === 'running' : null,
       requestQueueSize: () => this.socketServer.slots.used,
@@ -449,6 +470,7 @@ export class KafkaServer implements Broker {
     await this.logManager.startup();
     this.loadingLogs = false;
     this.replayingMetadata = false;
+    for (const t of this.metadata.topics()) this.updateThrottledReplicas(t.name);
     this.groupCoordinator.startup();
     this.transactionCoordinator.startup();
     this.createPartitionsFromMetadata();
@@ -609,6 +631,7 @@ export class KafkaServer implements Broker {
       this.logManager.reconfigureCleaner({ ...cleaner, enableCleaner: before.enableCleaner }).catch((err) => this.logger.error('reconfiguring the log cleaner failed', { err }));
     }
     this.reloadListenerStores(previous, next);
+    this.updateReplicationQuotaBounds(next);
     this.logger.info('applied dynamic broker configs', {
       perBroker: [...this.metadata.brokerConfig(String(this.nodeId)).keys()],
       clusterDefault: [...this.metadata.brokerConfig('').keys()],
@@ -630,10 +653,43 @@ export class KafkaServer implements Broker {
     }
   }
 
+  /** leader/follower.replication.throttled.rate (dynamic only; Long.MAX_VALUE: no bound) into the quota managers. */
+  private updateReplicationQuotaBounds(config: KafkaConfig): void {
+    const bound = (name: string): number => {
+      const v = config.getLongExact(name);
+      return v >= 9223372036854775807n ? Infinity : Number(v);
+    };
+    this.replicationQuotas.leader.updateQuota(bound('leader.replication.throttled.rate'));
+    this.replicationQuotas.follower.updateQuota(bound('follower.replication.throttled.rate'));
+  }
+
+  /** A topic's throttled-replicas configs into the quota managers (Kafka's TopicConfigHandler): the entries naming this broker, or `*`. */
+  private updateThrottledReplicas(topic: string): void {
+    if (!this.metadata.topic(topic)) {
+      this.replicationQuotas.leader.removeThrottle(topic);
+      this.replicationQuotas.follower.removeThrottle(topic);
+      return;
+    }
+    const c = this.topicConfig(topic).logConfig;
+    for (const [quota, entries] of [
+      [this.replicationQuotas.leader, c.leaderReplicationThrottledReplicas],
+      [this.replicationQuotas.follower, c.followerReplicationThrottledReplicas],
+    ] as const) {
+      const partitions = parseThrottledPartitions(entries, this.nodeId);
+      if (partitions === null) quota.removeThrottle(topic);
+      else quota.markThrottled(topic, partitions);
+    }
+  }
+
   private onMetadataDelta(delta: MetadataDelta): void {
     if (delta.changedBrokerConfigs?.has('') || delta.changedBrokerConfigs?.has(String(this.nodeId))) this.applyDynamicConfig();
-    for (const t of delta.changedTopicConfigs) this.topicConfigs.delete(t);
+    for (const t of delta.changedTopicConfigs) {
+      this.topicConfigs.delete(t);
+      this.updateThrottledReplicas(t);
+    }
     for (const t of delta.removedTopics) {
+      this.replicationQuotas.leader.removeThrottle(t.name);
+      this.replicationQuotas.follower.removeThrottle(t.name);
       this.topicConfigs.delete(t.name);
       this.fetchSessions.forgetTopic(t.name);
       this.metrics?.onTopicDeleted(t.name);

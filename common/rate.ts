@@ -12,6 +12,7 @@
  * `record` returns the throttle time that brings the rate back to the bound,
  * `(rate - bound) / bound * span`, as Kafka's QuotaUtils.throttleTime computes it; 0 otherwise.
  * `average` is Kafka's Avg over the same samples (the mean recorded value: quota throttle-time).
+ * `SimpleRate` measures the same samples over the span they really cover (replication quotas).
  */
 import { ExpiringMap } from './expiring-map';
 import type { Time } from './time';
@@ -23,7 +24,7 @@ export interface RateConfig {
   samples: number;
 }
 
-interface Sample {
+export interface Sample {
   value: number;
   eventCount: number;
   startMs: number;
@@ -87,6 +88,11 @@ export class Rate {
     return count === 0 ? 0 : total / count;
   }
 
+  /** The sample span and count this rate was made with. */
+  get windowConfig(): RateConfig {
+    return this.config;
+  }
+
   /** The span the rate is computed over, padded while the window is filling (never below 1 ms). */
   windowSpanMs(nowMs: number): number {
     this.purge(nowMs);
@@ -115,16 +121,28 @@ export class Rate {
     return s;
   }
 
-  private oldest(nowMs: number): Sample {
+  protected oldest(nowMs: number): Sample {
     if (this.buf.length === 0) this.buf.push(newSample(nowMs));
     let o = this.buf[0];
     for (const s of this.buf) if (s.startMs < o.startMs) o = s;
     return o;
   }
 
-  private purge(nowMs: number): void {
+  protected purge(nowMs: number): void {
     const expireAge = this.config.samples * this.config.windowMs;
     for (const s of this.buf) if (nowMs - s.lastEventMs >= expireAge) reset(s, nowMs);
+  }
+}
+
+/**
+ * Kafka's SimpleRate (replication quotas): the span is the time since the oldest retained sample
+ * started, at least one sample window, with no padding to the whole window: a transfer that has
+ * just started is measured over one window, a steady one over what it has really taken.
+ */
+export class SimpleRate extends Rate {
+  override windowSpanMs(nowMs: number): number {
+    this.purge(nowMs);
+    return Math.max(nowMs - this.oldest(nowMs).startMs, this.windowConfig.windowMs);
   }
 }
 

@@ -176,6 +176,29 @@ describe('broker config table', () => {
     }
   });
 
+  test("tiered storage plugin rows: Kafka 4.0's defaults, validators and update modes", () => {
+    const d = (n: string) => brokerConfigDef(n)!;
+    const dflt = (n: string) => parseAndValidate(d(n), d(n).default as string);
+    expect(d('remote.log.storage.manager.class.name').default).toBeNull();
+    expect(d('remote.log.storage.manager.class.path').default).toBeNull();
+    expect(d('remote.log.storage.manager.impl.prefix').default).toBe('rsm.config.');
+    expect(d('remote.log.metadata.manager.class.name').default).toBe('org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager');
+    expect(d('remote.log.metadata.manager.impl.prefix').default).toBe('rlmm.config.');
+    expect(() => parseAndValidate(d('remote.log.storage.manager.impl.prefix'), '')).toThrow(ConfigException);
+    expect(dflt('remote.log.manager.task.interval.ms')).toBe(30000n);
+    expect(dflt('remote.log.manager.copy.max.bytes.per.second')).toBe(9223372036854775807n);
+    expect(dflt('remote.log.manager.fetch.max.bytes.per.second')).toBe(9223372036854775807n);
+    expect(dflt('remote.log.index.file.cache.total.size.bytes')).toBe(1073741824n);
+    expect(dflt('remote.log.reader.threads')).toBe(10);
+    // KIP-1030 (4.0): -1 ("use remote.log.manager.thread.pool.size") is gone, the pools default to 10.
+    for (const pool of ['remote.log.manager.copier.thread.pool.size', 'remote.log.manager.expiration.thread.pool.size']) {
+      expect(dflt(pool)).toBe(10);
+      expect(() => parseAndValidate(d(pool), '-1')).toThrow(ConfigException);
+    }
+    expect(['remote.log.manager.copy.max.bytes.per.second', 'remote.log.manager.fetch.max.bytes.per.second', 'remote.log.index.file.cache.total.size.bytes'].map(isDynamicBrokerConfig)).toEqual([true, true, true]);
+    expect(isDynamicBrokerConfig('remote.log.storage.manager.class.name')).toBe(false);
+  });
+
   test('update modes', () => {
     expect(isDynamicBrokerConfig('log.retention.ms')).toBe(true);
     expect(brokerConfigDef('log.retention.ms')!.updateMode).toBe('cluster-wide');

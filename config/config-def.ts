@@ -10,8 +10,14 @@
  * zookeeper.*, broker.id.generation.enable, inter.broker.protocol.version, log.message.format.version,
  * log.message.downconversion.enable, offsets.commit.required.acks, leader.imbalance.per.broker.percentage,
  * controlled.shutdown.max.retries / retry.backoff.ms. Left out for now (accepted as unknown keys,
- * kept, reported): share-group (group.share.*, share.coordinator.*), most remote.log.manager.*,
- * sasl.login.*, sasl.oauthbearer.*, kafka.metrics.*, alter.log.dirs.replication.quota.*.
+ * kept, reported): share-group (group.share.*, share.coordinator.*), the remote.log.* tuning rows
+ * (remote.log.manager.task.retry.*, remote.log.manager.{copy,fetch}.quota.window.*,
+ * remote.log.reader.max.pending.tasks, remote.log.metadata.manager.class.path / listener.name,
+ * remote.log.metadata.custom.metadata.max.bytes), sasl.login.*,
+ * sasl.oauthbearer.*, kafka.metrics.*, alter.log.dirs.replication.quota.*. The update modes of the
+ * remote.* rows are those of Kafka's DynamicRemoteLogConfig in the Kafka source krill follows
+ * (the two byte rates and the index cache size are cluster-wide); their defaults are Kafka 4.0's
+ * (KIP-1030: copier / expiration pools 10, the follower pool 2).
  *
  * Defaults are written in properties-file form and parsed exactly like a user's value, so a
  * default and the same text in server.properties always mean the same thing.
@@ -357,8 +363,28 @@ export const BROKER_CONFIG_DEFS: readonly ConfigKeyDef[] = [
     'Longest wait of a fetch served from remote storage.'),
   def('remote.list.offsets.request.timeout.ms', 'long', '30000', 'medium', CLUSTER, atLeast(1),
     'Timeout of a ListOffsets lookup in remote storage.'),
+  def('remote.log.manager.copier.thread.pool.size', 'int', '10', 'medium', RO, atLeast(1),
+    'Threads that copy segments to remote storage.'),
+  def('remote.log.manager.copy.max.bytes.per.second', 'long', '9223372036854775807', 'medium', CLUSTER, atLeast(1),
+    'Bytes per second the broker copies to remote storage, all partitions together.'),
+  def('remote.log.manager.expiration.thread.pool.size', 'int', '10', 'medium', RO, atLeast(1),
+    'Threads that delete expired remote segments.'),
+  def('remote.log.manager.fetch.max.bytes.per.second', 'long', '9223372036854775807', 'medium', CLUSTER, atLeast(1),
+    'Bytes per second the broker reads from remote storage, all partitions together.'),
   def('remote.log.manager.thread.pool.size', 'int', '2', 'medium', RO, atLeast(1),
     'Threads of the remote log manager\'s follower tasks.'),
+  def('remote.log.metadata.manager.class.name', 'string',
+    'org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager', 'medium', RO, nonEmptyString,
+    'RemoteLogMetadataManager implementation: Kafka\'s topic-based one, or a JS module.'),
+  def('remote.log.metadata.manager.impl.prefix', 'string', 'rlmm.config.', 'medium', RO, nonEmptyString,
+    'Prefix of the broker configs handed, stripped, to the RemoteLogMetadataManager.'),
+  def('remote.log.reader.threads', 'int', '10', 'medium', RO, atLeast(1), 'Threads that serve reads from remote storage.'),
+  def('remote.log.storage.manager.class.name', 'string', null, 'medium', RO, nonEmptyString,
+    'RemoteStorageManager implementation: Kafka\'s LocalTieredStorage, Aiven\'s S3 one, or a JS module.'),
+  def('remote.log.storage.manager.class.path', 'string', null, 'medium', RO, undefined,
+    'Java class path of the RemoteStorageManager; ignored by krill (JS modules resolve by name).'),
+  def('remote.log.storage.manager.impl.prefix', 'string', 'rsm.config.', 'medium', RO, nonEmptyString,
+    'Prefix of the broker configs handed, stripped, to the RemoteStorageManager.'),
   def('remote.log.storage.system.enable', 'boolean', 'false', 'medium', RO, undefined,
     'Turn on tiered storage in this broker.'),
   def('replica.fetch.backoff.ms', 'int', '1000', 'medium', RO, atLeast(0), 'Sleep after a partition fetch error.'),
@@ -446,6 +472,10 @@ export const BROKER_CONFIG_DEFS: readonly ConfigKeyDef[] = [
     'Idle time after which a partition forgets a producer id.'),
   def('quota.window.num', 'int', '11', 'low', RO, atLeast(1), 'Samples kept for client quotas.'),
   def('quota.window.size.seconds', 'int', '1', 'low', RO, atLeast(1), 'Span of one client quota sample.'),
+  def('remote.log.index.file.cache.total.size.bytes', 'long', '1073741824', 'low', CLUSTER, atLeast(1),
+    'Bytes of local disk for index files fetched from remote storage.'),
+  def('remote.log.manager.task.interval.ms', 'long', '30000', 'low', RO, atLeast(1),
+    'How often the remote log manager copies and expires segments.'),
   def('replication.quota.window.num', 'int', '11', 'low', RO, atLeast(1), 'Samples kept for replication quotas.'),
   def('replication.quota.window.size.seconds', 'int', '1', 'low', RO, atLeast(1),
     'Span of one replication quota sample.'),
@@ -510,7 +540,28 @@ export const KRILL_DEFAULT_OVERRIDES: Readonly<Record<string, string>> = {
   'process.roles': 'broker,controller',
 };
 
+/**
+ * Broker configs that exist only as dynamic configs (Kafka's DynamicConfig.Broker adds
+ * QuotaConfig.brokerQuotaConfigs to the dynamic keys of KafkaConfig): set per broker or as the
+ * cluster default through AlterConfigs / IncrementalAlterConfigs on BROKER resources, read from
+ * those layers only; in server.properties they are unknown keys and mean nothing, as in Kafka.
+ * Not in BROKER_CONFIG_DEFS, so nothing that walks the static table sees them.
+ * replica.alter.log.dirs.io.max.bytes.per.second is left out: krill has no future logs.
+ */
+export const DYNAMIC_ONLY_BROKER_CONFIG_DEFS: readonly ConfigKeyDef[] = [
+  def('follower.replication.throttled.rate', 'long', '9223372036854775807', 'medium', CLUSTER, atLeast(0),
+    'Upper bound (bytes/s) on what this broker fetches as a follower for the replicas in follower.replication.throttled.replicas.'),
+  def('leader.replication.throttled.rate', 'long', '9223372036854775807', 'medium', CLUSTER, atLeast(0),
+    'Upper bound (bytes/s) on what this broker serves as a leader to the replicas in leader.replication.throttled.replicas.'),
+];
+
 const BY_NAME = new Map<string, ConfigKeyDef>(BROKER_CONFIG_DEFS.map((d) => [d.name, d]));
+const DYNAMIC_ONLY_BY_NAME = new Map<string, ConfigKeyDef>(DYNAMIC_ONLY_BROKER_CONFIG_DEFS.map((d) => [d.name, d]));
+
+/** The definition of a dynamic-only broker config (DYNAMIC_ONLY_BROKER_CONFIG_DEFS), or undefined. */
+export function dynamicOnlyBrokerConfigDef(name: string): ConfigKeyDef | undefined {
+  return DYNAMIC_ONLY_BY_NAME.get(name);
+}
 
 /** The definition of a broker config, or undefined for a key krill does not know. */
 export function brokerConfigDef(name: string): ConfigKeyDef | undefined {

@@ -79,3 +79,35 @@ describe('effectiveBrokerConfig', () => {
     expect(logger.lines.some((l) => l.level === 'error' && l.msg.includes('message.max.bytes'))).toBe(true);
   });
 });
+
+describe('dynamic-only broker configs (the replication throttle rates)', () => {
+  test('per broker, else the cluster default, else Long.MAX_VALUE; a static value means nothing; a bad value is refused', () => {
+    const logger = new CapturingLogger();
+    const withStatic = new KafkaConfig({ 'log.dirs': '/tmp/krill-dyn', 'leader.replication.throttled.rate': '5' });
+    expect(withStatic.getLongExact('leader.replication.throttled.rate')).toBe(9223372036854775807n);
+    expect(withStatic.unknownKeys()).toContain('leader.replication.throttled.rate');
+    expect(withStatic.describe({ names: ['leader.replication.throttled.rate'] })).toEqual([]);
+    const c = effectiveBrokerConfig(withStatic, props({ 'leader.replication.throttled.rate': '1000' }), props({ 'leader.replication.throttled.rate': '2000', 'follower.replication.throttled.rate': '3000' }), logger);
+    expect(c.getLongExact('leader.replication.throttled.rate')).toBe(1000n);
+    expect(c.getLongExact('follower.replication.throttled.rate')).toBe(3000n);
+    const described = c.describe({ names: ['follower.replication.throttled.rate', 'leader.replication.throttled.rate'], includeSynonyms: true });
+    expect(described.map((e) => [e.name, e.value, e.source, e.isSensitive, e.readOnly, e.synonyms.map((s) => [s.value, s.source])])).toEqual([
+      ['follower.replication.throttled.rate', '3000', ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, false, false, [['3000', ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG], ['9223372036854775807', ConfigSource.DEFAULT_CONFIG]]],
+      [
+        'leader.replication.throttled.rate',
+        '1000',
+        ConfigSource.DYNAMIC_BROKER_CONFIG,
+        false,
+        false,
+        [['1000', ConfigSource.DYNAMIC_BROKER_CONFIG], ['2000', ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG], ['9223372036854775807', ConfigSource.DEFAULT_CONFIG]],
+      ],
+    ]);
+    expect(() => validateDynamicBrokerConfigs(base, props({ 'leader.replication.throttled.rate': '1048576' }), false, new Map())).not.toThrow();
+    for (const bad of ['-1', 'fast']) {
+      const r = refusal(() => validateDynamicBrokerConfigs(base, props({ 'follower.replication.throttled.rate': bad }), true, new Map()));
+      expect(r.code).toBe(ErrorCode.INVALID_REQUEST);
+      expect(r.message).toContain('follower.replication.throttled.rate');
+    }
+    expect(KRILL_APPLIED.has('leader.replication.throttled.rate')).toBe(true);
+  });
+});

@@ -29,7 +29,10 @@
  * at once, broker/handlers/broker-config-preprocess.ts); per broker,
  * `listener.name.<l>.ssl.keystore.*` / `ssl.truststore.*` / `ssl.key.password` of an SSL or
  * SASL_SSL listener (new TLS contexts for new connections; the broker checks that the stores load,
- * broker/handlers/broker-config-preprocess.ts).
+ * broker/handlers/broker-config-preprocess.ts); leader.replication.throttled.rate and
+ * follower.replication.throttled.rate (dynamic only, config-def.ts DYNAMIC_ONLY_BROKER_CONFIG_DEFS:
+ * a LONG of at least 0, validated as rule 4), the bounds of the replication quota managers
+ * (replication/replication-quota-manager.ts).
  *
  * Invariant: effectiveBrokerConfig never throws for what is in the metadata log; a stored value
  * that no longer validates is dropped with an error log (Kafka's removeInvalidConfigs), and the
@@ -58,6 +61,9 @@ export const KRILL_APPLIED: ReadonlySet<string> = new Set([
   'log.cleaner.io.buffer.size',
   'log.cleaner.io.max.bytes.per.second',
   'log.cleaner.backoff.ms',
+  // DynamicConfig.Broker's quota configs (dynamic only): the replication quota managers' bounds
+  'leader.replication.throttled.rate',
+  'follower.replication.throttled.rate',
 ]);
 
 const LISTENER_PREFIXED = /^listener\.name\.[^.]*\./;

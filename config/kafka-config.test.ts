@@ -44,6 +44,11 @@ describe('KafkaConfig sources and precedence', () => {
     expect(c.originals().get('zookeeper.connect')).toBe('localhost:2181');
   });
 
+  test('tiered-storage plugin configs under the rsm / rlmm prefixes are not unknown keys', () => {
+    const c = KafkaConfig.load({ fileText: 'rsm.config.dir=/tmp/tiered\nrlmm.config.remote.log.metadata.topic.replication.factor=1\nremote.log.storage.manager.impl.prefix=tiered.\ntiered.storage.s3.region=eu-west-1\n' });
+    expect(c.unknownKeys()).toEqual(['rsm.config.dir']);
+  });
+
   test('an override must be key=value; an empty value is allowed', () => {
     expect(() => KafkaConfig.load({ overrides: ['num.partitions'] })).toThrow("Invalid override 'num.partitions'");
     expect(KafkaConfig.load({ overrides: ['broker.rack='] }).getString('broker.rack')).toBe('');

@@ -23,9 +23,11 @@
  * configs whose update mode allows it, and per broker the listeners' SSL store overrides
  * (listener.name.<l>.ssl.keystore.* etc., which listenerOverride reads before the static ones). A
  * running broker builds them from the ConfigRecords of its metadata image
- * (config/dynamic-broker-config.ts, KafkaServer.applyDynamicConfig).
+ * (config/dynamic-broker-config.ts, KafkaServer.applyDynamicConfig). The dynamic-only configs
+ * (DYNAMIC_ONLY_BROKER_CONFIG_DEFS: the replication throttle rates) resolve from the two dynamic
+ * layers and their default only; a static value of one is an unknown key, as in Kafka.
  */
-import { brokerConfigDef, BROKER_CONFIG_DEFS, effectiveBrokerDefault } from './config-def';
+import { brokerConfigDef, BROKER_CONFIG_DEFS, DYNAMIC_ONLY_BROKER_CONFIG_DEFS, dynamicOnlyBrokerConfigDef, effectiveBrokerDefault } from './config-def';
 import {
   ConfigException,
   ConfigKeyDef,
@@ -183,6 +185,13 @@ export class KafkaConfig {
         if (s !== null) this.#defaultStrings.set(d.name, s);
       }
     }
+    // Dynamic-only configs: the dynamic layers, else the default; never the static config.
+    for (const d of DYNAMIC_ONLY_BROKER_CONFIG_DEFS) {
+      const raw = this.#perBroker.get(d.name) ?? this.#clusterDefault.get(d.name) ?? (d.default as string);
+      this.#values.set(d.name, parseAndValidate(d, raw));
+      const s = formatValue(d.type, parseAndValidate(d, d.default as string));
+      if (s !== null) this.#defaultStrings.set(d.name, s);
+    }
 
     this.#listenerProtocols = this.#effectiveListenerSecurityProtocolMap();
     this.#listeners = parseListeners(this.getString('listeners'), this.#listenerProtocols, 'listeners', true);
@@ -251,11 +260,17 @@ export class KafkaConfig {
     return this.#perBroker.get(name) ?? this.#originals.get(name) ?? null;
   }
 
-  /** Keys the user set that krill's broker table does not know. Kafka logs these as a warning. */
+  /**
+   * Keys the user set that krill's broker table does not know. Kafka logs these as a warning.
+   * Keys under the tiered-storage plugin prefixes (remote.log.storage.manager.impl.prefix,
+   * remote.log.metadata.manager.impl.prefix) are the plugins' own configs, not unknown.
+   */
   unknownKeys(): string[] {
+    const pluginPrefixes = ['remote.log.storage.manager.impl.prefix', 'remote.log.metadata.manager.impl.prefix'].map((n) => this.getString(n)).filter((p): p is string => p !== null && p !== '');
     return [...this.#originals.keys()].filter(
       (k) =>
         !AUTHORIZER_CONFIG_KEYS.has(k) &&
+        !pluginPrefixes.some((p) => k.startsWith(p)) &&
         brokerConfigDef(k) === undefined &&
         brokerConfigDef(k.replace(/^listener\.name\.[^.]+\./, '')) === undefined &&
         // Kafka's valuesWithPrefixOverride also takes a second prefix: listener.name.<l>.<mechanism>.<key>.
@@ -270,7 +285,7 @@ export class KafkaConfig {
   }
 
   #typed(name: string, types: string[]): ConfigValue | null {
-    const d = brokerConfigDef(name);
+    const d = brokerConfigDef(name) ?? dynamicOnlyBrokerConfigDef(name);
     if (!d) throw new Error(`Unknown broker config ${name}`);
     if (!types.includes(d.type)) throw new Error(`Broker config ${name} is of type ${d.type}, not ${types.join('/')}`);
     return this.#values.get(name)!;
@@ -662,7 +677,7 @@ export class KafkaConfig {
     };
     add(this.#perBroker, ConfigSource.DYNAMIC_BROKER_CONFIG);
     add(this.#clusterDefault, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
-    add(this.#static, ConfigSource.STATIC_BROKER_CONFIG);
+    if (!dynamicOnlyBrokerConfigDef(name)) add(this.#static, ConfigSource.STATIC_BROKER_CONFIG);
     add(this.#defaultStrings, ConfigSource.DEFAULT_CONFIG);
     const first = all.findIndex((s) => s.name === name);
     return first < 0 ? [] : all.slice(first);
@@ -678,6 +693,9 @@ export class KafkaConfig {
     for (const d of BROKER_CONFIG_DEFS) if (!d.internal) names.add(d.name);
     for (const k of this.#static.keys()) names.add(k);
     for (const k of this.#perBroker.keys()) names.add(k);
+    // Dynamic-only configs are listed once set, in either dynamic layer.
+    for (const k of this.#clusterDefault.keys()) if (dynamicOnlyBrokerConfigDef(k)) names.add(k);
+    for (const k of this.#static.keys()) if (dynamicOnlyBrokerConfigDef(k) && !this.#perBroker.has(k) && !this.#clusterDefault.has(k)) names.delete(k);
     return this.#describeNames([...names].sort(), opts, true);
   }
 
@@ -694,7 +712,7 @@ export class KafkaConfig {
     const out: DescribeConfigEntry[] = [];
     for (const name of all) {
       if (wanted && !wanted.has(name)) continue;
-      const own = brokerConfigDef(name);
+      const own = brokerConfigDef(name) ?? dynamicOnlyBrokerConfigDef(name);
       // A listener override (listener.name.<l>.<key>) has its base config's type.
       const d = own ?? brokerConfigDef(name.replace(LISTENER_PREFIX, ''));
       const isSensitive = d === undefined || d.type === 'password';
@@ -731,7 +749,7 @@ const LISTENER_PREFIX = /^listener\.name\.[^.]+\./;
  * only) listener overrides of the SSL key and trust store settings, which a listener reloads.
  */
 export function isDynamicLayerKey(name: string, perBroker: boolean): boolean {
-  const d = brokerConfigDef(name);
+  const d = brokerConfigDef(name) ?? dynamicOnlyBrokerConfigDef(name);
   if (d) return d.updateMode !== 'read-only';
   return perBroker && LISTENER_PREFIX.test(name) && LISTENER_RELOADABLE_SSL_CONFIGS.has(name.replace(LISTENER_PREFIX, ''));
 }

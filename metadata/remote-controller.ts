@@ -2,9 +2,10 @@
  * RemoteController: the ControllerApi of a broker whose controller runs elsewhere. Each call is
  * the matching Kafka request to the controller listener (CreateTopics, DeleteTopics,
  * CreatePartitions, IncrementalAlterConfigs / AlterConfigs (topic, broker and CLIENT_METRICS resources), ElectLeaders, AllocateProducerIds,
- * AlterClientQuotas, AlterUserScramCredentials, CreateAcls, DeleteAcls, UpdateFeatures, AlterPartitionReassignments), as
+ * AlterClientQuotas, AlterUserScramCredentials, CreateAcls, DeleteAcls, UpdateFeatures, AlterPartitionReassignments, ListPartitionReassignments), as
  * Kafka's brokers forward admin requests. After a successful write it waits until this broker's
  * metadata includes it, so a client that created a topic through this broker sees it at once.
+ * ListPartitionReassignments is a read answered from the controller's image, not this broker's.
  *
  * A controller that cannot be reached (after the channel's own connect/request timeouts) fails
  * every item of an admin call (topics, partitions, configs, quota entities, SCRAM users, ACL bindings and filters; UpdateFeatures as a whole) with REQUEST_TIMED_OUT, which clients
@@ -28,7 +29,7 @@ import { isInternalTopic } from './topic-name';
 import type { ClientQuotaAlteration, ClientQuotaAlterationResult } from './controller/client-quota-control-manager';
 import type { ScramAlterationResult, ScramCredentialDeletion, ScramCredentialUpsertion } from './controller/scram-control-manager';
 import type { AclCreateResult, AclDeleteResult } from './controller/acl-control-manager';
-import type { ReassignmentRequestTopic, ReassignmentResultTopic } from './controller/partition-reassignment';
+import type { ListReassignmentsResult, ReassignmentRequestTopic, ReassignmentResultTopic } from './controller/partition-reassignment';
 import type { AclBinding, AclBindingFilter } from './authorizer/authorizer';
 import type { FeatureUpdate } from './controller/feature-control-manager';
 import type { ClientMetricsConfigChange } from './controller/client-metrics-config-control';
@@ -295,7 +296,6 @@ export class RemoteController implements ControllerApi {
     }
   }
 
-  /** DeleteAcls as the controller answers it, one result per filter with the ACLs it removed. */
   /** AlterPartitionReassignments, forwarded as is; a top-level error (or no answer) fails every partition. */
   async alterPartitionReassignments(topics: ReassignmentRequestTopic[]): Promise<ReassignmentResultTopic[]> {
     const failAll = (errorCode: number, errorMessage: string | null): ReassignmentResultTopic[] =>
@@ -317,6 +317,31 @@ export class RemoteController implements ControllerApi {
     }
   }
 
+  /**
+   * ListPartitionReassignments, forwarded as Kafka's brokers forward it: the controller's image is
+   * the one that has every reassignment it accepted, before this broker's metadata catches up. The
+   * controller's top-level error is relayed; an unreachable one is REQUEST_TIMED_OUT.
+   */
+  async listPartitionReassignments(topics: readonly { name: string; partitionIndexes: number[] }[] | null): Promise<ListReassignmentsResult> {
+    try {
+      const res = await this.opts.channel.send('ListPartitionReassignments', {
+        timeoutMs: this.opts.requestTimeoutMs ?? 30_000,
+        topics: topics === null ? null : topics.map((t) => ({ name: t.name, partitionIndexes: [...t.partitionIndexes] })),
+      });
+      return {
+        errorCode: res.errorCode,
+        errorMessage: res.errorMessage,
+        topics: res.topics.map((t) => ({
+          name: t.name,
+          partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, replicas: [...p.replicas], addingReplicas: [...p.addingReplicas], removingReplicas: [...p.removingReplicas] })),
+        })),
+      };
+    } catch (err) {
+      return { errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: this.unreachable(err), topics: [] };
+    }
+  }
+
+  /** DeleteAcls as the controller answers it, one result per filter with the ACLs it removed. */
   async deleteAcls(filters: AclBindingFilter[]): Promise<AclDeleteResult[]> {
     if (filters.length === 0) return [];
     try {

@@ -23,6 +23,11 @@
  * leader (replica.fetch.wait.max.ms), so an idle follower costs one request per wait; an empty
  * fetcher sleeps until a partition is added. Nothing busy-waits.
  *
+ * Replication throttles (the host's `quota`, replication-quota-manager.ts): while the follower
+ * quota is exceeded, partitions it throttles that are not caught up (lag > 0 at the last answer,
+ * or no answer yet) are left out of the next fetch; if nothing is left the fetcher backs off
+ * replica.fetch.backoff.ms. Every fetched byte of a throttled partition is recorded.
+ *
  * `fetchDelayMs` on the manager is a fault hook: every fetch of this broker waits that long first
  * (a slow follower). `maxLag` is Kafka's ReplicaFetcherManager MaxLag: the largest leader high
  * watermark minus our log end offset seen in the last answer of any partition followed.
@@ -34,6 +39,7 @@ import { UnexpectedAppendOffsetError } from '../storage/errors';
 import { NodeChannel } from '../client/node-channel';
 import type { ClientSecurity } from '../client/network-client';
 import type { Partition } from './partition';
+import type { ReplicaQuota } from './replication-quota-manager';
 import { topicPartitionKey } from '../common/topic-partition';
 import type { RemoteLogSegmentMetadata, TopicIdPartition } from '../storage/remote/remote-log-segment-metadata';
 import { IndexType } from '../storage/remote/remote-storage-manager';
@@ -63,6 +69,8 @@ export interface FetcherHost {
     remoteLogSegmentMetadataFor(tp: TopicIdPartition, epoch: number, offset: bigint): Promise<RemoteLogSegmentMetadata | null>;
     fetchIndex(m: RemoteLogSegmentMetadata, type: IndexType): Promise<Buffer>;
   };
+  /** The follower-side replication quota (absent: nothing is throttled). */
+  quota?: ReplicaQuota;
 }
 
 type FetchStateKind = 'truncating' | 'fetching' | 'fenced';
@@ -75,8 +83,8 @@ interface PartitionFetchState {
   fetchOffset: bigint;
   state: FetchStateKind;
   delayedUntil: number;
-  /** Leader's high watermark minus our log end offset, at the last answer (Kafka's FetcherLagMetrics). */
-  lag: bigint;
+  /** Leader's high watermark minus our log end offset, at the last answer (Kafka's FetcherLagMetrics); null before the first. */
+  lag: bigint | null;
 }
 
 /** Kafka's OffsetTruncationState. */
@@ -119,7 +127,7 @@ export class ReplicaFetcher {
   /** The largest lag of the partitions this fetcher follows. */
   maxLag(): bigint {
     let max = 0n;
-    for (const s of this.partitions.values()) if (s.lag > max) max = s.lag;
+    for (const s of this.partitions.values()) if (s.lag !== null && s.lag > max) max = s.lag;
     return max;
   }
 
@@ -141,7 +149,7 @@ export class ReplicaFetcher {
       fetchOffset: p.log.logEndOffset,
       state: truncate ? 'truncating' : 'fetching',
       delayedUntil: 0,
-      lag: 0n,
+      lag: null,
     });
     if (!truncate && p.log.logEndOffset > p.log.highWatermark) {
       // No epochs to compare: only what is committed is known to be the leader's.
@@ -204,12 +212,20 @@ export class ReplicaFetcher {
           await this.sleep(Number.isFinite(next) ? next - now : undefined);
           continue;
         }
+        // Throttled partitions that are not caught up sit this round out while the follower quota
+        // is exceeded (Kafka's shouldFollowerThrottle); with nothing left, back off and look again.
+        const quota = this.host.quota;
+        const unthrottled = quota && quota.isQuotaExceeded() ? fetching.filter((s) => !this.shouldFollowerThrottle(quota, s)) : fetching;
+        if (unthrottled.length === 0) {
+          await this.sleep(this.config.backoffMs);
+          continue;
+        }
         const delay = this.fetchDelayMs();
         if (delay > 0) {
           await this.sleep(delay);
           if (this.stopped) break;
         }
-        await this.fetch(fetching.filter((s) => this.partitions.get(topicPartitionKey(s.topic, s.partition)) === s));
+        await this.fetch(unthrottled.filter((s) => this.partitions.get(topicPartitionKey(s.topic, s.partition)) === s));
       } catch (err) {
         if (this.stopped) break;
         this.host.logger.debug(`fetcher for broker ${this.sourceBrokerId} failed: ${(err as Error).message}; backing off`);
@@ -219,6 +235,12 @@ export class ReplicaFetcher {
         await this.sleep(this.config.backoffMs);
       }
     }
+  }
+
+  /** In sync: the last answer left no lag (Kafka's PartitionFetchState.isReplicaInSync); a throttled partition otherwise. */
+  private shouldFollowerThrottle(quota: ReplicaQuota, s: PartitionFetchState): boolean {
+    const inSync = s.lag !== null && s.lag <= 0n;
+    return !inSync && quota.isThrottled(s.topic, s.partition);
   }
 
   /** The local partition for `s`, if it is still a follower of our source at the same epoch. */
@@ -389,6 +411,8 @@ export class ReplicaFetcher {
       return;
     }
     if (pd.records && pd.records.length > 0) {
+      // Every throttled byte counts, in sync or not, so that throttled traffic keeps to the bound.
+      if (this.host.quota?.isThrottled(s.topic, s.partition)) this.host.quota.record(pd.records.length);
       try {
         p.appendRecordsToFollower(pd.records);
       } catch (err) {

@@ -17,7 +17,12 @@
  * partition the leader (follower state reset, leader epoch start offset recorded) or a follower
  * (handed to the replica fetchers, which truncate first). On the leader, follower Fetch requests
  * update follower state (ISR expansion, HWM), and a periodic task (replica.lag.time.max.ms / 2)
- * shrinks ISRs; ISR changes go to the controller through the AlterPartitionManager. Fetchers, ISR
+ * shrinks ISRs; ISR changes go to the controller through the AlterPartitionManager. Replication
+ * throttles (`replicationQuotas`, replication-quota-manager.ts): a follower fetch gets no records
+ * for a leader-throttled partition whose follower is outside the ISR while the leader quota is
+ * exceeded (its state is still updated, the partition answered without error), such partitions do
+ * not count towards a parked follower fetch's min_bytes, and the throttled bytes of every follower
+ * fetch answer are recorded; the follower quota goes to the fetchers. Fetchers, ISR
  * task and AlterPartitionManager exist only on a cluster broker (`replication` options); a
  * combined single node has no followers.
  */
@@ -32,6 +37,7 @@ import type { MetadataCache, MetadataDelta } from '../metadata/metadata-cache';
 import { Partition, type AlterPartitionItem, type AlterPartitionOutcome, type FetchIsolation, type PartitionContext } from './partition';
 import { AlterPartitionManager, type AlterPartitionTransport } from './alter-partition-manager';
 import { ReplicaFetcherManager, type FetcherConfig } from './replica-fetcher';
+import type { ReplicaQuota } from './replication-quota-manager';
 import { DelayedOperation, DelayedOperationPurgatory } from './delayed/purgatory';
 import { DelayedDeleteRecords, type DeleteRecordsPartitionStatus } from './delayed/delayed-delete-records';
 import { isInternalTopic } from '../metadata/topic-name';
@@ -175,6 +181,12 @@ export interface ReplicaManagerOptions {
   transactionVerificationEnabled?: () => boolean;
   /** Asks transaction coordinators (absent: no verification). */
   transactionVerifier?: TransactionVerifier;
+  /**
+   * Replication throttles (replication-quota-manager.ts): `leader` holds back data for throttled
+   * replicas outside the ISR in follower fetches served here, `follower` holds back this broker's
+   * fetches of throttled partitions that are not caught up. Absent: nothing is throttled.
+   */
+  replicationQuotas?: { leader: ReplicaQuota; follower: ReplicaQuota };
   /** Clock (tests). */
   now?: () => number;
   /** Tiered storage (remote.log.storage.system.enable): remote reads, and the tasks that follow leadership. */
@@ -219,6 +231,7 @@ export class ReplicaManager {
             endpointOf: r.endpointOf,
             logger: this.log.child('replica-fetcher'),
             tiered: opts.remoteLogManager,
+            quota: opts.replicationQuotas?.follower,
           },
           r.fetcher,
         )
@@ -562,17 +575,38 @@ export class ReplicaManager {
     const bytes = first.reduce((n, r) => n + r.recordsSize, 0);
     const anyError = first.some((r) => r.errorCode !== ErrorCode.NONE || r.divergingEpoch !== undefined);
     if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || params.partitions.length === 0 || this.closed) {
-      return first;
+      return this.recordLeaderReplication(params, first);
     }
     // The parked fetch reads again when it completes: this first read's buffers go back now.
     for (const r of first) r.release?.();
-    return new Promise<FetchPartitionResult[]>((resolve) => {
+    const done = await new Promise<FetchPartitionResult[]>((resolve) => {
       const op = new DelayedFetch(params, this, resolve);
       this.fetchPurgatory.tryCompleteElseWatch(
         op,
         params.partitions.map((p) => topicPartitionKey(p.topic, p.partition)),
       );
     });
+    return this.recordLeaderReplication(params, done);
+  }
+
+  /**
+   * Kafka's shouldLeaderThrottle: a follower fetch gets no data for a partition that is throttled
+   * on this (leader) side, while the leader quota is exceeded, unless the follower is in the ISR.
+   */
+  private shouldLeaderThrottle(p: Partition, replicaId: number): boolean {
+    const quota = this.opts.replicationQuotas?.leader;
+    return quota !== undefined && !p.isr.includes(replicaId) && quota.isThrottled(p.topic, p.partition) && quota.isQuotaExceeded();
+  }
+
+  /** The bytes of the throttled partitions in a follower fetch's answer go into the leader quota (Kafka: when the response is sent). */
+  private recordLeaderReplication(params: FetchParams, results: FetchPartitionResult[]): FetchPartitionResult[] {
+    const quota = this.opts.replicationQuotas?.leader;
+    if (quota && params.replicaId >= 0) {
+      let bytes = 0;
+      for (const r of results) if (r.recordsSize > 0 && quota.isThrottled(r.topic, r.partition)) bytes += r.recordsSize;
+      quota.record(bytes);
+    }
+    return results;
   }
 
   private async completeRemoteFetches(params: FetchParams, results: FetchPartitionResult[]): Promise<FetchPartitionResult[]> {
@@ -632,6 +666,8 @@ export class ReplicaManager {
       };
       try {
         const p = this.leaderPartitionOrThrow(req.topic, req.partition);
+        // Decided before the read, which may bring the follower into the ISR.
+        const throttled = fromFollower && this.shouldLeaderThrottle(p, params.replicaId);
         const maxBytes = Math.max(0, Math.min(req.partitionMaxBytes, budget));
         const r =
           fromFollower && updateFetchState
@@ -646,6 +682,11 @@ export class ReplicaManager {
                 minOneMessage: !gotData,
               })
             : p.read(req.fetchOffset, maxBytes, params.isolation, !gotData, req.currentLeaderEpoch, this.readPool);
+        if (throttled && r.read.sizeInBytes > 0) {
+          // Throttled: the follower's state was updated, it gets no records this round (not an error).
+          r.read.release?.();
+          r.read = { ...r.read, records: [], sizeInBytes: 0, release: undefined };
+        }
         if (r.divergingEpoch) res.divergingEpoch = r.divergingEpoch;
         res.highWatermark = r.highWatermark;
         res.lastStableOffset = r.lastStableOffset;
@@ -686,7 +727,11 @@ export class ReplicaManager {
     });
   }
 
-  /** Bytes a delayed fetch could now return, without reading them. */
+  /**
+   * Bytes a delayed fetch could now return, without reading them; for a follower, none of a
+   * partition the leader quota holds back (Kafka's DelayedFetch), so a throttled follower's fetch
+   * waits its max_wait_ms instead of returning empty at once.
+   */
   availableBytes(params: FetchParams): { bytes: number; error: boolean } {
     let bytes = 0;
     for (const req of params.partitions) {
@@ -699,7 +744,7 @@ export class ReplicaManager {
             ? p.log.highWatermark
             : p.log.lastStableOffset;
       if (req.fetchOffset > end || req.fetchOffset < p.log.logStartOffset) return { bytes, error: true };
-      if (req.fetchOffset < end) bytes += p.log.bytesBetween(req.fetchOffset, end);
+      if (req.fetchOffset < end && !(params.replicaId >= 0 && this.shouldLeaderThrottle(p, params.replicaId))) bytes += p.log.bytesBetween(req.fetchOffset, end);
     }
     return { bytes, error: false };
   }

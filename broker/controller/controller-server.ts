@@ -133,13 +133,8 @@ export class ControllerServer implements ControllerNode {
       },
       brokerConfigDefault: brokerListDefault,
       sessions: { sessionTimeoutMs: config.getInt('broker.session.timeout.ms') },
-      // The topic's override, else the dynamic cluster default (KIP-226), else this node's static config.
-      uncleanLeaderElection: (topic) => {
-        const override =
-          this.controller.image.topicConfig(topic).get('unclean.leader.election.enable') ??
-          this.controller.image.brokerConfig('').get('unclean.leader.election.enable');
-        return override !== undefined ? override.trim().toLowerCase() === 'true' : config.getBoolean('unclean.leader.election.enable');
-      },
+      // The last fallback after the topic's, this node's dynamic and the cluster default's values (Controller.uncleanLeaderElectionEnabled).
+      staticUncleanLeaderElection: () => config.getBoolean('unclean.leader.election.enable'),
       autoLeaderRebalanceIntervalMs: config.getBoolean('auto.leader.rebalance.enable') ? imbalanceMs : null,
     });
     this.controller.subscribe(() => this.wakeWaiters(), false);

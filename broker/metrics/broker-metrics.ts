@@ -3,7 +3,7 @@
  * startCluster's brokers each report their own), the counters kept on the request paths
  * (BrokerTopicStats, RequestMetrics, ISR changes) and the gauges read from the broker's state at
  * scrape time (replica manager, controller, logs, coordinators, consumer lag, connections, client
- * quotas), plus
+ * quotas, replication throttles), plus
  * prom-client's process and Node.js metrics (process_*, nodejs_*). Names follow the Strimzi JMX
  * exporter rules for Kafka; the list is in docs/operations.md.
  */
@@ -18,9 +18,10 @@ import { registerCleanerMetrics } from './cleaner-metrics';
 import { registerCoordinatorMetrics } from './coordinator-metrics';
 import { registerConsumerLagMetrics } from './consumer-lag-metrics';
 import { registerNetworkMetrics } from './network-metrics';
-import { registerQuotaMetrics } from './quota-metrics';
+import { registerQuotaMetrics, registerReplicationQuotaMetrics } from './quota-metrics';
 import { collectedGauge } from './collected';
 import type { BrokerQuotas } from '../quota/broker-quotas';
+import type { ReplicationQuotaManager } from '../../replication/replication-quota-manager';
 import type { ReplicaManager } from '../../replication/replica-manager';
 import type { LogManager } from '../../storage/log-manager';
 import type { MetadataCache } from '../../metadata/metadata-cache';
@@ -34,6 +35,7 @@ export interface BrokerMetricsSources {
   groupCoordinator: GroupCoordinator;
   transactionCoordinator: TransactionCoordinator;
   quotas: BrokerQuotas;
+  replicationQuotas: { leader: ReplicationQuotaManager; follower: ReplicationQuotaManager };
   minInsyncReplicas(topic: string): number;
   /** Whether this node's controller is in this process and active (combined node); null: no local controller. */
   controllerActive: (() => boolean) | null;
@@ -79,6 +81,7 @@ export class BrokerMetrics {
     });
     registerNetworkMetrics(r, () => src.listenerNames(), () => src.connectionCounts());
     registerQuotaMetrics(r, src.quotas);
+    registerReplicationQuotaMetrics(r, src.replicationQuotas);
     collectedGauge(r, 'kafka_server_clientmetrics_instance_count', 'instance-count: client telemetry (KIP-714) instances held by this broker (kafka.server:type=ClientMetrics).', [], (set) =>
       set({}, src.clientMetricsInstances()),
     );

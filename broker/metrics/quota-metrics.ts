@@ -8,11 +8,16 @@
  * for every (user, client id) key a quota applies to, tagged as Kafka tags its sensors: the part a
  * quota's level does not include is ''. Read from the quota managers at scrape time. Controller
  * mutation quotas are not reported yet.
+ * Replication throttles (kafka.server:type=LeaderReplication|FollowerReplication, attribute byte-rate):
+ *   kafka_server_leaderreplication_byte_rate     bytes/s of throttled partitions served to followers
+ *   kafka_server_followerreplication_byte_rate   bytes/s of throttled partitions fetched as a follower
+ * (SimpleRate over replication.quota.window.*, recorded whether or not the quota is exceeded).
  */
 import type { Registry } from 'prom-client';
 import { collectedGauge } from './collected';
 import type { BrokerQuotas } from '../quota/broker-quotas';
 import type { ClientQuotaManager } from '../quota/client-quota-manager';
+import type { ReplicationQuotaManager } from '../../replication/replication-quota-manager';
 
 export function registerQuotaMetrics(registry: Registry, quotas: BrokerQuotas, now: () => number = Date.now): void {
   const managers: [string, ClientQuotaManager, 'byte_rate' | 'request_time'][] = [
@@ -29,4 +34,13 @@ export function registerQuotaMetrics(registry: Registry, quotas: BrokerQuotas, n
   collectedGauge(registry, 'kafka_server_quota_request_time', 'request-time: percentage of a thread a quota\'d client used (kafka.server:type=Request).', ['resource', 'user', 'clientId'], (set) => {
     for (const [resource, m, attr] of managers) if (attr === 'request_time') for (const q of m.quotaMetrics(now())) set({ resource, user: q.user, clientId: q.clientId }, q.rate);
   });
+}
+
+export function registerReplicationQuotaMetrics(registry: Registry, quotas: { leader: ReplicationQuotaManager; follower: ReplicationQuotaManager }): void {
+  collectedGauge(registry, 'kafka_server_leaderreplication_byte_rate', 'byte-rate: bytes per second of throttled replicas served to followers (kafka.server:type=LeaderReplication).', [], (set) =>
+    set({}, quotas.leader.byteRate()),
+  );
+  collectedGauge(registry, 'kafka_server_followerreplication_byte_rate', 'byte-rate: bytes per second of throttled replicas fetched by this broker\'s followers (kafka.server:type=FollowerReplication).', [], (set) =>
+    set({}, quotas.follower.byteRate()),
+  );
 }

@@ -6,7 +6,9 @@
  * replicas after it, the removed brokers delete their logs, and while the new replicas catch up
  * (their follower fetches slowed) Metadata lists target + removing replicas and
  * ListPartitionReassignments the adding / removing ones. Cancellation reverts to the original
- * replicas and the added broker drops its log.
+ * replicas and the added broker drops its log. ListPartitionReassignments through a broker is
+ * answered by the controller: with that broker's metadata fetches held back, a reassignment sent
+ * to the controller is listed by the broker although its own image does not have it yet.
  */
 import type { Admin, Kafka } from 'kafkajs';
 import { ErrorCode } from '../../protocol/errors';
@@ -169,4 +171,51 @@ test('cancellation (null replicas) reverts to the original replicas and the adde
   const list = await conn.send('ListPartitionReassignments', 0, { timeoutMs: 10_000, topics: [{ name: 'cancelled', partitionIndexes: [0, 7] }, { name: 'nope', partitionIndexes: [0] }] });
   expect(list).toMatchObject({ errorCode: E.NONE, errorMessage: null, topics: [] });
   expect(await consumeAll('cancelled', 1)).toEqual(['kept']);
+});
+
+test('ListPartitionReassignments on a broker is answered by the controller: a reassignment it accepted is listed before that broker\'s metadata has it', async () => {
+  await admin.createTopics({ topics: [{ topic: 'listed-early', replicaAssignment: [{ partition: 0, replicas: [0, 1] }] }], waitForLeaders: true });
+  // Hold broker 1's next metadata fetch at the controller, and wait until it is held (the long
+  // poll in flight when the rule was added must have come back first).
+  let held!: () => void;
+  const fetchHeld = new Promise<void>((resolve) => (held = resolve));
+  const rule = cluster.control.controller.intercept(
+    {
+      api: 'Fetch',
+      clientId: /^krill-broker-1-/,
+      when: () => {
+        held();
+        return true;
+      },
+    },
+    { delayMs: 3000 },
+  );
+  const [host, port] = cluster.controllerAddress.split(':');
+  const toController = await connect(host, Number(port), { clientId: 'reassignment-admin' });
+  const b1 = cluster.broker(1);
+  const toBroker1 = await connect(b1.host, b1.port, { clientId: 'reassignment-list' });
+  cluster.slowReplication(2, SLOW_MS);
+  try {
+    await fetchHeld;
+    // The reassignment goes straight to the controller (as --bootstrap-controller would send it).
+    const alter = await toController.send('AlterPartitionReassignments', 0, { timeoutMs: 10_000, topics: [{ name: 'listed-early', partitions: [{ partitionIndex: 0, replicas: [0, 2] }] }] });
+    expect(alter.responses[0].partitions[0]).toMatchObject({ errorCode: E.NONE });
+    const list = await toBroker1.send('ListPartitionReassignments', 0, { timeoutMs: 10_000, topics: [{ name: 'listed-early', partitionIndexes: [0] }] });
+    // Broker 1's own image does not have the reassignment yet, its answer does.
+    expect(b1.server.metadata.topic('listed-early')!.partitions.get(0)!.addingReplicas).toEqual([]);
+    expect(list).toMatchObject({
+      errorCode: E.NONE,
+      errorMessage: null,
+      topics: [{ name: 'listed-early', partitions: [{ partitionIndex: 0, replicas: [0, 2, 1], addingReplicas: [2], removingReplicas: [1] }] }],
+    });
+  } finally {
+    rule.remove();
+    cluster.slowReplication(2, 0);
+    await toController.close();
+    await toBroker1.close();
+  }
+  // The held fetch comes back after its delay and broker 1 catches up.
+  await waitFor('broker 1 applies the reassignment', () => b1.server.metadata.topic('listed-early')!.partitions.get(0)!.replicas.includes(2), 10_000, 50);
+  await waitFor('the reassignment completes', async () => (await partition0('listed-early')).replicas.join() === '0,2', 20_000, 50);
+  expect((await admin.listPartitionReassignments({ topics: [{ topic: 'listed-early', partitions: [0] }] })).topics).toEqual([]);
 });

@@ -22,7 +22,7 @@ function cluster(opts: { unclean?: boolean } = {}) {
     defaultReplicationFactor: () => 3,
     validateTopicConfig: () => {},
     sessions: { sessionTimeoutMs: 1000 },
-    uncleanLeaderElection: () => opts.unclean ?? false,
+    staticUncleanLeaderElection: () => opts.unclean ?? false,
     now: () => now,
   });
   const epochs = new Map<number, bigint>();
@@ -142,6 +142,64 @@ describe('Controller in cluster mode', () => {
       await t.c.fenceStaleBrokers();
       expect(t.part('u')).toMatchObject(unclean ? { leader: 1, isr: [1] } : { leader: -1, isr: [0] });
     }
+  });
+
+  test('unclean.leader.election.enable: the topic\'s value, else the controller node\'s dynamic config, else the dynamic cluster default, else the static config', async () => {
+    const SET = 0;
+    const DELETE = 1;
+    const broker = (resourceName: string, value: string | null) => [{ resourceName, incremental: true, ops: [{ name: 'unclean.leader.election.enable', op: value === null ? DELETE : SET, value }] }];
+    const topicCfg = (name: string, value: string | null) => [{ topic: name, incremental: true, ops: [{ name: 'unclean.leader.election.enable', op: value === null ? DELETE : SET, value }] }];
+    let staticValue = false;
+    // A combined-mode controller whose static value the test changes.
+    const c = new Controller({
+      nodeId: 3000,
+      clusterId: 'test-cluster',
+      log: new InMemoryMetadataLog(),
+      logger: new Logger('test', 'error'),
+      defaultNumPartitions: () => 1,
+      defaultReplicationFactor: () => 1,
+      validateTopicConfig: () => {},
+      staticUncleanLeaderElection: () => staticValue,
+    });
+    await c.registerBroker({ brokerId: 0, incarnationId: 'inc-0', endpoints: [], rack: null, logDirs: [] });
+    expect((await c.createTopics([topic('u', 1, 1)], false))[0].errorCode).toBe(ErrorCode.NONE);
+    const ok = (r: { errorCode: number }[]) => expect(r.map((x) => x.errorCode)).toEqual([ErrorCode.NONE]);
+    expect(c.uncleanLeaderElectionEnabled('u')).toBe(false);
+    staticValue = true;
+    expect(c.uncleanLeaderElectionEnabled('u')).toBe(true);
+    ok(await c.alterBrokerConfigs(broker('', 'false'), false));
+    expect(c.uncleanLeaderElectionEnabled('u')).toBe(false);
+    // Another broker's per-broker value is not the controller's: Kafka reads only its own node's.
+    ok(await c.alterBrokerConfigs(broker('1', 'true'), false));
+    expect(c.uncleanLeaderElectionEnabled('u')).toBe(false);
+    ok(await c.alterBrokerConfigs(broker('3000', 'TRUE'), false));
+    expect(c.uncleanLeaderElectionEnabled('u')).toBe(true);
+    ok(await c.alterTopicConfigs(topicCfg('u', 'false'), false));
+    expect(c.uncleanLeaderElectionEnabled('u')).toBe(false);
+    ok(await c.alterTopicConfigs(topicCfg('u', null), false));
+    ok(await c.alterBrokerConfigs(broker('3000', null), false));
+    expect(c.uncleanLeaderElectionEnabled('u')).toBe(false);
+    ok(await c.alterBrokerConfigs(broker('', null), false));
+    expect(c.uncleanLeaderElectionEnabled('u')).toBe(true);
+    await c.close();
+
+    // And the election follows it: broker 1 out of the ISR, the leader fenced; the controller
+    // node's dynamic value (set after the topic was created) allows the unclean election.
+    const u = cluster({ unclean: false });
+    await u.up(0, 1);
+    await u.c.createTopics([topic('v', 1, 2)], false);
+    ok(await u.c.alterBrokerConfigs(broker('3000', 'true'), false));
+    const p = u.part('v');
+    await u.c.alterPartition(
+      { brokerId: 0, brokerEpoch: u.epochs.get(0)!, topics: [{ topicName: null, topicId: p.topicId, partitions: [{ partitionIndex: 0, leaderEpoch: p.leaderEpoch, partitionEpoch: p.partitionEpoch, leaderRecoveryState: 0, newIsrWithEpochs: [{ brokerId: 0, brokerEpoch: -1n }] }] }] },
+      3,
+    );
+    expect(u.part('v').isr).toEqual([0]);
+    u.advance(1500);
+    await u.heartbeat(1);
+    await u.c.fenceStaleBrokers();
+    expect(u.part('v')).toMatchObject({ leader: 1, isr: [1] });
+    await u.c.close();
   });
 
   test('AlterPartition: stale leader epoch or partition epoch, non-leader, bad ISR, ineligible replicas are rejected and change nothing', async () => {

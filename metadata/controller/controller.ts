@@ -34,7 +34,7 @@ import {
 import type { PartitionState } from '../metadata-cache';
 import { buildPartitionChange, type Election } from './partition-change-builder';
 import { applyAlterConfigOps, type AlterConfigOp } from './alter-config-ops';
-import { planReassignments, type ReassignmentRequestTopic, type ReassignmentResultTopic } from './partition-reassignment';
+import { ongoingReassignments, planReassignments, type ListReassignmentsResult, type ReassignmentRequestTopic, type ReassignmentResultTopic } from './partition-reassignment';
 import { SerialQueue } from '../../common/serial-queue';
 import { topicPartitionKey } from '../../common/topic-partition';
 import type { MetadataLog } from '../metadata-log';
@@ -62,8 +62,11 @@ export interface ControllerOptions {
   brokerConfigDefault?: (name: string) => string | null;
   /** Cluster mode: brokers register fenced and keep sessions by heartbeating. Absent: combined node. */
   sessions?: { sessionTimeoutMs: number };
-  /** unclean.leader.election.enable for a topic (its override, else the broker default). */
-  uncleanLeaderElection?: (topic: string) => boolean;
+  /**
+   * This node's static unclean.leader.election.enable (server.properties; Kafka's default false),
+   * the last fallback of uncleanLeaderElectionEnabled.
+   */
+  staticUncleanLeaderElection?: () => boolean;
   /** auto.leader.rebalance.enable: the preferred-leader check interval (leader.imbalance.check.interval.seconds). */
   autoLeaderRebalanceIntervalMs?: number | null;
   /** Clock (tests). */
@@ -251,6 +254,11 @@ export interface ControllerApi {
   updateFeatures(updates: FeatureUpdate[], validateOnly: boolean): Promise<{ errorCode: number; errorMessage: string | null }>;
   /** AlterPartitionReassignments (KIP-455, partition-reassignment.ts): one result per partition, in order; all records or none. */
   alterPartitionReassignments(topics: ReassignmentRequestTopic[]): Promise<ReassignmentResultTopic[]>;
+  /**
+   * ListPartitionReassignments (KIP-455): the reassignments in progress in the controller's image
+   * (topics null: all of them), which includes every reassignment the controller has committed.
+   */
+  listPartitionReassignments(topics: readonly { name: string; partitionIndexes: number[] }[] | null): Promise<ListReassignmentsResult>;
 }
 
 export class Controller implements ControllerApi {
@@ -436,7 +444,24 @@ export class Controller implements ControllerApi {
   }
 
   private election(topic: string): Election {
-    return this.opts.uncleanLeaderElection?.(topic) ? 'UNCLEAN' : 'ONLINE';
+    return this.uncleanLeaderElectionEnabled(topic) ? 'UNCLEAN' : 'ONLINE';
+  }
+
+  /**
+   * unclean.leader.election.enable for a topic, resolved as Kafka's controller resolves a topic
+   * config (ConfigurationControlManager.getTopicConfig): the topic's own value, else the dynamic
+   * config of this controller's node (BROKER resource = its node id), else the dynamic cluster
+   * default (BROKER resource ""), else this node's static config. A value that is not "true"
+   * (case-insensitive) is false, as Boolean.parseBoolean reads it.
+   */
+  uncleanLeaderElectionEnabled(topic: string): boolean {
+    const name = 'unclean.leader.election.enable';
+    const value =
+      this.image.topicConfig(topic).get(name) ??
+      this.image.brokerConfig(String(this.opts.nodeId)).get(name) ??
+      this.image.brokerConfig('').get(name);
+    if (value !== undefined) return value.trim().toLowerCase() === 'true';
+    return this.opts.staticUncleanLeaderElection?.() ?? false;
   }
 
   /** Removes `brokerId` from every ISR it is in and moves its leaderships (fencing, controlled shutdown). */
@@ -1254,7 +1279,7 @@ export class Controller implements ControllerApi {
       const { records, results } = planReassignments(this.image, topics, {
         isRegistered: (id) => this.image.broker(id) !== undefined,
         isActive: this.isActive,
-        uncleanLeaderElection: (topic) => this.opts.uncleanLeaderElection?.(topic) ?? false,
+        uncleanLeaderElection: (topic) => this.uncleanLeaderElectionEnabled(topic),
       });
       this.commit(records.map((r) => this.change(r)));
       const done = results.reduce((n, t) => n + t.partitions.filter((p) => p.errorCode === ErrorCode.NONE).length, 0);
@@ -1262,6 +1287,11 @@ export class Controller implements ControllerApi {
       this.log.info(`Successfully altered ${done} out of ${total} partition reassignment(s).`);
       return results;
     });
+  }
+
+  /** ListPartitionReassignments from this controller's image, after the writes queued before it. */
+  listPartitionReassignments(topics: readonly { name: string; partitionIndexes: number[] }[] | null): Promise<ListReassignmentsResult> {
+    return this.queue.run(() => ({ errorCode: ErrorCode.NONE, errorMessage: null, topics: ongoingReassignments(this.image, topics) }));
   }
 
   /** Hands out a block of producer ids (KIP-730's AllocateProducerIds, used by InitProducerId). */

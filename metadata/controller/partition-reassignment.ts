@@ -39,6 +39,13 @@ export interface OngoingReassignmentTopic {
   partitions: { partitionIndex: number; replicas: number[]; addingReplicas: number[]; removingReplicas: number[] }[];
 }
 
+/** A ListPartitionReassignments answer: a top-level error (the controller's, or none) and the reassignments in progress. */
+export interface ListReassignmentsResult {
+  errorCode: number;
+  errorMessage: string | null;
+  topics: OngoingReassignmentTopic[];
+}
+
 export interface ReassignmentDeps {
   isRegistered(brokerId: number): boolean;
   /** Unfenced and not shutting down (Kafka's LeaderAcceptor). */

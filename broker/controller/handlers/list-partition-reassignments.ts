@@ -1,7 +1,7 @@
 /**
- * ListPartitionReassignments (46), v0, on the controller listener: the reassignments in progress
- * in the controller's image; rules and authorization (DESCRIBE on the CLUSTER) are
- * broker/handlers/list-partition-reassignments.ts's.
+ * ListPartitionReassignments (46), v0, on the controller listener: what brokers forward (and admin
+ * clients with --bootstrap-controller send), answered from the controller's image; rules and
+ * authorization (DESCRIBE on the CLUSTER) are broker/handlers/list-partition-reassignments.ts's.
  */
 import type { ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse } from '../../../protocol/generated/list-partition-reassignments';
 import { ApiKey } from '../../../protocol/generated';
@@ -13,5 +13,5 @@ export const controllerListPartitionReassignmentsHandler = defineControllerHandl
   name: 'ListPartitionReassignments',
   minVersion: 0,
   maxVersion: 0,
-  handle: (node, ctx, req) => listPartitionReassignmentsAnswer(node.controller.image, node.authorizer, ctx, req),
+  handle: (node, ctx, req) => listPartitionReassignmentsAnswer(node.controller, node.authorizer, node.logger, ctx, req),
 });
