@@ -39,7 +39,7 @@ import type { ScheduledTask, Scheduler } from '../../common/scheduler';
 import type { Time } from '../../common/time';
 import { ErrorCode, KafkaError } from '../../protocol/errors';
 import { BASE_OFFSET_OFFSET, BATCH_LENGTH_OFFSET, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, MAX_TIMESTAMP_OFFSET, RECORD_BATCH_OVERHEAD } from '../../protocol/records/record-batch';
-import type { AbortedTxn } from '../index/transaction-index';
+import type { AbortedTxn, TxnIndexSearchResult } from '../index/transaction-index';
 import { LeaderEpochCheckpointFile, type EpochEntry } from '../leader-epoch-file-cache';
 import type { FetchDataInfo } from '../log-segment';
 import type { UnifiedLog } from '../unified-log';
@@ -82,14 +82,18 @@ export const DEFAULT_REMOTE_LOG_MANAGER_CONFIG: Readonly<Omit<RemoteLogManagerCo
   fetchQuotaWindowSizeSeconds: 1,
 });
 
-/** What reads need of the remote index cache (remote-index-cache.ts); without one, reads scan the fetched segment from its start. */
+/**
+ * What reads need of the remote index cache (RemoteIndexCache in remote-index-cache.ts has this
+ * shape); without one, reads scan the fetched segment from its start and read_committed reads
+ * find no aborted transaction in remote segments.
+ */
 export interface RemoteIndexLookups {
   /** A file position in the remote segment at or before the batch holding `offset`. */
   lookupOffset(metadata: RemoteLogSegmentMetadata, offset: bigint): Promise<number>;
   /** A file position at or before the first batch whose max timestamp may be >= `timestamp` at or after `startingOffset`. */
-  lookupTimestamp(metadata: RemoteLogSegmentMetadata, timestamp: bigint, startingOffset: bigint): Promise<number>;
-  /** The aborted transactions of the segment overlapping [startOffset, upperBoundOffset); complete = no later segment can add any. */
-  abortedTransactions(metadata: RemoteLogSegmentMetadata, startOffset: bigint, upperBoundOffset: bigint): Promise<{ aborted: AbortedTxn[]; complete: boolean }>;
+  lookupTimestamp(metadata: RemoteLogSegmentMetadata, timestamp: number, startingOffset: bigint): Promise<number>;
+  /** The aborted transactions of the segment overlapping [fetchOffset, upperBoundOffset); isComplete = no later segment can add any. */
+  collectAbortedTransactions(metadata: RemoteLogSegmentMetadata, fetchOffset: bigint, upperBoundOffset: bigint): Promise<TxnIndexSearchResult>;
   /** The segment was deleted: drop its cached indexes. */
   remove(segmentId: string): void;
 }
@@ -660,9 +664,9 @@ export class RemoteLogManager {
     let complete = false;
     while (m && !complete) {
       if (this.opts.indexes) {
-        const r = await this.opts.indexes.abortedTransactions(m, startOffset, upperBoundOffset);
-        add(r.aborted);
-        complete = r.complete;
+        const r = await this.opts.indexes.collectAbortedTransactions(m, startOffset, upperBoundOffset);
+        add(r.abortedTransactions);
+        complete = r.isComplete;
       }
       if (!complete) m = await this.fetchRemoteLogSegmentMetadata(tp, log, m.endOffset + 1n);
     }
@@ -685,7 +689,7 @@ export class RemoteLogManager {
       for (const m of await this.opts.rlmm.listRemoteLogSegmentsForEpoch(tp, e.epoch)) {
         if (m.state !== RemoteLogSegmentState.COPY_SEGMENT_FINISHED) continue;
         if (m.maxTimestampMs < timestamp || m.endOffset < startingOffset) continue;
-        const startPos = this.opts.indexes ? await this.opts.indexes.lookupTimestamp(m, timestamp, startingOffset) : 0;
+        const startPos = this.opts.indexes ? await this.opts.indexes.lookupTimestamp(m, Number(timestamp), startingOffset) : 0;
         const data = await this.opts.rsm.fetchLogSegment(m, startPos);
         const found = firstRecordAtOrAfter(data, timestamp, startingOffset);
         if (found) return { ...found, leaderEpoch: log.leaderEpochCache.epochForOffset(found.offset) };
