@@ -311,6 +311,7 @@ export class KafkaServer implements Broker {
       replicaManager: this.replicaManager,
       metadata: this.metadata,
       createOffsetsTopic: internalTopicCreator(this.controller, config, this.metadata, OFFSETS_TOPIC),
+      transactionVerifier: this.transactionVerifier,
     });
     this.producerIdManager = new ProducerIdManager(this.controller, this.nodeId, () => this.metadata.broker(this.nodeId)?.epoch ?? -1n);
     this.transactionCoordinator = new TransactionCoordinator({

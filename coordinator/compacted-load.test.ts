@@ -99,6 +99,9 @@ test('transaction coordinator: a cleaned __transaction_state (gaps, removed tomb
           value: transactionLogValue({
             producerId,
             lastProducerId: -1n,
+            nextProducerId: -1n,
+            nextProducerEpoch: -1,
+            clientTransactionVersion: 0,
             producerEpoch: epoch,
             lastProducerEpoch: -1,
             txnTimeoutMs: 60_000,

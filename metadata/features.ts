@@ -7,9 +7,11 @@
  * - metadata.version 25 (4.0-IV3) only: krill writes every metadata record at its newest version
  *   (RegisterBrokerRecord v3, PartitionRecord / PartitionChangeRecord v2) and serves the API versions
  *   that level stands for (Fetch v17, ListOffsets v10), so it cannot run at an older level.
- * - transaction.version 0-1: at 1 the transaction coordinator writes flexible TransactionLogValue
- *   v1 records, at 0 v0 records (TransactionVersion.transactionLogValueVersion); 2 (KIP-890 part 2,
- *   epoch bump per transaction) is not implemented.
+ * - transaction.version 0-2: at 1 and 2 the transaction coordinator writes flexible
+ *   TransactionLogValue v1 records, at 0 v0 records (TransactionVersion.transactionLogValueVersion);
+ *   at 2 (KIP-890 part 2) a client that ends its transactions with EndTxn v5 gets its producer epoch
+ *   bumped at the end of every transaction (TransactionVersion.supportsEpochBump), and coordinator
+ *   aborts (timeouts, fences) bump it too.
  * - group.version 0: the KIP-848 consumer group protocol is not implemented.
  * - kraft.version 0: a single static controller, no dynamic KRaft quorum (KIP-853).
  *
@@ -41,7 +43,7 @@ export const KNOWN_FEATURES: readonly string[] = [FeatureName.METADATA_VERSION, 
 export const SUPPORTED_FEATURES: ReadonlyMap<string, VersionRange> = new Map([
   [FeatureName.METADATA_VERSION, { min: METADATA_VERSION_LEVEL, max: METADATA_VERSION_LEVEL }],
   [FeatureName.KRAFT_VERSION, { min: 0, max: 0 }],
-  [FeatureName.TRANSACTION_VERSION, { min: 0, max: 1 }],
+  [FeatureName.TRANSACTION_VERSION, { min: 0, max: 2 }],
   [FeatureName.GROUP_VERSION, { min: 0, max: 0 }],
 ]);
 
@@ -52,11 +54,21 @@ export function supportedRange(feature: string): VersionRange {
   return SUPPORTED_FEATURES.get(feature) ?? DISABLED;
 }
 
-/** The finalized levels a fresh metadata log starts with (FeatureLevelRecords of the bootstrap batch). */
+/**
+ * The finalized levels a fresh metadata log starts with (FeatureLevelRecords of the bootstrap batch).
+ * transaction.version is Kafka's Features.TRANSACTION_VERSION.defaultValue(metadata.version): the
+ * highest level whose bootstrap metadata.version is at or below the cluster's. TV_2's is 4.0-IV2, so a
+ * fresh cluster at 4.0-IV3 starts at transaction.version 2, as a fresh Kafka 4.0 cluster does.
+ */
 export const BOOTSTRAP_FEATURE_LEVELS: ReadonlyMap<string, number> = new Map([
   [FeatureName.METADATA_VERSION, METADATA_VERSION_LEVEL],
-  [FeatureName.TRANSACTION_VERSION, 1],
+  [FeatureName.TRANSACTION_VERSION, 2],
 ]);
+
+/** Kafka's TransactionVersion.supportsEpochBump: transaction.version 2 ends every transaction with an epoch bump. */
+export function supportsEpochBump(transactionVersion: number): boolean {
+  return transactionVersion >= 2;
+}
 
 /** Kafka's VersionRange.toString: "1", "0-1". */
 export function rangeString(r: VersionRange): string {

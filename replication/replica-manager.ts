@@ -9,7 +9,9 @@
  * (Kafka's DelayedDeleteRecords), woken by the follower fetches that report it. A client's
  * transactional batch that would start a
  * transaction in a partition is first verified with the producer's transaction coordinator
- * (KIP-890, the TransactionVerifier) when transaction.partition.verification.enable is on.
+ * (KIP-890, the TransactionVerifier) when transaction.partition.verification.enable is on; from
+ * Produce v12 (KIP-890 part 2) the coordinator is asked to add the partition to the transaction
+ * instead (the producer sends no AddPartitionsToTxn), whatever that setting says.
  *
  * Partitions are created and dropped only by applying controller metadata (`applyDelta`), so the
  * set of local logs always matches the committed metadata; a hosted partition whose log cannot be
@@ -76,13 +78,24 @@ export interface AppendOptions {
 
 /**
  * How a partition leader asks a transactional id's coordinator whether partitions are part of the
- * producer's ongoing transaction (AddPartitionsToTxn v4+ with verify_only, KIP-890). Resolves the
- * coordinator's answer per partition (keyed by topicPartitionKey), NETWORK_EXCEPTION when the
- * coordinator could not be asked; never rejects.
+ * producer's ongoing transaction (AddPartitionsToTxn v4+ with verify_only, KIP-890), or, with
+ * `addPartitions` (Produce v12, TxnOffsetCommit v5: KIP-890 part 2), to add them to it
+ * (AddPartitionsToTxn v5 without verify_only). Resolves the coordinator's answer per partition
+ * (keyed by topicPartitionKey), NETWORK_EXCEPTION when the coordinator could not be asked; never
+ * rejects.
  */
 export interface TransactionVerifier {
-  verify(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: { topic: string; partition: number }[]): Promise<Map<string, number>>;
+  verify(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    partitions: { topic: string; partition: number }[],
+    addPartitions?: boolean,
+  ): Promise<Map<string, number>>;
 }
+
+/** Produce v12 (KIP-890 part 2): the partition leader adds the partition to the transaction. */
+export const PRODUCE_ADDS_PARTITIONS_VERSION = 12;
 
 /**
  * A failed verification as the producer should see it (Kafka's ReplicaManager and
@@ -473,9 +486,10 @@ export class ReplicaManager {
 
   /**
    * KIP-890 part 1: before a transactional batch may start a transaction in a partition, the
-   * producer's coordinator confirms the partition is in its transaction. The guard each partition
-   * hands out goes with the append, which re-checks it (a marker in between voids it). Partitions
-   * whose verification failed get their error in `results` and are not appended.
+   * producer's coordinator confirms the partition is in its transaction; part 2 (Produce v12): the
+   * coordinator adds it. The guard each partition hands out goes with the append, which re-checks
+   * it (a marker in between voids it). Partitions whose verification failed get their error in
+   * `results` and are not appended.
    */
   private async verifyTransactionalEntries(
     opts: AppendOptions,
@@ -483,7 +497,8 @@ export class ReplicaManager {
   ): Promise<{ required: boolean; guards: Map<number, VerificationGuard>; failed: Set<number> }> {
     const guards = new Map<number, VerificationGuard>();
     const failed = new Set<number>();
-    const required = !opts.internalTopicsAllowed && (this.opts.transactionVerificationEnabled?.() ?? false);
+    const addPartitions = !opts.internalTopicsAllowed && (opts.requestVersion ?? 0) >= PRODUCE_ADDS_PARTITIONS_VERSION;
+    const required = addPartitions || (!opts.internalTopicsAllowed && (this.opts.transactionVerificationEnabled?.() ?? false));
     const verifier = this.opts.transactionVerifier;
     if (!required || !verifier || !opts.transactionalId) return { required, guards, failed };
     const pending = new Map<string, { producerId: bigint; producerEpoch: number; items: { index: number; topic: string; partition: number }[] }>();
@@ -503,7 +518,7 @@ export class ReplicaManager {
     });
     await Promise.all(
       [...pending.values()].map(async (g) => {
-        const answers = await verifier.verify(opts.transactionalId!, g.producerId, g.producerEpoch, g.items);
+        const answers = await verifier.verify(opts.transactionalId!, g.producerId, g.producerEpoch, g.items, addPartitions);
         for (const it of g.items) {
           const code = answers.get(topicPartitionKey(it.topic, it.partition)) ?? ErrorCode.NETWORK_EXCEPTION;
           if (code === ErrorCode.NONE) continue;
@@ -511,7 +526,9 @@ export class ReplicaManager {
           guards.delete(it.index);
           const r = results[it.index];
           r.errorCode = verificationErrorToProduceError(code, opts.requestVersion ?? 0);
-          r.errorMessage = `unable to verify that ${it.topic}-${it.partition} is part of the transaction of ${opts.transactionalId}: ${errorName(code)}`;
+          r.errorMessage = addPartitions
+            ? `unable to add ${it.topic}-${it.partition} to the transaction of ${opts.transactionalId}: ${errorName(code)}`
+            : `unable to verify that ${it.topic}-${it.partition} is part of the transaction of ${opts.transactionalId}: ${errorName(code)}`;
           this.log.debug('transaction verification failed', { topic: it.topic, partition: it.partition, transactionalId: opts.transactionalId, error: errorName(code) });
         }
       }),

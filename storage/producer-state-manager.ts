@@ -414,9 +414,15 @@ export class ProducerStateManager {
 
   // ---- transaction verification ---------------------------------------------------------------
 
-  /** Whether the producer has a transaction open in this partition. */
-  hasOngoingTransaction(producerId: bigint): boolean {
-    return (this.producers.get(producerId)?.currentTxnFirstOffset ?? -1n) >= 0n;
+  /**
+   * Whether the producer has a transaction open in this partition; with `producerEpoch`, one opened
+   * at that epoch (transaction.version 2 bumps the epoch per transaction, so an open transaction of
+   * an older epoch, whose marker is still to come, is not the batch's transaction).
+   */
+  hasOngoingTransaction(producerId: bigint, producerEpoch?: number): boolean {
+    const e = this.producers.get(producerId);
+    if (!e || e.currentTxnFirstOffset < 0n) return false;
+    return producerEpoch === undefined || e.producerEpoch === producerEpoch;
   }
 
   /** The producer's verification state, created if there is none (the lowest sequence and its epoch kept). */

@@ -698,7 +698,7 @@ export class UnifiedLog {
     }
     if ((opts.origin ?? 'client') === 'client') {
       for (const pb of producerBatches) {
-        if (!pb.isTransactional || pb.marker || this.producerState.hasOngoingTransaction(pb.producerId)) continue;
+        if (!pb.isTransactional || pb.marker || this.producerState.hasOngoingTransaction(pb.producerId, pb.producerEpoch)) continue;
         const entry = this.producerState.verificationStateEntry(pb.producerId);
         if (opts.verificationRequired && (!entry || entry.guard !== opts.verificationGuard)) {
           // Verified against a transaction that has since ended (or never verified): starting one
@@ -1355,11 +1355,12 @@ export class UnifiedLog {
 
   /**
    * KIP-890: a guard if the producer's transactional batch would start a transaction here (it must
-   * be verified with the coordinator first), undefined if its transaction is already open.
+   * be verified with the coordinator first, or added to the transaction by it), undefined if its
+   * transaction is already open here at the batch's epoch.
    */
   maybeStartTransactionVerification(producerId: bigint, sequence: number, epoch: number): VerificationGuard | undefined {
     this.checkOnline();
-    if (this.producerState.hasOngoingTransaction(producerId)) return undefined;
+    if (this.producerState.hasOngoingTransaction(producerId, epoch)) return undefined;
     return this.producerState.maybeCreateVerificationStateEntry(producerId, sequence, epoch, this.time.milliseconds()).guard;
   }
 

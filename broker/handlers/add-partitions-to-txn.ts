@@ -10,7 +10,9 @@
  * v4+ (KIP-890, sent by brokers, and by clients that use the batched form): several transactions,
  * each either added as above or, with verify_only, checked: NONE for a partition in the ongoing
  * transaction, TRANSACTION_ABORTABLE for one that is not (what a partition leader asks before it
- * lets a transactional batch start a transaction). The top-level error_code is NONE; errors are
+ * lets a transactional batch start a transaction). Without verify_only a broker adds the partitions
+ * for a producer that sent none itself (KIP-890 part 2: the leader of a Produce v12 batch, the
+ * group coordinator of a TxnOffsetCommit v5). The top-level error_code is NONE; errors are
  * per partition. A transactional id listed twice gets INVALID_REQUEST. A partition listed twice
  * in one transaction is one partition with one answer (Kafka's result collections are keyed by
  * topic and partition); a partition the metadata does not have (negative index, past the count)

@@ -624,8 +624,8 @@ describe('configs, cluster and quotas', () => {
   });
 
   test('UpdateFeatures: ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED and nothing changes', async () => {
-    // transaction.version stays at 1 whatever is allowed (v0 cannot ask for validate_only).
-    const update = (v: number) => ({ timeoutMs: 1000, featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 1, upgradeType: 1 }], validateOnly: v >= 1 });
+    // transaction.version stays at 2 (a fresh cluster's) whatever is allowed (v0 cannot ask for validate_only).
+    const update = (v: number) => ({ timeoutMs: 1000, featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 2, upgradeType: 1 }], validateOnly: v >= 1 });
     for (const v of versions(API.UpdateFeatures)) {
       const denied = await call(API.UpdateFeatures, v, update(v));
       expect(denied).toMatchObject({ errorCode: CAF, errorMessage: 'Cluster authorization failed.', results: [] });

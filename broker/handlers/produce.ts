@@ -1,5 +1,5 @@
 /**
- * Produce (0), v3-11 (record batch v2 only, as Kafka 4.0).
+ * Produce (0), v3-12 (record batch v2 only, as Kafka 4.0; v12 is v11's format).
  * acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS for every partition). Each partition's record
  * set must hold exactly one v2 batch (INVALID_RECORD otherwise, and zstd needs v7+:
  * UNSUPPORTED_COMPRESSION_TYPE), then goes through the log's validation (CORRUPT_MESSAGE,
@@ -17,6 +17,10 @@
  * not add gets INVALID_TXN_STATE (TRANSACTION_ABORTABLE from v11), a fenced producer
  * INVALID_PRODUCER_EPOCH, an unreachable or busy coordinator NOT_ENOUGH_REPLICAS (retriable). A
  * non-transactional write by a producer with an open transaction is INVALID_TXN_STATE.
+ * v12 (KIP-890 part 2): the producer sends no AddPartitionsToTxn; a transactional batch that would
+ * start a transaction in a partition makes the leader add the partition to the producer's
+ * transaction (AddPartitionsToTxn v5, verify_only false), whatever
+ * transaction.partition.verification.enable says, with the same error mapping.
  * Order of checks (KafkaApis.handleProduceRequest): a partition the metadata does not have
  * (a negative index, one past the partition count) is UNKNOWN_TOPIC_OR_PARTITION before its
  * records are looked at. A partition listed twice is one partition, as in Kafka's map: its last
@@ -86,7 +90,7 @@ export const produceHandler = defineHandler<ProduceRequest, ProduceResponse>({
   apiKey: ApiKey.Produce,
   name: 'Produce',
   minVersion: 3,
-  maxVersion: 11,
+  maxVersion: 12,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
     const auth = authHelper(broker.authorizer, ctx);

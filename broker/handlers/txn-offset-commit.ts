@@ -1,6 +1,11 @@
 /**
- * TxnOffsetCommit (28), v0-4. Sent by a transactional producer to the group coordinator after
- * AddOffsetsToTxn (consume-transform-produce).
+ * TxnOffsetCommit (28), v0-5. Sent by a transactional producer to the group coordinator after
+ * AddOffsetsToTxn (consume-transform-produce); from v5 (KIP-890 part 2) without AddOffsetsToTxn:
+ * the group coordinator adds the group's __consumer_offsets partition to the producer's
+ * transaction itself (AddPartitionsToTxn v5 to the transaction coordinator) before writing, and a
+ * failure answers every partition with the coordinator's error as Kafka maps it (INVALID_PRODUCER_EPOCH
+ * for a fenced producer, TRANSACTION_ABORTABLE, CONCURRENT_TRANSACTIONS, INVALID_PRODUCER_ID_MAPPING,
+ * COORDINATOR_LOAD_IN_PROGRESS when the transaction coordinator could not be reached, ...).
  * The offsets are written to the group's __consumer_offsets partition as a transactional batch of
  * the producer: they are invisible to OffsetFetch (require_stable answers UNSTABLE_OFFSET_COMMIT)
  * until the transaction's COMMIT marker reaches the partition, and dropped by an ABORT.
@@ -30,7 +35,7 @@ export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommitRequest, TxnO
   apiKey: ApiKey.TxnOffsetCommit,
   name: 'TxnOffsetCommit',
   minVersion: 0,
-  maxVersion: 4,
+  maxVersion: 5,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
     const auth = authHelper(broker.authorizer, ctx);
@@ -54,15 +59,19 @@ export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommitRequest, TxnO
         committedMetadata: p.committedMetadata,
       }),
       (valid) =>
-        broker.groupCoordinator.commitTransactionalOffsets({
-          groupId: req.groupId,
-          producerId: req.producerId,
-          producerEpoch: req.producerEpoch,
-          memberId: v >= 3 ? req.memberId : '',
-          groupInstanceId: v >= 3 ? req.groupInstanceId : null,
-          generationId: v >= 3 ? req.generationId : -1,
-          topics: valid,
-        }),
+        broker.groupCoordinator.commitTransactionalOffsets(
+          {
+            groupId: req.groupId,
+            producerId: req.producerId,
+            producerEpoch: req.producerEpoch,
+            memberId: v >= 3 ? req.memberId : '',
+            groupInstanceId: v >= 3 ? req.groupInstanceId : null,
+            generationId: v >= 3 ? req.generationId : -1,
+            topics: valid,
+          },
+          // v5: the offsets partition joins the transaction here (no AddOffsetsToTxn).
+          v >= 5 ? req.transactionalId : undefined,
+        ),
       readable,
     );
     return { throttleTimeMs: 0, topics };

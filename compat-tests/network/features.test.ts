@@ -4,7 +4,8 @@
  * Kafka's admin client describes features; UpdateFeatures v0-2 changes them, on one broker and,
  * forwarded to the controller, in a 3-broker cluster where every broker then reports the new level.
  * A transaction.version downgrade is real: KafkaJS's transactions are then stored as
- * TransactionLogValue v0 records, and v1 again after the upgrade. (No installable client sends
+ * TransactionLogValue v0 records, and v1 again after the upgrades to 1 and to 2 (a fresh cluster's
+ * level, Kafka 4.0's default; KafkaJS's EndTxn v1 never gets the epoch bump of 2). (No installable client sends
  * UpdateFeatures, so krill's own client does.)
  */
 import { Kafka, logLevel } from 'kafkajs';
@@ -53,8 +54,8 @@ describe('one broker', () => {
 
   test('ApiVersions: supported ranges (v3 without the minimum-0 ones), finalized levels and epoch; none before v3', async () => {
     const v4 = await apiVersions(conn, 4);
-    expect(supported(v4)).toEqual({ 'metadata.version': [25, 25], 'kraft.version': [0, 0], 'transaction.version': [0, 1], 'group.version': [0, 0] });
-    expect(finalized(v4)).toEqual({ 'metadata.version': [25, 25], 'transaction.version': [1, 1] });
+    expect(supported(v4)).toEqual({ 'metadata.version': [25, 25], 'kraft.version': [0, 0], 'transaction.version': [0, 2], 'group.version': [0, 0] });
+    expect(finalized(v4)).toEqual({ 'metadata.version': [25, 25], 'transaction.version': [2, 2] });
     expect(v4.finalizedFeaturesEpoch).toBe(broker.server.metadata.lastAppliedOffset);
     expect(v4.finalizedFeaturesEpoch).toBeGreaterThanOrEqual(1n);
     const v3 = await apiVersions(conn, 3);
@@ -79,15 +80,15 @@ describe('one broker', () => {
     const dry = await upd(1, 0, SAFE_DOWNGRADE, true);
     expect(dry).toEqual(expect.objectContaining({ errorCode: ErrorCode.NONE, errorMessage: null, results: [expect.objectContaining({ feature: 'transaction.version', errorCode: 0, errorMessage: 'NONE' })] }));
     expect((await apiVersions(conn, 4)).finalizedFeaturesEpoch).toBe(epoch);
-    const none = await upd(2, 1, UPGRADE);
+    const none = await upd(2, 2, UPGRADE);
     expect(none).toMatchObject({ errorCode: ErrorCode.NONE, errorMessage: null, results: [] });
     expect((await apiVersions(conn, 4)).finalizedFeaturesEpoch).toBeGreaterThan(epoch);
-    const tooHigh = await upd(2, 2, UPGRADE);
+    const tooHigh = await upd(2, 3, UPGRADE);
     expect(tooHigh.errorCode).toBe(ErrorCode.INVALID_UPDATE_VERSION);
-    expect(tooHigh.errorMessage).toMatch(/Invalid update version 2 for feature transaction.version. Local controller \d+ only supports versions 0-1$/);
+    expect(tooHigh.errorMessage).toMatch(/Invalid update version 3 for feature transaction.version. Local controller \d+ only supports versions 0-2$/);
   });
 
-  test('transaction.version 0 stores KafkaJS transactions as TransactionLogValue v0, 1 as v1', async () => {
+  test('transaction.version 0 stores KafkaJS transactions as TransactionLogValue v0, 1 and 2 as v1', async () => {
     const kafka = new Kafka({ clientId: 'features-txn', brokers: [`${broker.host}:${broker.port}`], logLevel: logLevel.NOTHING });
     const admin = kafka.admin();
     await admin.connect();
@@ -114,6 +115,12 @@ describe('one broker', () => {
     const after = transactionLogValueVersions(broker).slice(atV0.length);
     expect(after.length).toBeGreaterThanOrEqual(3);
     expect(new Set(after)).toEqual(new Set([1]));
+    const up2 = await conn.send('UpdateFeatures', 1, { timeoutMs: 10_000, featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 2, upgradeType: UPGRADE }], validateOnly: false });
+    expect(up2.errorCode).toBe(ErrorCode.NONE);
+    await commitOne('tv2');
+    const atV2 = transactionLogValueVersions(broker).slice(atV0.length + after.length);
+    expect(atV2.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(atV2)).toEqual(new Set([1]));
   });
 });
 
@@ -130,8 +137,8 @@ describe('a 3-broker cluster', () => {
   });
 
   test('brokers register krill\'s ranges; an update sent to one broker is forwarded and every broker reports it', async () => {
-    for (const id of [0, 1, 2]) expect(cluster.controller.controller.image.broker(id)?.supportedFeatures.get('transaction.version')).toEqual({ min: 0, max: 1 });
-    for (const c of conns) expect(finalized(await apiVersions(c, 4))).toEqual({ 'metadata.version': [25, 25], 'transaction.version': [1, 1] });
+    for (const id of [0, 1, 2]) expect(cluster.controller.controller.image.broker(id)?.supportedFeatures.get('transaction.version')).toEqual({ min: 0, max: 2 });
+    for (const c of conns) expect(finalized(await apiVersions(c, 4))).toEqual({ 'metadata.version': [25, 25], 'transaction.version': [2, 2] });
     const res = await conns[1].send('UpdateFeatures', 1, { timeoutMs: 10_000, featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 0, upgradeType: SAFE_DOWNGRADE }], validateOnly: false });
     expect(res).toMatchObject({ errorCode: ErrorCode.NONE, results: [{ feature: 'transaction.version', errorCode: 0 }] });
     // The broker that forwarded it has the change when it answers; the others get it from the log.

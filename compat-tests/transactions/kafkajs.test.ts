@@ -8,6 +8,9 @@
  *   moves on, its records are never visible, the zombie is fenced);
  * - the coordinator's state survives a restart: a commit whose markers could not be delivered
  *   (WriteTxnMarkers dropped by a fault hook) completes after the broker comes back.
+ * The first four run at transaction.version 2 (a fresh cluster's level, Kafka 4.0's default) and
+ * at 1: KafkaJS's EndTxn v1 never gets the per-transaction epoch bump of 2; only the coordinator's
+ * own abort of a timed-out transaction bumps once more at 2.
  */
 import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
 import * as fs from 'node:fs';
@@ -62,16 +65,23 @@ async function readAll(kafka: Kafka, topic: string, count: number, readUncommitt
 
 const byValue = (xs: string[]) => [...xs].sort();
 
-describe('KafkaJS transactional producer', () => {
+describe.each([2, 1])('KafkaJS transactional producer at transaction.version %i', (tv) => {
   let broker: RunningBroker;
   let kafka: Kafka;
   let conn: BrokerConnection;
   const clients: { disconnect(): Promise<void> }[] = [];
+  /** Epochs the coordinator's abort of a timed-out transaction adds: the fence's, and at 2 the abort's own bump (Kafka's server TV). */
+  const abortBumps = tv >= 2 ? 2 : 1;
 
   beforeAll(async () => {
     broker = await startBroker({ logLevel: 'error', config: CONFIG });
     kafka = kafkaFor(broker, 'txn-kafkajs');
     conn = await connect(broker.host, broker.port);
+    if (tv < 2) {
+      // A fresh cluster is at 2; an UpdateFeatures safe downgrade gives the KIP-890 part 1 coordinator.
+      const down = await conn.send('UpdateFeatures', 1, { timeoutMs: 10_000, featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: tv, upgradeType: 2 }], validateOnly: false });
+      expect(down.errorCode).toBe(ErrorCode.NONE);
+    }
     const admin = kafka.admin();
     clients.push(admin);
     await admin.connect();
@@ -79,7 +89,7 @@ describe('KafkaJS transactional producer', () => {
   });
 
   afterAll(async () => {
-    await Promise.all(clients.map((c) => c.disconnect().catch(() => undefined)));
+    await Promise.all(clients.splice(0).map((c) => c.disconnect().catch(() => undefined)));
     await conn?.close();
     await broker?.close();
   });
@@ -188,11 +198,11 @@ describe('KafkaJS transactional producer', () => {
     // ... until the coordinator aborts it (transaction.timeout.ms 1000, checked every 100 ms).
     await waitFor('the timed-out transaction aborted', async () => (await describeTransaction(conn, 'tx-zombie')).transactionState === 'CompleteAbort', 10_000);
     const after = await describeTransaction(conn, 'tx-zombie');
-    expect(after.producerEpoch).toBe(open.producerEpoch + 1);
+    expect(after.producerEpoch).toBe(open.producerEpoch + abortBumps);
     for (const [p, log] of logs.entries()) {
       expect(await lastStableOffset(conn, 'tx-timeout', p)).toEqual({ errorCode: ErrorCode.NONE, offset: log.logEndOffset });
       const batches = storedBatches(log.dir);
-      expect(batches.at(-1)).toMatchObject({ marker: 'ABORT', producerEpoch: open.producerEpoch + 1 });
+      expect(batches.at(-1)).toMatchObject({ marker: 'ABORT', producerEpoch: open.producerEpoch + abortBumps });
     }
     // The zombie comes back: its commit is refused (its epoch was bumped), nothing becomes visible.
     await expect(txn.commit()).rejects.toThrow();

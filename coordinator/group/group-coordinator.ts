@@ -11,23 +11,30 @@
  * requests answered NOT_COORDINATOR. Groups of partitions this broker does not lead get
  * NOT_COORDINATOR, and everything gets COORDINATOR_NOT_AVAILABLE before startup / after shutdown.
  *
+ * TxnOffsetCommit v5 (KIP-890 part 2): the producer sent no AddOffsetsToTxn, so before the offsets
+ * are written the group's __consumer_offsets partition is added to its transaction through the
+ * TransactionVerifier (AddPartitionsToTxn v5 to the transaction coordinator, outside the group's
+ * queue), with Kafka's error mapping (GroupMetadataManager.maybeConvertOffsetCommitError).
+ *
  * Concurrency: every operation and timer task on a group runs on that group's SerialQueue, so a
  * group's state changes one operation at a time, including across the awaits of a log append.
  * Appends check, after the write, that the partition is still led by this broker with the same
  * loading epoch; otherwise the result is NOT_COORDINATOR and nothing is applied in memory.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { ErrorCode } from '../../protocol/errors';
+import { ErrorCode, errorName } from '../../protocol/errors';
 import { buildRecordBatch } from '../../protocol/records/memory-records-builder';
 import { splitBatches } from '../../protocol/records/record-batch';
 import { readRecords } from '../../protocol/records/record';
 import { ControlRecordType, parseControlRecordType } from '../../protocol/records/control-record';
 import { SerialQueue } from '../../common/serial-queue';
 import type { MetadataCache, MetadataDelta } from '../../metadata/metadata-cache';
-import type { ProducePartitionRequest, ProducePartitionResult } from '../../replication/replica-manager';
+import type { ProducePartitionRequest, ProducePartitionResult, TransactionVerifier } from '../../replication/replica-manager';
 import type { Partition } from '../../replication/partition';
 import type { Logger } from '../../common/logger';
 import { OFFSETS_TOPIC } from '../../config/kafka-config';
+import { coordinatorAppendError } from '../coordinator-append-error';
+import { topicPartitionKey } from '../../common/topic-partition';
 import { ClassicGroup, joinError, syncError, type JoinResult, type SyncResult } from './classic-group';
 import { CoordinatorTimer } from './coordinator-timer';
 import {
@@ -75,7 +82,21 @@ export interface GroupCoordinatorOptions {
   metadata: MetadataCache;
   /** Creates __consumer_offsets (with Kafka's internal topic settings); resolves NONE if it exists. */
   createOffsetsTopic(): Promise<number>;
+  /** Adds the offsets partition to a TxnOffsetCommit v5 producer's transaction (absent: those commits fail). */
+  transactionVerifier?: TransactionVerifier;
   now?: () => number;
+}
+
+/**
+ * A failed addition of the offsets partition to the transaction as TxnOffsetCommit answers it: the
+ * AddPartitionsToTxnManager's mapping (PRODUCER_FENCED is INVALID_PRODUCER_EPOCH) and then Kafka's
+ * maybeConvertOffsetCommitError (NETWORK_EXCEPTION, which older clients may not retry, becomes
+ * COORDINATOR_LOAD_IN_PROGRESS; the append errors their coordinator equivalents).
+ */
+export function txnOffsetCommitVerificationError(code: number): number {
+  if (code === ErrorCode.PRODUCER_FENCED) return ErrorCode.INVALID_PRODUCER_EPOCH;
+  if (code === ErrorCode.NETWORK_EXCEPTION) return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+  return coordinatorAppendError(code, ErrorCode.INVALID_COMMIT_OFFSET_SIZE);
 }
 
 export interface DescribedMember {
@@ -466,12 +487,28 @@ export class GroupCoordinator {
     return this.withGroup(p.groupId, fail, () => this.offsetManager.commitOffsets(p));
   }
 
-  /** TxnOffsetCommit: offsets written as part of the producer's transaction. */
-  commitTransactionalOffsets(p: TxnCommitParams): Promise<TopicPartitionErrors[]> {
+  /**
+   * TxnOffsetCommit: offsets written as part of the producer's transaction. `addToTransaction`
+   * (v5): the producer's transactional id; the group's offsets partition joins its transaction
+   * first (the group's status is checked before, and again when the offsets are written).
+   */
+  async commitTransactionalOffsets(p: TxnCommitParams, addToTransaction?: string): Promise<TopicPartitionErrors[]> {
     const fail = (errorCode: number): TopicPartitionErrors[] =>
       p.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((x) => ({ partitionIndex: x.partitionIndex, errorCode })) }));
-    if (!this.active) return Promise.resolve(fail(ErrorCode.COORDINATOR_NOT_AVAILABLE));
-    if (p.groupId === '') return Promise.resolve(fail(ErrorCode.INVALID_GROUP_ID));
+    if (!this.active) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    if (p.groupId === '') return fail(ErrorCode.INVALID_GROUP_ID);
+    if (addToTransaction !== undefined) {
+      const status = this.groupStatus(p.groupId);
+      if (status !== ErrorCode.NONE) return fail(status);
+      const tp = { topic: OFFSETS_TOPIC, partition: this.partitionFor(p.groupId) };
+      const verifier = this.opts.transactionVerifier;
+      const answers = verifier ? await verifier.verify(addToTransaction, p.producerId, p.producerEpoch, [tp], true) : new Map<string, number>();
+      const code = answers.get(topicPartitionKey(tp.topic, tp.partition)) ?? ErrorCode.NETWORK_EXCEPTION;
+      if (code !== ErrorCode.NONE) {
+        this.log.debug(`could not add ${tp.topic}-${tp.partition} to the transaction of ${addToTransaction} for group ${p.groupId}: ${errorName(code)}`);
+        return fail(txnOffsetCommitVerificationError(code));
+      }
+    }
     return this.withGroup(p.groupId, fail, () => this.offsetManager.commitTransactionalOffsets(p));
   }
 

@@ -2,7 +2,10 @@
  * The partition leader's side of transaction verification (Kafka's AddPartitionsToTxnManager,
  * KIP-890 part 1): before a transactional batch may start a transaction in a partition, the leader
  * asks the transactional id's coordinator, with AddPartitionsToTxn v4+ `verify_only`, whether the
- * partition was added to the producer's ongoing transaction.
+ * partition was added to the producer's ongoing transaction. KIP-890 part 2 (Produce v12,
+ * TxnOffsetCommit v5): the leader asks the coordinator to add the partition instead, with
+ * AddPartitionsToTxn v5 and `verify_only` false; a coordinator without v5 cannot be asked
+ * (NETWORK_EXCEPTION).
  *
  * Requests go over the Kafka protocol to the leader of the id's __transaction_state partition (this
  * broker included), one in flight per coordinator node; verifications queued meanwhile travel
@@ -28,6 +31,8 @@ interface Verification {
   producerId: bigint;
   producerEpoch: number;
   partitions: { topic: string; partition: number }[];
+  /** false: add the partitions to the transaction (KIP-890 part 2). */
+  verifyOnly: boolean;
   resolve(answers: Map<string, number>): void;
 }
 
@@ -59,7 +64,13 @@ export class AddPartitionsToTxnManager implements TransactionVerifier {
     });
   }
 
-  verify(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: { topic: string; partition: number }[]): Promise<Map<string, number>> {
+  verify(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    partitions: { topic: string; partition: number }[],
+    addPartitions = false,
+  ): Promise<Map<string, number>> {
     const all = (code: number) => new Map(partitions.map((tp) => [topicPartitionKey(tp.topic, tp.partition), code]));
     if (this.closed) return Promise.resolve(all(ErrorCode.NETWORK_EXCEPTION));
     const md = this.opts.metadata;
@@ -71,7 +82,7 @@ export class AddPartitionsToTxnManager implements TransactionVerifier {
     return new Promise((resolve) => {
       let q = this.queues.get(leader);
       if (!q) this.queues.set(leader, (q = []));
-      q.push({ transactionalId, producerId, producerEpoch, partitions, resolve });
+      q.push({ transactionalId, producerId, producerEpoch, partitions, verifyOnly: !addPartitions, resolve });
       this.drain(leader);
     });
   }
@@ -120,6 +131,13 @@ export class AddPartitionsToTxnManager implements TransactionVerifier {
         this.opts.logger.warn(`broker ${node} does not support AddPartitionsToTxn v4+; transactional writes cannot be verified`);
         return fail(ErrorCode.NETWORK_EXCEPTION);
       }
+      if (version < 5 && batch.some((v) => !v.verifyOnly)) {
+        // Only the verifications can go; the additions fail.
+        this.opts.logger.warn(`broker ${node} does not support AddPartitionsToTxn v5; partitions cannot be added to transactions for Produce v12 / TxnOffsetCommit v5`);
+        for (const v of batch) if (!v.verifyOnly) v.resolve(new Map(v.partitions.map((tp) => [topicPartitionKey(tp.topic, tp.partition), ErrorCode.NETWORK_EXCEPTION])));
+        batch = batch.filter((v) => v.verifyOnly);
+        if (batch.length === 0) return;
+      }
       res = await ch.send('AddPartitionsToTxn', {
         transactions: batch.map((v) => {
           const byTopic = partitionsByTopic(v.partitions);
@@ -127,7 +145,7 @@ export class AddPartitionsToTxnManager implements TransactionVerifier {
             transactionalId: v.transactionalId,
             producerId: v.producerId,
             producerEpoch: v.producerEpoch,
-            verifyOnly: true,
+            verifyOnly: v.verifyOnly,
             topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
           };
         }),

@@ -5,7 +5,8 @@
  * answers per partition with chosen error codes, holds a broker's answers, or throws (a lost
  * connection); the cluster is a MetadataCache built by applying metadata records; the clock and
  * producer ids are fakes. Marker retries are checked on Jest's fake timers, so "after the backoff"
- * is exact and nothing sleeps.
+ * is exact and nothing sleeps. The last block runs transaction.version 2 (KIP-890 part 2): the epoch
+ * bump per EndTxn v5, the roll-over to a new producer id, retries, coordinator aborts, and reloads.
  */
 import * as path from 'node:path';
 import { ErrorCode } from '../../protocol/errors';
@@ -294,6 +295,9 @@ function txnRecord(transactionalId: string, over: Partial<TxnTransitMetadata> | 
   const t: TxnTransitMetadata = {
     producerId: 10n,
     lastProducerId: 10n,
+    nextProducerId: -1n,
+    nextProducerEpoch: -1,
+    clientTransactionVersion: 0,
     producerEpoch: 0,
     lastProducerEpoch: NO_PRODUCER_EPOCH,
     txnTimeoutMs: 60_000,
@@ -543,7 +547,7 @@ async function begin(h: Harness, transactionalId: string, partitions: TopicParti
   return p;
 }
 
-const endTxn = (h: Harness, p: Producer, commit: boolean) => h.c.handleEndTransaction(p.transactionalId, p.producerId, p.producerEpoch, commit);
+const endTxn = async (h: Harness, p: Producer, commit: boolean) => (await h.c.handleEndTransaction(p.transactionalId, p.producerId, p.producerEpoch, commit)).errorCode;
 
 /** Waits until a Complete* record of the id is written and applied in memory. */
 async function completed(h: Harness, transactionalId: string, state: 'CompleteCommit' | 'CompleteAbort'): Promise<TransactionMetadata> {
@@ -647,12 +651,12 @@ describe('TransactionCoordinator: commit and abort', () => {
   test('EndTxn: unknown id, another producer id, another epoch, no transaction, empty id', async () => {
     const h = await loadedHarness();
     const p = await init(h, 't1');
-    expect(await h.c.handleEndTransaction('nope', p.producerId, 0, true)).toBe(E.INVALID_PRODUCER_ID_MAPPING);
-    expect(await h.c.handleEndTransaction('t1', p.producerId + 1n, 0, true)).toBe(E.INVALID_PRODUCER_ID_MAPPING);
-    expect(await h.c.handleEndTransaction('t1', p.producerId, 1, true)).toBe(E.PRODUCER_FENCED);
+    expect((await h.c.handleEndTransaction('nope', p.producerId, 0, true)).errorCode).toBe(E.INVALID_PRODUCER_ID_MAPPING);
+    expect((await h.c.handleEndTransaction('t1', p.producerId + 1n, 0, true)).errorCode).toBe(E.INVALID_PRODUCER_ID_MAPPING);
+    expect((await h.c.handleEndTransaction('t1', p.producerId, 1, true)).errorCode).toBe(E.PRODUCER_FENCED);
     expect(await endTxn(h, p, true)).toBe(E.INVALID_TXN_STATE); // Empty: nothing to end
     expect(await endTxn(h, p, false)).toBe(E.INVALID_TXN_STATE);
-    expect(await h.c.handleEndTransaction('', p.producerId, 0, true)).toBe(E.INVALID_REQUEST);
+    expect((await h.c.handleEndTransaction('', p.producerId, 0, true)).errorCode).toBe(E.INVALID_REQUEST);
     expect(h.rm.states('t1')).toEqual(['Empty']);
   });
 
@@ -1203,7 +1207,7 @@ describe('TransactionCoordinator: ownership and loading', () => {
     expect(h.c.stateManager.getTransactionState('keep').errorCode).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
     expect((await h.c.handleInitProducerId('keep', 60_000)).errorCode).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
     expect(await h.c.handleAddPartitionsToTransaction('open', 14n, 0, [a0])).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
-    expect(await h.c.handleEndTransaction('open', 14n, 0, true)).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
+    expect((await h.c.handleEndTransaction('open', 14n, 0, true)).errorCode).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
     expect(h.c.handleVerifyPartitionsInTransaction('open', 14n, 0, [b0]).get(b0)).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
     expect(h.c.handleDescribeTransaction('keep').errorCode).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
     expect(h.c.handleListTransactions([], [], -1n)).toEqual({ errorCode: E.COORDINATOR_LOAD_IN_PROGRESS, unknownStateFilters: [], transactionStates: [] });
@@ -1229,7 +1233,7 @@ describe('TransactionCoordinator: ownership and loading', () => {
     // The loaded ids work as before.
     expect(await init(h, 'keep', 30_000)).toMatchObject({ producerId: 10n, producerEpoch: 3 });
     expect(h.c.handleVerifyPartitionsInTransaction('open', 14n, 0, [b0]).get(b0)).toBe(E.NONE);
-    expect(await h.c.handleEndTransaction('open', 14n, 0, false)).toBe(E.NONE);
+    expect((await h.c.handleEndTransaction('open', 14n, 0, false)).errorCode).toBe(E.NONE);
     await completed(h, 'open', 'CompleteAbort');
   });
 
@@ -1425,5 +1429,185 @@ describe('TransactionCoordinator: ListTransactions, DescribeTransactions, verifi
     releaseBroker2();
     await completed(h, 't1', 'CompleteCommit');
     expect(verify('t1', p.producerId, p.producerEpoch, [a0, a1, b0])).toEqual([E.TRANSACTION_ABORTABLE, E.TRANSACTION_ABORTABLE, E.TRANSACTION_ABORTABLE]);
+  });
+});
+
+describe('TransactionCoordinator: transaction.version 2 (KIP-890 part 2)', () => {
+  const TV2 = 2;
+  /** A coordinator whose cluster finalized transaction.version 2 (a fresh cluster's level). */
+  async function tv2Harness(o: HarnessOptions = {}): Promise<Harness> {
+    const h = await loadedHarness(o);
+    h.metadata.apply([{ type: 'FeatureLevelRecord', data: { name: 'transaction.version', featureLevel: TV2 } }]);
+    return h;
+  }
+  /** EndTxn v5 (client transaction.version 2). */
+  const endTxnV2 = (h: Harness, p: { transactionalId: string; producerId: bigint; producerEpoch: number }, commit: boolean) =>
+    h.c.handleEndTransaction(p.transactionalId, p.producerId, p.producerEpoch, commit, TV2);
+
+  test('every EndTxn bumps the epoch: Prepare* carries it, the markers use it, the answer returns it; the next transaction runs on it', async () => {
+    const h = await tv2Harness();
+    const p = await begin(h, 't1', [a0, b0]);
+    expect(p.producerEpoch).toBe(0);
+    expect(await endTxnV2(h, p, true)).toEqual({ errorCode: E.NONE, producerId: p.producerId, producerEpoch: 1 });
+    expect(h.rm.record('t1', TransactionState.PrepareCommit)).toMatchObject({ producerId: p.producerId, producerEpoch: 1, clientTransactionVersion: TV2, nextProducerId: NO_PRODUCER_ID });
+    const bumped = { producerId: p.producerId, producerEpoch: 1 };
+    expect(h.transport.markers()).toEqual([marker(NODE, bumped, true, 3, 'a-0'), marker(OTHER, bumped, true, 3, 'b-0')]);
+    expect(await completed(h, 't1', 'CompleteCommit')).toMatchObject({ producerId: p.producerId, producerEpoch: 1, clientTransactionVersion: TV2 });
+    expect(metadataOf(h, 't1')).toMatchObject({ producerEpoch: 1, clientTransactionVersion: TV2, nextProducerId: NO_PRODUCER_ID });
+
+    // The old epoch is fenced for anything but a retry of the EndTxn that bumped it.
+    expect(await h.c.handleAddPartitionsToTransaction('t1', p.producerId, 0, [a0])).toBe(E.PRODUCER_FENCED);
+    const q = { ...p, producerEpoch: 1 };
+    expect(await h.c.handleAddPartitionsToTransaction('t1', q.producerId, q.producerEpoch, [a1])).toBe(E.NONE);
+    expect(await endTxnV2(h, q, false)).toEqual({ errorCode: E.NONE, producerId: p.producerId, producerEpoch: 2 });
+    expect(h.transport.markers(2)).toEqual([marker(OTHER, { producerId: p.producerId, producerEpoch: 2 }, false, 3, 'a-1')]);
+    expect(await completed(h, 't1', 'CompleteAbort')).toMatchObject({ producerEpoch: 2 });
+    expect(h.rm.states('t1')).toEqual(['Empty', 'Ongoing', 'PrepareCommit', 'CompleteCommit', 'Ongoing', 'PrepareAbort', 'CompleteAbort']);
+    // InitProducerId still bumps on top (and is a transition of client version 0).
+    expect(await init(h, 't1')).toMatchObject({ producerId: p.producerId, producerEpoch: 3 });
+    expect(metadataOf(h, 't1').clientTransactionVersion).toBe(0);
+    expect(h.lines.filter((l) => l.includes(' ERROR '))).toEqual([]);
+  });
+
+  test('retries: the epoch before the bump gets NONE with the current id and epoch once complete, CONCURRENT_TRANSACTIONS while the markers are written; anything else is fenced or invalid', async () => {
+    const h = await tv2Harness();
+    const p = await begin(h, 'r1', [a0, b0]);
+    const releaseBroker2 = h.transport.hold(OTHER);
+    expect(await endTxnV2(h, p, true)).toEqual({ errorCode: E.NONE, producerId: p.producerId, producerEpoch: 1 });
+    await flush();
+    expect(h.c.handleDescribeTransaction('r1').transactionState).toBe('PrepareCommit');
+    // The CompleteCommit transition is pending while the markers go out.
+    expect((await endTxnV2(h, p, true)).errorCode).toBe(E.CONCURRENT_TRANSACTIONS);
+    releaseBroker2();
+    await completed(h, 'r1', 'CompleteCommit');
+
+    // Kafka's handleEndTransaction for TV2: a retry (epoch + 1 is the current) of the same result is NONE with the new epoch ...
+    expect(await endTxnV2(h, p, true)).toEqual({ errorCode: E.NONE, producerId: p.producerId, producerEpoch: 1 });
+    // ... of the other result INVALID_TXN_STATE ...
+    expect(await endTxnV2(h, p, false)).toEqual({ errorCode: E.INVALID_TXN_STATE, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH });
+    // ... and the current epoch with no transaction, or an older epoch, is PRODUCER_FENCED (the state and epoch alone cannot tell a retry from the next EndTxn).
+    expect((await endTxnV2(h, { ...p, producerEpoch: 1 }, true)).errorCode).toBe(E.PRODUCER_FENCED);
+    expect((await endTxnV2(h, { ...p, producerEpoch: 5 }, true)).errorCode).toBe(E.PRODUCER_FENCED);
+    expect((await endTxnV2(h, { ...p, producerId: p.producerId + 7n }, true)).errorCode).toBe(E.INVALID_PRODUCER_ID_MAPPING);
+
+    // A retry that arrives while Prepare* of the same EndTxn is still being written.
+    const q = { ...p, producerEpoch: 1 };
+    expect(await h.c.handleAddPartitionsToTransaction('r1', q.producerId, q.producerEpoch, [a0])).toBe(E.NONE);
+    const release = h.rm.hold();
+    const ending = endTxnV2(h, q, false);
+    await flush();
+    expect((await endTxnV2(h, q, false)).errorCode).toBe(E.CONCURRENT_TRANSACTIONS);
+    release();
+    expect(await ending).toEqual({ errorCode: E.NONE, producerId: q.producerId, producerEpoch: 2 });
+    await completed(h, 'r1', 'CompleteAbort');
+    expect(await endTxnV2(h, q, false)).toEqual({ errorCode: E.NONE, producerId: q.producerId, producerEpoch: 2 });
+    expect((await endTxnV2(h, p, false)).errorCode).toBe(E.PRODUCER_FENCED); // two bumps ago
+  });
+
+  test('an exhausted epoch rolls over to a new producer id: NextProducerId in Prepare*, the markers at Short.MAX_VALUE, the new id at epoch 0 returned and completed; retries with the old id', async () => {
+    const rm = new TxnLogReplicaManager();
+    rm.appendDirect(0, [txnRecord('roll', { producerId: 40n, producerEpoch: 32765, txnState: TransactionState.CompleteCommit, txnStartTimestamp: T0 - 10 })]);
+    const h = await tv2Harness({ rm });
+    const p = await init(h, 'roll');
+    expect(p).toMatchObject({ producerId: 40n, producerEpoch: 32766 });
+    expect(await h.c.handleAddPartitionsToTransaction('roll', 40n, 32766, [a0, b0])).toBe(E.NONE);
+
+    expect(await endTxnV2(h, p, true)).toEqual({ errorCode: E.NONE, producerId: 1000n, producerEpoch: 0 });
+    expect(h.rm.record('roll', TransactionState.PrepareCommit)).toMatchObject({ producerId: 40n, producerEpoch: 32767, nextProducerId: 1000n, nextProducerEpoch: 0, clientTransactionVersion: TV2 });
+    const last = { producerId: 40n, producerEpoch: 32767 };
+    expect(h.transport.markers()).toEqual([marker(NODE, last, true, 3, 'a-0'), marker(OTHER, last, true, 3, 'b-0')]);
+    const done = await completed(h, 'roll', 'CompleteCommit');
+    expect(done).toMatchObject({ producerId: 1000n, lastProducerId: 40n, producerEpoch: 0, nextProducerId: NO_PRODUCER_ID });
+    expect(metadataOf(h, 'roll')).toMatchObject({ producerId: 1000n, lastProducerId: 40n, producerEpoch: 0, lastProducerEpoch: 32767 });
+
+    // The retry carries the old id at the exhausted epoch: NONE with the new id (Kafka's retryOnOverflow).
+    expect(await endTxnV2(h, p, true)).toEqual({ errorCode: E.NONE, producerId: 1000n, producerEpoch: 0 });
+    expect((await endTxnV2(h, p, false)).errorCode).toBe(E.INVALID_TXN_STATE);
+    expect((await endTxnV2(h, { ...p, producerEpoch: 32765 }, true)).errorCode).toBe(E.INVALID_PRODUCER_ID_MAPPING);
+    expect(await h.c.handleAddPartitionsToTransaction('roll', 40n, 32767, [a0])).toBe(E.INVALID_PRODUCER_ID_MAPPING);
+
+    // The new id carries on.
+    const n = { transactionalId: 'roll', producerId: 1000n, producerEpoch: 0 };
+    expect(await h.c.handleAddPartitionsToTransaction('roll', 1000n, 0, [a1])).toBe(E.NONE);
+    expect(await endTxnV2(h, n, false)).toEqual({ errorCode: E.NONE, producerId: 1000n, producerEpoch: 1 });
+    await completed(h, 'roll', 'CompleteAbort');
+    // A failed allocation of the next id fails the EndTxn retriably and leaves the transaction open.
+    const rm2 = new TxnLogReplicaManager();
+    rm2.appendDirect(0, [txnRecord('nopid', { producerId: 50n, producerEpoch: 32766, txnState: TransactionState.Ongoing, topicPartitions: [a0], txnStartTimestamp: T0 - 10 })]);
+    const h2 = await tv2Harness({ rm: rm2 });
+    h2.pids.failure = new Error('no block');
+    expect((await endTxnV2(h2, { transactionalId: 'nopid', producerId: 50n, producerEpoch: 32766 }, true)).errorCode).toBe(E.COORDINATOR_LOAD_IN_PROGRESS);
+    expect(metadataOf(h2, 'nopid')).toMatchObject({ state: TransactionState.Ongoing, pendingState: null, producerEpoch: 32766 });
+    h2.pids.failure = null;
+    expect(await endTxnV2(h2, { transactionalId: 'nopid', producerId: 50n, producerEpoch: 32766 }, true)).toEqual({ errorCode: E.NONE, producerId: 1000n, producerEpoch: 0 });
+    await completed(h2, 'nopid', 'CompleteCommit');
+  });
+
+  test('reloaded from the transaction log (the coordinator moves away and back): a bumped PrepareCommit completes, a roll-over Prepare* moves to its next id, retries are answered from the log', async () => {
+    const rm = new TxnLogReplicaManager();
+    rm.appendDirect(0, [
+      // A TV2 PrepareCommit written before the move: epoch 5 (bumped from 4), its markers not all written.
+      txnRecord('bumped', { producerId: 60n, lastProducerId: 60n, producerEpoch: 5, txnState: TransactionState.PrepareCommit, topicPartitions: [a0], txnStartTimestamp: T0 - 10, clientTransactionVersion: TV2 }),
+      // A TV2 PrepareAbort at the last epoch, rolling over to producer id 70.
+      txnRecord('rolled', {
+        producerId: 61n,
+        lastProducerId: 61n,
+        producerEpoch: 32767,
+        nextProducerId: 70n,
+        nextProducerEpoch: 0,
+        txnState: TransactionState.PrepareAbort,
+        topicPartitions: [b0],
+        txnStartTimestamp: T0 - 10,
+        clientTransactionVersion: TV2,
+      }),
+      // An older TV1 record (no client version): an EndTxn retry must carry its own epoch.
+      txnRecord('old', { producerId: 62n, producerEpoch: 3, txnState: TransactionState.CompleteCommit, txnStartTimestamp: T0 - 10 }),
+    ]);
+    const h = await tv2Harness({ rm });
+    await h.transport.waitForSends(2);
+    expect(h.transport.markers()).toEqual([
+      marker(NODE, { producerId: 60n, producerEpoch: 5 }, true, 3, 'a-0'),
+      marker(OTHER, { producerId: 61n, producerEpoch: 32767 }, false, 3, 'b-0'),
+    ]);
+    expect(await completed(h, 'bumped', 'CompleteCommit')).toMatchObject({ producerId: 60n, producerEpoch: 5, clientTransactionVersion: TV2 });
+    expect(await completed(h, 'rolled', 'CompleteAbort')).toMatchObject({ producerId: 70n, lastProducerId: 61n, producerEpoch: 0 });
+    expect(await endTxnV2(h, { transactionalId: 'bumped', producerId: 60n, producerEpoch: 4 }, true)).toEqual({ errorCode: E.NONE, producerId: 60n, producerEpoch: 5 });
+    expect(await endTxnV2(h, { transactionalId: 'rolled', producerId: 61n, producerEpoch: 32766 }, false)).toEqual({ errorCode: E.NONE, producerId: 70n, producerEpoch: 0 });
+    expect(await endTxnV2(h, { transactionalId: 'old', producerId: 62n, producerEpoch: 3 }, true)).toEqual({ errorCode: E.NONE, producerId: 62n, producerEpoch: 3 });
+    expect((await endTxnV2(h, { transactionalId: 'old', producerId: 62n, producerEpoch: 2 }, true)).errorCode).toBe(E.PRODUCER_FENCED);
+
+    // A live bump, then the coordinator moves away and back: the CompleteCommit record alone answers the retry.
+    const p = await begin(h, 'live', [a0]);
+    expect(await endTxnV2(h, p, true)).toMatchObject({ errorCode: E.NONE, producerEpoch: p.producerEpoch + 1 });
+    await completed(h, 'live', 'CompleteCommit');
+    h.apply(leaderChange(TXN, 0, OTHER));
+    expect((await endTxnV2(h, p, true)).errorCode).toBe(E.NOT_COORDINATOR);
+    h.apply(leaderChange(TXN, 0, NODE));
+    await h.loaded();
+    expect(metadataOf(h, 'live')).toMatchObject({ producerEpoch: p.producerEpoch + 1, clientTransactionVersion: TV2, state: TransactionState.CompleteCommit });
+    expect(await endTxnV2(h, p, true)).toEqual({ errorCode: E.NONE, producerId: p.producerId, producerEpoch: p.producerEpoch + 1 });
+    expect((await endTxnV2(h, p, false)).errorCode).toBe(E.INVALID_TXN_STATE);
+    expect(metadataOf(h, 'rolled')).toMatchObject({ producerId: 70n, lastProducerId: 61n, producerEpoch: 0 });
+  });
+
+  test('coordinator aborts (timeouts) bump once more under a finalized level of 2; an EndTxn of the fenced epoch is PRODUCER_FENCED; a client of version 0 keeps its epoch', async () => {
+    const h = await tv2Harness();
+    const p = await begin(h, 'slow', [a0], 1000);
+    h.clock.now = T0 + 1001;
+    expect(await h.c.abortTimedOutTransactions()).toBe(1);
+    // The fence takes epoch 1; the abort, made at the cluster's transaction.version, bumps to 2.
+    expect(h.rm.record('slow', TransactionState.PrepareAbort)).toMatchObject({ producerEpoch: 2, clientTransactionVersion: TV2 });
+    expect(h.transport.markers()).toEqual([marker(NODE, { producerId: p.producerId, producerEpoch: 2 }, false, 3, 'a-0')]);
+    await completed(h, 'slow', 'CompleteAbort');
+    for (const commit of [true, false]) expect((await endTxnV2(h, p, commit)).errorCode).toBe(E.PRODUCER_FENCED);
+    expect(await h.c.handleAddPartitionsToTransaction('slow', p.producerId, p.producerEpoch, [a0])).toBe(E.PRODUCER_FENCED);
+    expect(await init(h, 'slow')).toMatchObject({ producerId: p.producerId, producerEpoch: 3 });
+
+    // An old client (EndTxn v0-4) at transaction.version 2: no bump, the epoch it has stays valid.
+    const o = await begin(h, 'oldclient', [a0]);
+    expect(await h.c.handleEndTransaction('oldclient', o.producerId, o.producerEpoch, true)).toEqual({ errorCode: E.NONE, producerId: o.producerId, producerEpoch: o.producerEpoch });
+    expect(h.rm.record('oldclient', TransactionState.PrepareCommit)).toMatchObject({ producerEpoch: o.producerEpoch, clientTransactionVersion: 0 });
+    await completed(h, 'oldclient', 'CompleteCommit');
+    expect(await h.c.handleAddPartitionsToTransaction('oldclient', o.producerId, o.producerEpoch, [a1])).toBe(E.NONE);
   });
 });

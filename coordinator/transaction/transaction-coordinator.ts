@@ -6,8 +6,7 @@
  * DescribeTransactions and ListTransactions; it owns the transaction timeout and the
  * transactional id expiry tasks.
  *
- * The rules are Kafka's (transaction.version 1, i.e. KIP-890 part 1 without the per-transaction
- * epoch bump):
+ * The rules are Kafka's; those of transaction.version 2 (KIP-890 part 2) are at EndTxn below:
  * - InitProducerId: a new transactional id gets a producer id at epoch 0; an idle one (Empty or
  *   Complete*) gets its epoch bumped (a new producer id once the epoch is exhausted), which fences
  *   older producers; one with an open transaction gets that transaction aborted under a bumped
@@ -21,6 +20,12 @@
  *   markers are then written by the TransactionMarkerChannelManager, and finally CompleteCommit /
  *   CompleteAbort. A retried EndTxn of a completed transaction is NONE, of one still completing
  *   CONCURRENT_TRANSACTIONS; the wrong result (abort after commit) is INVALID_TXN_STATE.
+ * - transaction.version 2, EndTxn v5 (client version 2): Prepare* bumps the epoch and the markers
+ *   carry the bumped one; at an exhausted epoch (32766) a new producer id is allocated first and
+ *   the transaction ends on it (NextProducerId, epoch 0 from Complete* on). The answer is the id and
+ *   epoch the producer continues with. The coordinator's own aborts (fences, timeouts) are made at
+ *   the finalized level, so at 2 they bump once more after the fence's bump, unless the fence took
+ *   the last epoch (Short.MAX_VALUE), where the abort keeps it.
  * - transaction.timeout.ms: an Ongoing transaction older than its timeout is aborted under a
  *   bumped epoch (the producer is fenced), checked every
  *   transaction.abort.timed.out.transaction.cleanup.interval.ms.
@@ -44,6 +49,7 @@ import {
   type TxnTransitMetadata,
 } from './transaction-metadata';
 import { TransactionState, transactionStateName } from './transaction-state';
+import { supportsEpochBump } from '../../metadata/features';
 import { TransactionStateManager, type ListedTransaction } from './transaction-state-manager';
 
 export interface InitProducerIdResult {
@@ -77,6 +83,16 @@ export interface TransactionCoordinatorOptions {
 }
 
 const initError = (errorCode: number): InitProducerIdResult => ({ errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH });
+
+/** EndTxn's answer: the producer id and epoch are -1 unless it succeeded (EndTxn v5 returns them). */
+export interface EndTxnResult {
+  errorCode: number;
+  producerId: bigint;
+  producerEpoch: number;
+}
+
+const endTxnError = (errorCode: number): EndTxnResult => ({ errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH });
+const INT16_MAX = 0x7fff;
 
 type Prepared = { errorCode: number } | { coordinatorEpoch: number; transit: TxnTransitMetadata } | { needsProducerId: true };
 
@@ -241,8 +257,8 @@ export class TransactionCoordinator {
     const { coordinatorEpoch, transit } = prepared;
     if (transit.txnState === TransactionState.PrepareEpochFence) {
       // Abort the open transaction under the bumped epoch; the client retries and then gets its own bump.
-      const err = await this.endTransaction(transactionalId, transit.producerId, transit.producerEpoch, false, false);
-      return initError(err === ErrorCode.NONE ? ErrorCode.CONCURRENT_TRANSACTIONS : err);
+      const { errorCode } = await this.endTransaction(transactionalId, transit.producerId, transit.producerEpoch, false, false, this.stateManager.transactionVersionLevel());
+      return initError(errorCode === ErrorCode.NONE ? ErrorCode.CONCURRENT_TRANSACTIONS : errorCode);
     }
     const err = await this.stateManager.appendTransactionToLog(transactionalId, coordinatorEpoch, transit);
     if (err !== ErrorCode.NONE) {
@@ -358,55 +374,117 @@ export class TransactionCoordinator {
 
   // ---- EndTxn ---------------------------------------------------------------------------------
 
-  handleEndTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean): Promise<number> {
-    if (!this.active) return Promise.resolve(ErrorCode.COORDINATOR_NOT_AVAILABLE);
-    return this.endTransaction(transactionalId, producerId, producerEpoch, commit, true);
+  /**
+   * EndTxn from a client. `clientTransactionVersion` is 2 for EndTxn v5 at a finalized
+   * transaction.version of 2 or more (the epoch is bumped by this transaction's end), else 0.
+   * Resolves the error and, on success, the producer id and epoch the client continues with.
+   */
+  handleEndTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean, clientTransactionVersion = 0): Promise<EndTxnResult> {
+    if (!this.active) return Promise.resolve(endTxnError(ErrorCode.COORDINATOR_NOT_AVAILABLE));
+    return this.endTransaction(transactionalId, producerId, producerEpoch, commit, true, clientTransactionVersion);
   }
 
   /**
    * Moves an Ongoing transaction to PrepareCommit/PrepareAbort, answers once that is committed,
    * then hands the markers to the marker manager. `isFromClient` false: the coordinator itself
-   * aborts (a fence by InitProducerId or a timeout), with an epoch one above the current.
+   * aborts (a fence by InitProducerId or a timeout), with an epoch one above the current, and the
+   * finalized transaction.version as the client version (Kafka's "server TV").
+   *
+   * transaction.version 2 (Kafka's handleEndTransaction): the epoch check depends on the state the
+   * transaction's last EndTxn left. Ongoing (and Empty) need the current epoch; Prepare* and
+   * Complete* written by a v2 EndTxn carry the bumped epoch, so only the epoch before the bump is a
+   * retry of that EndTxn (Complete*: NONE with the current id and epoch, Prepare*:
+   * CONCURRENT_TRANSACTIONS; the other result INVALID_TXN_STATE), as is, after a roll-over to a new
+   * producer id, the old id at the exhausted epoch; any other epoch is PRODUCER_FENCED.
    */
-  private async endTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean, isFromClient: boolean): Promise<number> {
-    if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
+  private async endTransaction(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    commit: boolean,
+    isFromClient: boolean,
+    clientTransactionVersion: number,
+  ): Promise<EndTxnResult> {
+    if (transactionalId === '') return endTxnError(ErrorCode.INVALID_REQUEST);
     const st = this.stateManager.getTransactionState(transactionalId);
-    if (st.errorCode !== ErrorCode.NONE) return st.errorCode;
+    if (st.errorCode !== ErrorCode.NONE) return endTxnError(st.errorCode);
     const md = st.metadata;
-    if (!md) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+    if (!md) return endTxnError(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
     const coordinatorEpoch = st.coordinatorEpoch;
     let isEpochFence = false;
     let transit: TxnTransitMetadata;
-    const invalid = () => {
+    const invalid = (): EndTxnResult => {
       this.log.info(`${transactionalId} is ${transactionStateName(md.state)} but was asked to ${commit ? 'commit' : 'abort'}`);
-      return ErrorCode.INVALID_TXN_STATE;
+      return endTxnError(ErrorCode.INVALID_TXN_STATE);
     };
-    if (md.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
-    // A client must send the current epoch; the coordinator's own abort may carry a higher one.
-    if ((isFromClient && producerEpoch !== md.producerEpoch) || producerEpoch < md.producerEpoch) return ErrorCode.PRODUCER_FENCED;
-    if (md.pendingTransitionInProgress && md.pendingState !== TransactionState.PrepareEpochFence) return ErrorCode.CONCURRENT_TRANSACTIONS;
+    const fencing = md.pendingState === TransactionState.PrepareEpochFence;
+    const currentIsV2 = !fencing && supportsEpochBump(md.clientTransactionVersion);
+    // A v2 retry of an EndTxn whose bump is in the metadata already (Kafka's endTxnEpochBumped).
+    const retryOnEpochBump = currentIsV2 && md.producerEpoch === producerEpoch + 1;
+    // A v2 retry of an EndTxn that rolled the producer over to a new id at epoch 0.
+    const retryOnOverflow = currentIsV2 && md.lastProducerId === producerId && producerEpoch === INT16_MAX - 1 && md.producerEpoch === 0;
+    let validEpoch: boolean;
+    if (currentIsV2) {
+      switch (md.state) {
+        case TransactionState.PrepareCommit:
+        case TransactionState.PrepareAbort:
+          validEpoch = retryOnEpochBump;
+          break;
+        case TransactionState.CompleteCommit:
+        case TransactionState.CompleteAbort:
+          validEpoch = retryOnEpochBump || retryOnOverflow;
+          break;
+        default:
+          validEpoch = producerEpoch === md.producerEpoch;
+      }
+    } else {
+      // A client must send the current epoch; the coordinator's own abort may carry a higher one.
+      validEpoch = (!isFromClient || producerEpoch === md.producerEpoch) && producerEpoch >= md.producerEpoch;
+    }
+    if (md.producerId !== producerId && !retryOnOverflow) return endTxnError(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    if (!validEpoch) return endTxnError(ErrorCode.PRODUCER_FENCED);
+    if (md.pendingTransitionInProgress && !fencing) return endTxnError(ErrorCode.CONCURRENT_TRANSACTIONS);
+    const idempotent = (): EndTxnResult => ({ errorCode: ErrorCode.NONE, producerId: md.producerId, producerEpoch: md.producerEpoch });
     try {
       switch (md.state) {
         case TransactionState.Ongoing: {
           const next = commit ? TransactionState.PrepareCommit : TransactionState.PrepareAbort;
-          if (next === TransactionState.PrepareAbort && md.pendingState === TransactionState.PrepareEpochFence) {
+          let bumpVersion = clientTransactionVersion;
+          let nextProducerId = NO_PRODUCER_ID;
+          if (supportsEpochBump(clientTransactionVersion) && !fencing && md.isProducerEpochExhausted) {
+            // The bump takes the last epoch (Short.MAX_VALUE): the transaction ends on a new producer id.
+            const pid = await this.generateProducerId();
+            if (typeof pid === 'number') return endTxnError(pid);
+            // The await let other requests in: check again that nothing moved.
+            const again = this.stateManager.getTransactionState(transactionalId);
+            if (again.errorCode !== ErrorCode.NONE) return endTxnError(again.errorCode);
+            if (again.metadata !== md || again.coordinatorEpoch !== coordinatorEpoch) return endTxnError(ErrorCode.NOT_COORDINATOR);
+            if (md.pendingTransitionInProgress) return endTxnError(ErrorCode.CONCURRENT_TRANSACTIONS);
+            if (md.state !== TransactionState.Ongoing || md.producerId !== producerId || md.producerEpoch !== producerEpoch) return endTxnError(ErrorCode.PRODUCER_FENCED);
+            nextProducerId = pid;
+          }
+          if (next === TransactionState.PrepareAbort && fencing) {
             // The fence becomes the abort: the bumped epoch goes into the PrepareAbort record.
             isEpochFence = true;
             md.pendingState = null;
             md.producerEpoch = producerEpoch;
             md.lastProducerEpoch = NO_PRODUCER_EPOCH;
+            // transaction.version 2 bumps once more for the abort itself (Kafka's server TV), unless
+            // the fence took the last epoch: then the abort keeps it, and the next InitProducerId
+            // moves to a new producer id.
+            if (md.producerEpoch >= INT16_MAX) bumpVersion = 0;
           }
-          transit = md.prepareAbortOrCommit(next, this.now());
+          transit = md.prepareAbortOrCommit(next, this.now(), bumpVersion, nextProducerId);
           break;
         }
         case TransactionState.CompleteCommit:
-          return commit ? ErrorCode.NONE : invalid();
+          return commit ? idempotent() : invalid();
         case TransactionState.CompleteAbort:
-          return commit ? invalid() : ErrorCode.NONE;
+          return commit ? invalid() : idempotent();
         case TransactionState.PrepareCommit:
-          return commit ? ErrorCode.CONCURRENT_TRANSACTIONS : invalid();
+          return commit ? endTxnError(ErrorCode.CONCURRENT_TRANSACTIONS) : invalid();
         case TransactionState.PrepareAbort:
-          return commit ? invalid() : ErrorCode.CONCURRENT_TRANSACTIONS;
+          return commit ? invalid() : endTxnError(ErrorCode.CONCURRENT_TRANSACTIONS);
         case TransactionState.Empty:
           return invalid();
         default:
@@ -415,7 +493,7 @@ export class TransactionCoordinator {
     } catch (err) {
       if (!(err instanceof IllegalTransactionStateError)) throw err;
       this.log.error(`EndTxn of ${transactionalId}: ${err.message}`);
-      return ErrorCode.UNKNOWN_SERVER_ERROR;
+      return endTxnError(ErrorCode.UNKNOWN_SERVER_ERROR);
     }
     const err = await this.stateManager.appendTransactionToLog(transactionalId, coordinatorEpoch, transit);
     if (err !== ErrorCode.NONE) {
@@ -428,15 +506,16 @@ export class TransactionCoordinator {
           this.log.warn(`the epoch fence of ${transactionalId} was not written (${errorName(err)}); its epoch stays ${now.metadata.producerEpoch}`);
         }
       }
-      return err;
+      return endTxnError(err);
     }
     const after = this.stateManager.getTransactionState(transactionalId);
-    if (after.errorCode !== ErrorCode.NONE) return after.errorCode;
-    if (after.coordinatorEpoch !== coordinatorEpoch || !after.metadata) return ErrorCode.NOT_COORDINATOR;
+    if (after.errorCode !== ErrorCode.NONE) return endTxnError(after.errorCode);
+    if (after.coordinatorEpoch !== coordinatorEpoch || !after.metadata) return endTxnError(ErrorCode.NOT_COORDINATOR);
     const m = after.metadata;
-    if (m.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
-    if (m.producerEpoch !== producerEpoch) return ErrorCode.PRODUCER_FENCED;
-    if (m.pendingTransitionInProgress) return ErrorCode.CONCURRENT_TRANSACTIONS;
+    const bumped = supportsEpochBump(m.clientTransactionVersion) && m.producerEpoch === producerEpoch + 1;
+    if (m.producerId !== producerId) return endTxnError(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    if (m.producerEpoch !== producerEpoch && !bumped) return endTxnError(ErrorCode.PRODUCER_FENCED);
+    if (m.pendingTransitionInProgress) return endTxnError(ErrorCode.CONCURRENT_TRANSACTIONS);
     const expected = commit ? TransactionState.PrepareCommit : TransactionState.PrepareAbort;
     if (m.state !== expected) return invalid();
     let complete: TxnTransitMetadata;
@@ -445,10 +524,11 @@ export class TransactionCoordinator {
     } catch (e) {
       if (!(e instanceof IllegalTransactionStateError)) throw e;
       this.log.error(`EndTxn of ${transactionalId}: ${e.message}`);
-      return ErrorCode.UNKNOWN_SERVER_ERROR;
+      return endTxnError(ErrorCode.UNKNOWN_SERVER_ERROR);
     }
     this.markerManager.addTxnMarkersToSend(coordinatorEpoch, commit, m, complete);
-    return ErrorCode.NONE;
+    // What the producer continues with: the bumped epoch, or the next producer id at epoch 0.
+    return { errorCode: ErrorCode.NONE, producerId: complete.producerId, producerEpoch: complete.producerEpoch };
   }
 
   // ---- timeouts -------------------------------------------------------------------------------
@@ -472,7 +552,7 @@ export class TransactionCoordinator {
       }
       this.log.info(`aborting the transaction of ${t.transactionalId} (producer ${t.producerId} epoch ${t.producerEpoch}): it exceeded its timeout of ${md.txnTimeoutMs} ms`);
       work.push(
-        this.endTransaction(t.transactionalId, fence.producerId, fence.producerEpoch, false, false).then((err) => {
+        this.endTransaction(t.transactionalId, fence.producerId, fence.producerEpoch, false, false, this.stateManager.transactionVersionLevel()).then(({ errorCode: err }) => {
           if (err === ErrorCode.NONE) this.log.info(`rolled back the timed-out transaction of ${t.transactionalId}`);
           else if (err === ErrorCode.INVALID_PRODUCER_ID_MAPPING || err === ErrorCode.PRODUCER_FENCED || err === ErrorCode.CONCURRENT_TRANSACTIONS) {
             this.log.debug(`rollback of ${t.transactionalId} cancelled: ${errorName(err)}`);

@@ -5,7 +5,8 @@
  * (not with the generated codec), so a change in the codec or in the generator shows up.
  */
 import { Writer } from '../../protocol/primitives/writer';
-import { writeTransactionLogValue } from '../../protocol/generated/records/transaction-coordinator/transaction-log-value';
+import { Reader } from '../../protocol/primitives/reader';
+import { readTransactionLogValue, writeTransactionLogValue } from '../../protocol/generated/records/transaction-coordinator/transaction-log-value';
 import { readTransactionLogKeyId, readTransactionLogMetadata, transactionLogKey, transactionLogValue, transactionLogValueVersion } from './transaction-log';
 import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID, type TxnTransitMetadata } from './transaction-metadata';
 import { TransactionState } from './transaction-state';
@@ -41,6 +42,9 @@ function transit(over: Partial<TxnTransitMetadata> = {}): TxnTransitMetadata {
   return {
     producerId: 1234n,
     lastProducerId: 1200n,
+    nextProducerId: -1n,
+    nextProducerEpoch: -1,
+    clientTransactionVersion: 0,
     producerEpoch: 7,
     lastProducerEpoch: 6,
     txnTimeoutMs: 60_000,
@@ -272,5 +276,24 @@ describe('TransactionLog value', () => {
     });
     const md = readTransactionLogMetadata('t', w.toBuffer())!;
     expect([md.producerId, md.lastProducerId, md.producerEpoch, md.state]).toEqual([9n, 8n, 2, TransactionState.CompleteAbort]);
+    // Kafka 4.0 writes NextProducerId without NextProducerEpoch: a next id always starts at epoch 0.
+    expect([md.nextProducerId, md.nextProducerEpoch, md.clientTransactionVersion]).toEqual([10n, 0, 2]);
+  });
+
+  test('transaction.version 2 fields: NextProducerId (tag 1), NextProducerEpoch (tag 3), ClientTransactionVersion (tag 2) round-trip in v1; v0 and older v1 records read as -1 / -1 / 0', () => {
+    const t = transit({ producerEpoch: 32767, lastProducerEpoch: 32766, nextProducerId: 5000n, nextProducerEpoch: 0, clientTransactionVersion: 2 });
+    const v1 = transactionLogValue(t, 1);
+    const r = new Reader(v1);
+    expect(r.int16()).toBe(1);
+    expect(readTransactionLogValue(r, 1)).toMatchObject({ producerId: 1234n, previousProducerId: 1200n, nextProducerId: 5000n, nextProducerEpoch: 0, clientTransactionVersion: 2, producerEpoch: 32767 });
+    const md = readTransactionLogMetadata('my-txn', v1)!;
+    expect([md.nextProducerId, md.nextProducerEpoch, md.clientTransactionVersion, md.producerEpoch]).toEqual([5000n, 0, 2, 32767]);
+    // Without a next producer id, none of the three tags is written (their defaults): the record is what transaction.version 1 wrote.
+    const plain = transit();
+    expect(transactionLogValue({ ...plain, clientTransactionVersion: 0 }, 1)).toEqual(transactionLogValue(plain, 1));
+    const oldV1 = readTransactionLogMetadata('my-txn', transactionLogValue(plain, 1))!;
+    expect([oldV1.nextProducerId, oldV1.nextProducerEpoch, oldV1.clientTransactionVersion]).toEqual([NO_PRODUCER_ID, -1, 0]);
+    const fromV0 = readTransactionLogMetadata('my-txn', transactionLogValue(t, 0))!;
+    expect([fromV0.nextProducerId, fromV0.nextProducerEpoch, fromV0.clientTransactionVersion, fromV0.producerEpoch]).toEqual([NO_PRODUCER_ID, -1, 0, 32767]);
   });
 });

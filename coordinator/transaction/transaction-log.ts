@@ -5,9 +5,14 @@
  * is a tombstone (the transactional id expired).
  *
  * The value version follows the finalized transaction.version, as Kafka's
- * TransactionVersion.transactionLogValueVersion: 1 (flexible, with PreviousProducerId as a tagged
- * field) from transaction.version 1, else 0 (which has no PreviousProducerId); both are read. The partition list is null
- * in an Empty record, as Kafka writes it. A key with a version other than 0 is skipped by the
+ * TransactionVersion.transactionLogValueVersion: 1 (flexible) from transaction.version 1, else 0;
+ * both are read. v1's tagged fields carry what transaction.version 2 needs across a coordinator
+ * move: PreviousProducerId (the id before the last transition), NextProducerId and
+ * NextProducerEpoch (the id and epoch a transaction rolls over to when its epoch is exhausted, -1
+ * when it does not) and ClientTransactionVersion (2 when the client ended the transaction with
+ * EndTxn v5); v0 has none of them, and a record without them reads as -1 / 0. The last producer
+ * epoch is not stored (Kafka does not store it either). The partition list is null in an Empty
+ * record, as Kafka writes it. A key with a version other than 0 is skipped by the
  * loader (Kafka's UnknownKey), a value that does not decode is an error for the loader to report.
  */
 import { Reader } from '../../protocol/primitives/reader';
@@ -40,7 +45,8 @@ export function transactionLogValue(t: TxnTransitMetadata, version = 1): Buffer 
   writeTransactionLogValue(w, version, {
     producerId: t.producerId,
     previousProducerId: version >= 1 ? t.lastProducerId : -1n,
-    nextProducerId: -1n,
+    nextProducerId: version >= 1 ? t.nextProducerId : -1n,
+    nextProducerEpoch: version >= 1 ? t.nextProducerEpoch : -1,
     producerEpoch: t.producerEpoch,
     transactionTimeoutMs: t.txnTimeoutMs,
     transactionStatus: t.txnState,
@@ -48,7 +54,7 @@ export function transactionLogValue(t: TxnTransitMetadata, version = 1): Buffer 
       t.txnState === TransactionState.Empty ? null : [...byTopic].map(([topic, partitionIds]) => ({ topic, partitionIds: partitionIds.sort((a, b) => a - b) })),
     transactionLastUpdateTimestampMs: BigInt(t.txnLastUpdateTimestamp),
     transactionStartTimestampMs: BigInt(t.txnStartTimestamp),
-    clientTransactionVersion: 0,
+    clientTransactionVersion: version >= 1 ? t.clientTransactionVersion : 0,
   });
   return w.toBuffer();
 }
@@ -85,5 +91,9 @@ export function readTransactionLogMetadata(transactionalId: string, value: Buffe
     partitions,
     Number(v.transactionStartTimestampMs),
     Number(v.transactionLastUpdateTimestampMs),
+    v.nextProducerId,
+    // A next producer id always starts at epoch 0; Kafka 4.0 writes it without NextProducerEpoch.
+    v.nextProducerId >= 0n ? Math.max(v.nextProducerEpoch, 0) : NO_PRODUCER_EPOCH,
+    v.clientTransactionVersion,
   );
 }

@@ -151,6 +151,9 @@ describe('TransactionMetadata', () => {
     expect(first).toEqual({
       producerId: 42n,
       lastProducerId: 42n,
+      nextProducerId: NO_PRODUCER_ID,
+        nextProducerEpoch: NO_PRODUCER_EPOCH,
+        clientTransactionVersion: 0,
       producerEpoch: 0,
       lastProducerEpoch: NO_PRODUCER_EPOCH,
       txnTimeoutMs: 60_000,
@@ -281,6 +284,9 @@ describe('TransactionMetadata', () => {
       expect(t).toEqual({
         producerId: 42n,
         lastProducerId: 42n,
+        nextProducerId: NO_PRODUCER_ID,
+        nextProducerEpoch: NO_PRODUCER_EPOCH,
+        clientTransactionVersion: 0,
         producerEpoch: 4,
         lastProducerEpoch: NO_PRODUCER_EPOCH,
         txnTimeoutMs: 10_000,
@@ -343,6 +349,9 @@ describe('TransactionMetadata', () => {
       expect(t).toEqual({
         producerId: 99n,
         lastProducerId: 42n,
+        nextProducerId: NO_PRODUCER_ID,
+        nextProducerEpoch: NO_PRODUCER_EPOCH,
+        clientTransactionVersion: 0,
         producerEpoch: 0,
         lastProducerEpoch: 32766,
         txnTimeoutMs: 5000,
@@ -373,6 +382,9 @@ describe('TransactionMetadata', () => {
       expect(t).toEqual({
         producerId: 42n,
         lastProducerId: 42n,
+        nextProducerId: NO_PRODUCER_ID,
+        nextProducerEpoch: NO_PRODUCER_EPOCH,
+        clientTransactionVersion: 0,
         producerEpoch: 6,
         lastProducerEpoch: NO_PRODUCER_EPOCH,
         txnTimeoutMs: 60_000,
@@ -439,5 +451,58 @@ describe('TransactionMetadata', () => {
     expect(n.containsPartition('a', 10)).toBe(true);
     expect(n.containsPartition('a-1', 0)).toBe(true);
     expect(n.containsPartition('a-10', 0)).toBe(false);
+  });
+});
+
+describe('TransactionMetadata at transaction.version 2 (KIP-890 part 2)', () => {
+  test('Prepare* of a version 2 client bumps the epoch (the old one kept as last); Complete* keeps the bumped epoch and the client version', () => {
+    const m = md(S.Ongoing, { epoch: 7, lastEpoch: 6 });
+    const prepare = m.prepareAbortOrCommit(S.PrepareCommit, T0 + 1, 2);
+    expect(prepare).toMatchObject({ producerId: 42n, producerEpoch: 8, lastProducerEpoch: 7, nextProducerId: NO_PRODUCER_ID, nextProducerEpoch: NO_PRODUCER_EPOCH, clientTransactionVersion: 2 });
+    expect(m.producerEpoch).toBe(7); // applied only once written
+    m.completeTransitionTo(prepare);
+    expect([m.producerEpoch, m.lastProducerEpoch, m.clientTransactionVersion, m.state]).toEqual([8, 7, 2, S.PrepareCommit]);
+    const complete = m.prepareComplete(T0 + 2);
+    expect(complete).toMatchObject({ producerId: 42n, lastProducerId: 42n, producerEpoch: 8, lastProducerEpoch: 8, clientTransactionVersion: 2, topicPartitions: [] });
+    m.completeTransitionTo(complete);
+    expect([m.producerId, m.producerEpoch, m.clientTransactionVersion, m.state, m.partitionList().length]).toEqual([42n, 8, 2, S.CompleteCommit, 0]);
+    // The next transaction's AddPartitions is a transition of client version 0, on the bumped epoch.
+    const add = m.prepareAddPartitions([tp('a', 0)], T0 + 3);
+    expect(add).toMatchObject({ producerEpoch: 8, clientTransactionVersion: 0 });
+    m.completeTransitionTo(add);
+    expect(m.clientTransactionVersion).toBe(0);
+  });
+
+  test('a client of version 0 keeps the epoch, whatever the cluster', () => {
+    const m = md(S.Ongoing, { epoch: 7, lastEpoch: 6 });
+    expect(m.prepareAbortOrCommit(S.PrepareAbort, T0 + 1)).toMatchObject({ producerEpoch: 7, lastProducerEpoch: 6, clientTransactionVersion: 0 });
+  });
+
+  test('at an exhausted epoch: Prepare* at Short.MAX_VALUE records the next producer id; Complete* moves to it at epoch 0', () => {
+    const m = md(S.Ongoing, { epoch: 32766 });
+    const prepare = m.prepareAbortOrCommit(S.PrepareAbort, T0 + 1, 2, 77n);
+    expect(prepare).toMatchObject({ producerId: 42n, producerEpoch: 32767, lastProducerEpoch: 32766, nextProducerId: 77n, nextProducerEpoch: 0 });
+    m.completeTransitionTo(prepare);
+    expect([m.producerId, m.producerEpoch, m.nextProducerId, m.nextProducerEpoch]).toEqual([42n, 32767, 77n, 0]);
+    const complete = m.prepareComplete(T0 + 2);
+    expect(complete).toMatchObject({ producerId: 77n, lastProducerId: 42n, producerEpoch: 0, lastProducerEpoch: 32767, nextProducerId: NO_PRODUCER_ID });
+    m.completeTransitionTo(complete);
+    expect([m.producerId, m.lastProducerId, m.producerEpoch, m.lastProducerEpoch, m.nextProducerId, m.state]).toEqual([77n, 42n, 0, 32767, NO_PRODUCER_ID, S.CompleteAbort]);
+    // No epoch above Short.MAX_VALUE.
+    expect(() => md(S.Ongoing, { epoch: 32767 }).prepareAbortOrCommit(S.PrepareCommit, T0, 2)).toThrow(IllegalTransactionStateError);
+  });
+
+  test('completeTransitionTo checks what the version 2 transition was prepared from (Kafka’s validProducerEpoch)', () => {
+    const m = md(S.Ongoing, { epoch: 7 });
+    const prepare = m.prepareAbortOrCommit(S.PrepareCommit, T0 + 1, 2);
+    // Prepared from epoch 7: a Prepare* claiming another starting epoch is refused.
+    expect(() => m.completeTransitionTo({ ...prepare, lastProducerEpoch: 5 })).toThrow(IllegalTransactionStateError);
+    m.completeTransitionTo(prepare);
+    const complete = m.prepareComplete(T0 + 2);
+    expect(() => m.completeTransitionTo({ ...complete, producerEpoch: 9 })).toThrow(IllegalTransactionStateError);
+    // A roll-over Complete* must come from the current id.
+    expect(() => m.completeTransitionTo({ ...complete, producerId: 77n, lastProducerId: 41n, producerEpoch: 0 })).toThrow(IllegalTransactionStateError);
+    m.completeTransitionTo(complete);
+    expect(m.state).toBe(S.CompleteCommit);
   });
 });

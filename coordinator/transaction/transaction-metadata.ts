@@ -10,13 +10,23 @@
  * requests for one transactional id across the awaits of the log append. A failed append clears
  * `pendingState` (the state machine stays where it was).
  *
+ * transaction.version 2 (KIP-890 part 2): a transaction ended by a client that sent EndTxn v5 (its
+ * `clientTransactionVersion` is 2) gets the epoch bumped by Prepare* (epoch + 1, the previous one
+ * kept as `lastProducerEpoch`); when the current epoch is exhausted (32766), Prepare* also records
+ * the producer id the transaction rolls over to (`nextProducerId`, at `nextProducerEpoch` 0) and
+ * Complete* makes it the producer id at epoch 0, with the old one as `lastProducerId` (Kafka's
+ * previousProducerId). Complete* carries the client version of its Prepare*; every other
+ * transition carries client version 0, as Kafka's do.
+ *
  * Invariants: the producer epoch only grows (or restarts at 0 with a new producer id); the partition
- * set only grows while Ongoing and is emptied by the Complete* transitions; an illegal transition
- * throws IllegalTransactionStateError, an internal error (the coordinator never answers a client with
- * a half-applied state).
+ * set only grows while Ongoing and is emptied by the Complete* transitions; `nextProducerId` is set
+ * only between a transaction.version 2 Prepare* at an exhausted epoch and its Complete*; an illegal
+ * transition throws IllegalTransactionStateError, an internal error (the coordinator never answers
+ * a client with a half-applied state).
  */
 import { TransactionState, isValidTransition, transactionStateName } from './transaction-state';
 import { topicPartitionKey } from '../../common/topic-partition';
+import { supportsEpochBump } from '../../metadata/features';
 
 export const NO_PRODUCER_ID = -1n;
 export const NO_PRODUCER_EPOCH = -1;
@@ -42,9 +52,16 @@ export function partitionsByTopic(partitions: Iterable<TopicPartition>): Map<str
 /** The target of a transition (Kafka's TxnTransitMetadata); also what the log record holds. */
 export interface TxnTransitMetadata {
   producerId: bigint;
+  /** The producer id before this transition (Kafka's prevProducerId). */
   lastProducerId: bigint;
+  /** TV2: the producer id a Prepare* at an exhausted epoch rolls over to; -1 otherwise. */
+  nextProducerId: bigint;
+  /** The epoch that goes with nextProducerId (0), -1 without one. */
+  nextProducerEpoch: number;
   producerEpoch: number;
   lastProducerEpoch: number;
+  /** The transaction.version the client used (2: EndTxn v5); 0 for transitions not made by EndTxn. */
+  clientTransactionVersion: number;
   txnTimeoutMs: number;
   txnState: TransactionState;
   topicPartitions: TopicPartition[];
@@ -82,6 +99,10 @@ export class TransactionMetadata {
     partitions: readonly TopicPartition[],
     public txnStartTimestamp: number,
     public txnLastUpdateTimestamp: number,
+    public nextProducerId: bigint = NO_PRODUCER_ID,
+    public nextProducerEpoch: number = NO_PRODUCER_EPOCH,
+    /** The transaction.version of the client's last transition (Kafka's clientTransactionVersion). */
+    public clientTransactionVersion = 0,
   ) {
     for (const tp of partitions) this.topicPartitions.set(topicPartitionKey(tp.topic, tp.partition), tp);
   }
@@ -198,34 +219,53 @@ export class TransactionMetadata {
     );
   }
 
-  /** EndTxn: PrepareCommit or PrepareAbort with the transaction's partitions. */
-  prepareAbortOrCommit(newState: TransactionState.PrepareCommit | TransactionState.PrepareAbort, now: number): TxnTransitMetadata {
+  /**
+   * EndTxn: PrepareCommit or PrepareAbort with the transaction's partitions. With client
+   * transaction.version 2 the epoch goes up by one (the caller made sure it cannot overflow) and
+   * `nextProducerId` (a new id when the current epoch is exhausted, else -1) is recorded.
+   */
+  prepareAbortOrCommit(
+    newState: TransactionState.PrepareCommit | TransactionState.PrepareAbort,
+    now: number,
+    clientTransactionVersion = 0,
+    nextProducerId: bigint = NO_PRODUCER_ID,
+  ): TxnTransitMetadata {
+    const bump = supportsEpochBump(clientTransactionVersion);
+    if (bump && this.producerEpoch >= INT16_MAX) {
+      throw new IllegalTransactionStateError(`cannot bump the epoch of producer ${this.producerId} of ${this.transactionalId}: it is already ${INT16_MAX}`);
+    }
     return this.prepareTransitionTo(
       newState,
       this.producerId,
-      this.producerEpoch,
-      this.lastProducerEpoch,
+      bump ? this.producerEpoch + 1 : this.producerEpoch,
+      bump ? this.producerEpoch : this.lastProducerEpoch,
       this.txnTimeoutMs,
       this.partitionList(),
       this.txnStartTimestamp,
       now,
+      { nextProducerId, nextProducerEpoch: nextProducerId >= 0n ? 0 : NO_PRODUCER_EPOCH, clientTransactionVersion },
     );
   }
 
-  /** Every marker is written: CompleteCommit / CompleteAbort, no partitions left. */
+  /**
+   * Every marker is written: CompleteCommit / CompleteAbort, no partitions left. A transaction.version
+   * 2 transaction that recorded a next producer id moves to it, at epoch 0.
+   */
   prepareComplete(now: number): TxnTransitMetadata {
     const newState = this.state === TransactionState.PrepareCommit ? TransactionState.CompleteCommit : TransactionState.CompleteAbort;
     // The Prepare* record is in the log, so an earlier failed fence is now settled.
     this.hasFailedEpochFence = false;
+    const rollOver = supportsEpochBump(this.clientTransactionVersion) && this.nextProducerId >= 0n;
     return this.prepareTransitionTo(
       newState,
-      this.producerId,
+      rollOver ? this.nextProducerId : this.producerId,
+      rollOver ? 0 : this.producerEpoch,
       this.producerEpoch,
-      this.lastProducerEpoch,
       this.txnTimeoutMs,
       [],
       this.txnStartTimestamp,
       now,
+      { clientTransactionVersion: this.clientTransactionVersion },
     );
   }
 
@@ -252,6 +292,7 @@ export class TransactionMetadata {
     newPartitions: TopicPartition[],
     newTxnStartTimestamp: number,
     updateTimestamp: number,
+    v2: { nextProducerId?: bigint; nextProducerEpoch?: number; clientTransactionVersion?: number } = {},
   ): TxnTransitMetadata {
     if (this.pendingState !== null) {
       throw new IllegalTransactionStateError(
@@ -269,8 +310,11 @@ export class TransactionMetadata {
     return {
       producerId: newProducerId,
       lastProducerId: this.producerId,
+      nextProducerId: v2.nextProducerId ?? NO_PRODUCER_ID,
+      nextProducerEpoch: v2.nextProducerEpoch ?? NO_PRODUCER_EPOCH,
       producerEpoch: newEpoch,
       lastProducerEpoch: newLastEpoch,
+      clientTransactionVersion: v2.clientTransactionVersion ?? 0,
       txnTimeoutMs: newTxnTimeoutMs,
       txnState: newState,
       topicPartitions: newPartitions,
@@ -281,14 +325,22 @@ export class TransactionMetadata {
 
   /**
    * Applies a transition whose record is committed. Checks what Kafka checks (the pending state
-   * matches; the epoch is the same, or +1 / a new producer id at 0 for Empty; partitions only grow
-   * while Ongoing and are unchanged by Prepare*; the timestamps are consistent).
+   * matches; the epoch is the same, or +1 / a new producer id at 0 for Empty; a transaction.version
+   * 2 Prepare* was prepared from the current epoch, its Complete* from the current id and epoch or
+   * from the id it rolls over from; partitions only grow while Ongoing and are unchanged by
+   * Prepare*; the timestamps are consistent).
    */
   completeTransitionTo(t: TxnTransitMetadata): void {
     const to = this.pendingState;
     if (to === null) throw new IllegalTransactionStateError(`${this.describe()}: completing a transition with none pending`);
     if (to !== t.txnState) this.transitionFailure(t);
-    const sameEpoch = t.producerEpoch === this.producerEpoch && t.producerId === this.producerId;
+    // Kafka's validProducerEpoch: the id and epoch the transition was prepared from.
+    const v2 = supportsEpochBump(t.clientTransactionVersion);
+    const isComplete = to === TransactionState.CompleteCommit || to === TransactionState.CompleteAbort;
+    const overflowComplete = v2 && isComplete && t.producerEpoch === 0;
+    const fromEpoch = overflowComplete || (v2 && (to === TransactionState.PrepareCommit || to === TransactionState.PrepareAbort)) ? t.lastProducerEpoch : t.producerEpoch;
+    const fromProducerId = overflowComplete ? t.lastProducerId : t.producerId;
+    const sameEpoch = fromEpoch === this.producerEpoch && fromProducerId === this.producerId;
     switch (to) {
       case TransactionState.Empty: {
         const bump = t.producerEpoch === this.producerEpoch + 1 || (t.producerEpoch === 0 && t.producerId !== this.producerId);
@@ -312,6 +364,12 @@ export class TransactionMetadata {
         const keys = new Set(t.topicPartitions.map((tp) => topicPartitionKey(tp.topic, tp.partition)));
         const same = keys.size === this.topicPartitions.size && [...this.topicPartitions.keys()].every((k) => keys.has(k));
         if (!sameEpoch || !same || this.txnTimeoutMs !== t.txnTimeoutMs || this.txnStartTimestamp !== t.txnStartTimestamp) this.transitionFailure(t);
+        if (v2) {
+          this.producerEpoch = t.producerEpoch;
+          this.lastProducerEpoch = t.lastProducerEpoch;
+          this.nextProducerId = t.nextProducerId;
+          this.nextProducerEpoch = t.nextProducerEpoch;
+        }
         break;
       }
       case TransactionState.CompleteAbort:
@@ -319,12 +377,21 @@ export class TransactionMetadata {
         if (!sameEpoch || this.txnTimeoutMs !== t.txnTimeoutMs || t.txnStartTimestamp === -1) this.transitionFailure(t);
         this.txnStartTimestamp = t.txnStartTimestamp;
         this.topicPartitions.clear();
+        if (v2) {
+          this.producerEpoch = t.producerEpoch;
+          this.lastProducerEpoch = t.lastProducerEpoch;
+          this.lastProducerId = t.lastProducerId;
+          this.producerId = t.producerId;
+          this.nextProducerId = t.nextProducerId;
+          this.nextProducerEpoch = t.nextProducerEpoch;
+        }
         break;
       case TransactionState.PrepareEpochFence:
       case TransactionState.Dead:
         // Neither is ever completed: a fence turns into PrepareAbort, and Dead ends in removal.
         this.transitionFailure(t);
     }
+    this.clientTransactionVersion = t.clientTransactionVersion;
     this.txnLastUpdateTimestamp = t.txnLastUpdateTimestamp;
     this.pendingState = null;
     this.state = to;

@@ -187,6 +187,11 @@ export class TransactionStateManager {
 
   // ---- the log --------------------------------------------------------------------------------
 
+  /** The finalized transaction.version (Kafka's transactionVersionLevel): the log value version and the coordinator's own aborts follow it. */
+  transactionVersionLevel(): number {
+    return this.opts.metadata.featureLevel(FeatureName.TRANSACTION_VERSION);
+  }
+
   /**
    * Writes `transit` (the target of a prepared transition) to the id's partition with acks=-1 and,
    * once committed, completes the transition in memory. Resolves NONE or the error the caller
@@ -204,7 +209,7 @@ export class TransactionStateManager {
     if (!before.metadata || before.coordinatorEpoch !== coordinatorEpoch) return ErrorCode.NOT_COORDINATOR;
     const partition = this.partitionFor(transactionalId);
     const now = this.now();
-    const valueVersion = transactionLogValueVersion(this.opts.metadata.featureLevel(FeatureName.TRANSACTION_VERSION));
+    const valueVersion = transactionLogValueVersion(this.transactionVersionLevel());
     const records = buildRecordBatch([{ key: transactionLogKey(transactionalId), value: transactionLogValue(transit, valueVersion), timestamp: now }], {
       compression: CompressionType.NONE,
       now,

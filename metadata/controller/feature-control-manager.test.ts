@@ -48,7 +48,11 @@ describe('planFeatureUpdates (FeatureControlManager.updateFeature)', () => {
   });
 
   test('levels outside what the controller or a broker supports', () => {
-    expect(failure(ctx(finalized), TV, 2)).toBe('Invalid update version 2 for feature transaction.version. Local controller 3000 only supports versions 0-1');
+    expect(failure(ctx(finalized), TV, 3)).toBe('Invalid update version 3 for feature transaction.version. Local controller 3000 only supports versions 0-2');
+    // A broker that supports transaction.version 0-1 (an older krill) blocks 2.
+    const tv1Broker = { id: 4, supportedFeatures: new Map([[TV, { min: 0, max: 1 }]]) };
+    expect(failure(ctx(finalized, [tv1Broker]), TV, 2)).toBe('Invalid update version 2 for feature transaction.version. Broker 4 only supports versions 0-1');
+    expect(planFeatureUpdates(ctx(finalized), [{ feature: TV, level: 2, upgradeType: UPGRADE }])).toEqual({ ok: true, records: [{ name: TV, featureLevel: 2 }] });
     expect(failure(ctx(finalized), FeatureName.GROUP_VERSION, 1)).toBe('Invalid update version 1 for feature group.version. Local controller 3000 does not support this feature.');
     expect(failure(ctx(finalized), 'no.such.feature', 1)).toBe('Invalid update version 1 for feature no.such.feature. Local controller 3000 does not support this feature.');
     expect(failure(ctx(finalized), 'no.such.feature', 0)).toBe('Invalid update version 0 for feature no.such.feature. Feature no.such.feature not found.');
@@ -102,18 +106,18 @@ describe('checkBrokerFeatures (ClusterControlManager.processRegistrationFeature)
 });
 
 describe('finalized features through the Controller', () => {
-  test('a fresh log starts with metadata.version 25 and transaction.version 1, replayed after a restart', async () => {
+  test('a fresh log starts with metadata.version 25 and transaction.version 2 (Kafka 4.0’s default at 4.0-IV3), replayed after a restart', async () => {
     const log = new InMemoryMetadataLog();
     const c = testController(log);
     expect(log.readAll()[0].records).toEqual([
       { type: 'FeatureLevelRecord', data: { name: MV, featureLevel: 25 } },
-      { type: 'FeatureLevelRecord', data: { name: TV, featureLevel: 1 } },
+      { type: 'FeatureLevelRecord', data: { name: TV, featureLevel: 2 } },
     ]);
-    expect(c.image.finalizedFeatures()).toEqual(new Map([[MV, 25], [TV, 1]]));
+    expect(c.image.finalizedFeatures()).toEqual(new Map([[MV, 25], [TV, 2]]));
     await c.close();
     const again = testController(log);
     expect(log.readAll()).toHaveLength(1);
-    expect(again.image.finalizedFeatures()).toEqual(new Map([[MV, 25], [TV, 1]]));
+    expect(again.image.finalizedFeatures()).toEqual(new Map([[MV, 25], [TV, 2]]));
     await again.close();
   });
 
@@ -151,7 +155,7 @@ describe('finalized features through the Controller', () => {
       errorMessage: 'The update failed for all features since the following feature had an error: Invalid update version 1 for feature group.version. Local controller 0 does not support this feature.',
     });
     expect(end()).toBe(before);
-    expect(broker.featureLevel(TV)).toBe(1);
+    expect(broker.featureLevel(TV)).toBe(2);
 
     expect(await c.updateFeatures([{ feature: TV, level: 0, upgradeType: SAFE_DOWNGRADE }], false)).toEqual({ errorCode: ErrorCode.NONE, errorMessage: null });
     expect(end()).toBe(before + 1);
@@ -159,8 +163,10 @@ describe('finalized features through the Controller', () => {
     expect(broker.finalizedFeatures()).toEqual(new Map([[MV, 25]]));
     expect(await c.updateFeatures([{ feature: TV, level: 1, upgradeType: UPGRADE }], false)).toMatchObject({ errorCode: ErrorCode.NONE });
     expect(broker.featureLevel(TV)).toBe(1);
+    expect(await c.updateFeatures([{ feature: TV, level: 2, upgradeType: UPGRADE }], false)).toMatchObject({ errorCode: ErrorCode.NONE });
+    expect(broker.featureLevel(TV)).toBe(2);
     // The registered broker carried krill's ranges.
-    expect(c.image.broker(0)?.supportedFeatures.get(TV)).toEqual({ min: 0, max: 1 });
+    expect(c.image.broker(0)?.supportedFeatures.get(TV)).toEqual({ min: 0, max: 2 });
     await c.close();
   });
 });

@@ -277,7 +277,7 @@ describe('through the Controller', () => {
     // The finalized features come first, then the bootstrap records, in one batch.
     const features: MetadataRecord[] = [
       { type: 'FeatureLevelRecord', data: { name: 'metadata.version', featureLevel: 25 } },
-      { type: 'FeatureLevelRecord', data: { name: 'transaction.version', featureLevel: 1 } },
+      { type: 'FeatureLevelRecord', data: { name: 'transaction.version', featureLevel: 2 } },
     ];
     expect(log.readAll()).toEqual([{ records: [...features, ...boot], lastOffset: 2n }]);
     expect(c.image.scramCredential('admin', 2)?.iterations).toBe(4096);

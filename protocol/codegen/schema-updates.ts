@@ -1,5 +1,5 @@
 /**
- * Kafka 4.x message versions that the schema snapshot in ../shared/kafka-protocol predates.
+ * Kafka 4.x message versions (and record fields) that the schema snapshot in ../shared/kafka-protocol predates.
  *
  * The snapshot is apache/kafka trunk of 2024-10-25; Kafka 4.0 (2025) added versions to a few
  * messages. Each entry below names one schema file, the Kafka release and KIP that changed it, and
@@ -9,7 +9,8 @@
  * protocol/generated/ is what Kafka 4.x's own schemas would give for these messages.
  *
  * Invariants: an entry only widens a schema (a version range whose low end is unchanged, fields
- * that exist only in the new versions); an entry for a file that is missing from the schema root
+ * that exist only in the new versions, or tagged fields, which readers that do not know them
+ * skip); an entry for a file that is missing from the schema root
  * is an error, so a renamed schema cannot silently drop an update. When the snapshot in
  * ../shared is refreshed past a release, its entries here become no-ops and are removed.
  */
@@ -17,7 +18,10 @@
 export interface SchemaField {
   name: string;
   type: string;
-  versions: string;
+  /** Absent for a field that is only ever tagged. */
+  versions?: string;
+  taggedVersions?: string;
+  tag?: number;
   nullableVersions?: string;
   default?: string | number | boolean;
   ignorable?: boolean;
@@ -47,6 +51,14 @@ export const SCHEMA_UPDATES: readonly SchemaUpdate[] = [
   { file: 'message/TxnOffsetCommitResponse.json', release: '4.0', kip: 'KIP-890', validVersions: '0-5' },
   // KIP-890 part 2: EndTxn v5 (the bumped producer id and epoch in the response) became stable.
   { file: 'message/EndTxnRequest.json', release: '4.0', kip: 'KIP-890', stable: true },
+  // KIP-890 part 2 / KIP-939: the epoch that goes with NextProducerId (tag 3 of the flexible v1
+  // value; -1 when there is none), in Kafka's TransactionLogValue since 4.1.
+  {
+    file: 'transaction-coordinator/TransactionLogValue.json',
+    release: '4.1',
+    kip: 'KIP-890',
+    appendFields: [{ name: 'NextProducerEpoch', type: 'int16', taggedVersions: '1+', tag: 3, default: -1, ignorable: true }],
+  },
   // KIP-1102: Metadata v13 adds a top-level error code (REBOOTSTRAP_REQUIRED) after the topics.
   { file: 'message/MetadataRequest.json', release: '4.0', kip: 'KIP-1102', validVersions: '0-13' },
   {

@@ -4258,6 +4258,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
         { name: 'transactionLastUpdateTimestampMs', type: 'int64', versions: [0, Infinity], default: 0n },
         { name: 'transactionStartTimestampMs', type: 'int64', versions: [0, Infinity], default: 0n },
         { name: 'clientTransactionVersion', type: 'int16', versions: [1, Infinity], tagged: [1, Infinity], tag: 2, default: 0 },
+        { name: 'nextProducerEpoch', type: 'int16', versions: [1, Infinity], tagged: [1, Infinity], tag: 3, ignorable: true, default: -1 },
       ],
       TransactionLogValuePartitionsSchema: [
         { name: 'topic', type: 'string', versions: [0, Infinity], default: '' },

@@ -16,6 +16,7 @@ export interface TransactionLogValue {
   transactionLastUpdateTimestampMs: bigint;
   transactionStartTimestampMs: bigint;
   clientTransactionVersion: number;
+  nextProducerEpoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
@@ -47,6 +48,7 @@ export function readTransactionLogValue(r: Reader, version: number): Transaction
   const _transactionLastUpdateTimestampMs: bigint = r.int64();
   const _transactionStartTimestampMs: bigint = r.int64();
   let _clientTransactionVersion: number = 0;
+  let _nextProducerEpoch: number = -1;
   let unk: TaggedField[] | undefined;
   if (flex) {
     for (let nt = r.unsignedVarint(); nt > 0; nt--) {
@@ -64,12 +66,16 @@ export function readTransactionLogValue(r: Reader, version: number): Transaction
         const end = r.pos + size;
         _clientTransactionVersion = r.int16();
         tagEnd(r, end, 'TransactionLogValue.clientTransactionVersion');
+      } else if (tag === 3) {
+        const end = r.pos + size;
+        _nextProducerEpoch = r.int16();
+        tagEnd(r, end, 'TransactionLogValue.nextProducerEpoch');
       } else {
         unk = readUnknownTag(r, unk, tag, size);
       }
     }
   }
-  const m: TransactionLogValue = { producerId: _producerId, previousProducerId: _previousProducerId, nextProducerId: _nextProducerId, producerEpoch: _producerEpoch, transactionTimeoutMs: _transactionTimeoutMs, transactionStatus: _transactionStatus, transactionPartitions: _transactionPartitions, transactionLastUpdateTimestampMs: _transactionLastUpdateTimestampMs, transactionStartTimestampMs: _transactionStartTimestampMs, clientTransactionVersion: _clientTransactionVersion };
+  const m: TransactionLogValue = { producerId: _producerId, previousProducerId: _previousProducerId, nextProducerId: _nextProducerId, producerEpoch: _producerEpoch, transactionTimeoutMs: _transactionTimeoutMs, transactionStatus: _transactionStatus, transactionPartitions: _transactionPartitions, transactionLastUpdateTimestampMs: _transactionLastUpdateTimestampMs, transactionStartTimestampMs: _transactionStartTimestampMs, clientTransactionVersion: _clientTransactionVersion, nextProducerEpoch: _nextProducerEpoch };
   if (unk !== undefined) m._unknownTaggedFields = unk;
   return m;
 }
@@ -99,7 +105,8 @@ export function writeTransactionLogValue(w: Writer, version: number, m: Input<Tr
     const t0 = m.previousProducerId !== undefined && m.previousProducerId !== -1n;
     const t1 = m.nextProducerId !== undefined && m.nextProducerId !== -1n;
     const t2 = m.clientTransactionVersion !== undefined && m.clientTransactionVersion !== 0;
-    const nt = (u === undefined ? 0 : u.length) + (t0 ? 1 : 0) + (t1 ? 1 : 0) + (t2 ? 1 : 0);
+    const t3 = m.nextProducerEpoch !== undefined && m.nextProducerEpoch !== -1;
+    const nt = (u === undefined ? 0 : u.length) + (t0 ? 1 : 0) + (t1 ? 1 : 0) + (t2 ? 1 : 0) + (t3 ? 1 : 0);
     w.unsignedVarint(nt);
     if (nt !== 0) {
       let ui = 0;
@@ -120,6 +127,12 @@ export function writeTransactionLogValue(w: Writer, version: number, m: Input<Tr
         w.unsignedVarint(2);
         w.unsignedVarint(2);
         w.int16(m.clientTransactionVersion ?? 0);
+      }
+      if (t3) {
+        ui = writeRawTags(w, u, ui, 3);
+        w.unsignedVarint(3);
+        w.unsignedVarint(2);
+        w.int16(m.nextProducerEpoch ?? -1);
       }
       writeRawTags(w, u, ui, Infinity);
     }
