@@ -47,6 +47,13 @@ import { topicPartitionKey } from '../common/topic-partition';
 import type { RemoteLogManager } from '../storage/remote/remote-log-manager';
 import type { TopicIdPartition } from '../storage/remote/remote-log-segment-metadata';
 
+/**
+ * What replication uses of tiered storage: remote reads and their quota, the tasks that follow
+ * leadership, and what a follower needs to rebuild from remote storage. The remote log manager has
+ * this shape; a broker hands in its BrokerTieredStorage, which exists before the plugins are loaded.
+ */
+export type RemoteLogAccess = Pick<RemoteLogManager, 'read' | 'fetchThrottleTimeMs' | 'onLeadershipChange' | 'stopPartitions' | 'remoteLogSegmentMetadataFor' | 'fetchIndex'>;
+
 export interface ProducePartitionRequest {
   topic: string;
   partition: number;
@@ -203,7 +210,7 @@ export interface ReplicaManagerOptions {
   /** Clock (tests). */
   now?: () => number;
   /** Tiered storage (remote.log.storage.system.enable): remote reads, and the tasks that follow leadership. */
-  remoteLogManager?: RemoteLogManager;
+  remoteLogManager?: RemoteLogAccess;
   /** remote.fetch.max.wait.ms: the longest a fetch waits for its remote reads. */
   remoteFetchMaxWaitMs?: () => number;
 }
@@ -627,7 +634,7 @@ export class ReplicaManager {
   }
 
   private async completeRemoteFetches(params: FetchParams, results: FetchPartitionResult[]): Promise<FetchPartitionResult[]> {
-    const rlm = this.opts.remoteLogManager as RemoteLogManager;
+    const rlm = this.opts.remoteLogManager as RemoteLogAccess;
     const maxWaitMs = this.opts.remoteFetchMaxWaitMs?.() ?? 500;
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<void>((resolve) => {
