@@ -28,6 +28,7 @@ export function removeRemoteDirs(): void {
 export function tieredConfig(extra: Record<string, string | number | boolean> = {}): Record<string, string | number | boolean> {
   return {
     'auto.create.topics.enable': false,
+    'group.initial.rebalance.delay.ms': 0,
     'remote.log.storage.system.enable': true,
     'remote.log.storage.manager.class.name': LOCAL_TIERED_STORAGE,
     'rsm.config.dir': remoteDir(),
