@@ -37,7 +37,7 @@ import { LOG_FORMATS } from '../common/log-format';
 import { parseScramArgument } from './security/sasl/scram-parser';
 import { parseStartupTopic } from './startup-topics';
 import { KAFKA_VERSION_CONFIG } from './kafka-version';
-import { KAFKA_RELEASE_API_VERSIONS } from '../protocol/kafka-release-api-versions';
+import { KAFKA_RELEASES } from '../protocol/kafka-release-deltas';
 
 const USAGE = `usage: krill [--config FILE] [--override key=value ...] [--port N] [--host H] [--data-dir DIR]
              [--max-api-version API=VERSION ...] [--kafka-version X.Y] [--log-level error|warn|info|debug|trace]
@@ -52,7 +52,7 @@ one broker of that cluster (separate processes, or machines). --add-scram (repea
 MECH=[name=N,iterations=I,salt=B64,saltedpassword=B64]) adds a SCRAM credential to the metadata
 log when the node starts with an empty one, as kafka-storage format --add-scram does.
 --create-topic (repeatable) creates a topic before the ready line; an existing one is kept.
---kafka-version X.Y (2.8, 3.0 ... 3.9) advertises the API versions of that Apache Kafka release
+--kafka-version X.Y (2.8, 3.0 ... 3.9, 4.0, 4.1) advertises the API versions of that Apache Kafka release
 that krill implements, and refuses the others (config key krill.kafka.version).
 --metrics-port N serves Prometheus /metrics and the /ready and /live probes over HTTP on port N.
        krill dump-log [--deep-iteration] [--print-data-log] [--index-sanity-check] FILE|DIR...
@@ -138,7 +138,7 @@ export function parseArgs(argv: string[]): CliOptions {
       }
       case '--kafka-version': {
         const v = value();
-        if (!(v in KAFKA_RELEASE_API_VERSIONS)) throw new Error(`invalid --kafka-version ${v} (one of ${Object.keys(KAFKA_RELEASE_API_VERSIONS).join(', ')})`);
+        if (!(v in KAFKA_RELEASES)) throw new Error(`invalid --kafka-version ${v} (one of ${Object.keys(KAFKA_RELEASES).join(', ')})`);
         overrides.unshift(`${KAFKA_VERSION_CONFIG}=${v}`);
         break;
       }

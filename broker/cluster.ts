@@ -22,7 +22,8 @@
  * controller port+N. Brokers listen on PLAINTEXT://host:port unless `config` (or `brokerConfig`)
  * sets `listeners` (e.g. SSL with `inter.broker.listener.name`): then those are used, and a port 0
  * in them is the port the broker got on its first start when it restarts. Data: one temp directory (controller/ and broker-<id>/ inside), removed by
- * close() unless keepDataDir, or `dataDir` if given.
+ * close() unless keepDataDir, or `dataDir` if given; a broker whose `brokerConfig` sets `log.dirs` uses those
+ * instead of broker-<id>/ (put them inside `dataDir` to have close() remove them).
  *
  * Each node has one control for the cluster's lifetime (broker controls are created at a broker's
  * first start and reattached on every restart; the controller's likewise), so rules, recordings
@@ -159,7 +160,8 @@ export async function startCluster(opts: StartClusterOptions): Promise<RunningCl
       const listeners = own.listeners ?? common.listeners;
       const b = await startBroker({
         configFile: opts.configFile,
-        overrides: opts.overrides,
+        // A broker's own log.dirs (several directories, say) replaces its broker-<id>/ directory.
+        overrides: own['log.dirs'] === undefined || own['log.dirs'] === null ? opts.overrides : [...(opts.overrides ?? []), `log.dirs=${String(own['log.dirs'])}`],
         ...(listeners === undefined || listeners === null ? { host, port: ports.get(id)! } : {}),
         dataDir: brokerDir(id),
         keepDataDir: true,

@@ -321,6 +321,8 @@ export class KafkaServer implements Broker {
       minInsyncReplicas: (topic) => this.topicConfig(topic).logConfig.minInSyncReplicas,
       replication: this.clusterLink ? this.replicationOptions(this.clusterLink) : undefined,
       replicationQuotas: this.replicationQuotas,
+      alterLogDirsThreads: config.getIntOrNull('num.replica.alter.log.dirs.threads') ?? undefined,
+      replicaFetchMaxBytes: config.getInt('replica.fetch.max.bytes'),
       remoteLogManager: this.tieredStorage ?? undefined,
       remoteFetchMaxWaitMs: () => this.config.getInt('remote.fetch.max.wait.ms'),
     });

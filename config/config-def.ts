@@ -42,11 +42,11 @@ import {
   UpdateMode,
   Validator,
 } from './config-types';
-import { KAFKA_RELEASE_API_VERSIONS } from '../protocol/kafka-release-api-versions';
+import { KAFKA_RELEASES } from '../protocol/kafka-release-deltas';
 
-/** null, or a release line protocol/kafka-release-api-versions.ts has a table for. */
+/** null, or a release line krill has a table for (protocol/kafka-release-deltas.ts: generated and derived). */
 function kafkaReleaseLine(): Validator {
-  const known = Object.keys(KAFKA_RELEASE_API_VERSIONS);
+  const known = Object.keys(KAFKA_RELEASES);
   return {
     ensureValid(name, value) {
       if (value !== null && !known.includes(value as string)) {

@@ -133,6 +133,8 @@ export const ErrorCode = {
   INVALID_VOTER_KEY: 125,
   DUPLICATE_VOTER: 126,
   VOTER_NOT_FOUND: 127,
+  INVALID_REGULAR_EXPRESSION: 128,
+  REBOOTSTRAP_REQUIRED: 129,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;

@@ -22,6 +22,10 @@
  *   whose broker is alive (Kafka's lowWatermarkIfLeader); a follower that has not fetched since
  *   this broker became leader counts as -1, so a DeleteRecords waits for it.
  *
+ * The local log is replaced only by a finished replica move between log directories
+ * (AlterReplicaLogDirs: `replaceLog`, same offsets, another directory); every append tells the
+ * context (`onLogAppend`) so a move in progress copies it.
+ *
  * Every method is synchronous; the fetcher, the produce path and metadata changes cannot interleave
  * inside one. AlterPartition answers arrive later and are matched to the pending change they
  * answer (a stale answer is ignored).
@@ -79,6 +83,8 @@ export interface PartitionContext {
   onLowWatermarkChanged?(p: Partition): void;
   /** Told about every ISR change proposed (tests count them). */
   onIsrChangeProposed?(p: Partition, kind: 'expand' | 'shrink', isr: number[]): void;
+  /** The log grew (leader or follower append): a future replica copying it has more to copy. */
+  onLogAppend?(p: Partition): void;
   /** Told about the bytes of every follower append (ReplicationBytesInPerSec). */
   onFollowerAppend?(bytes: number): void;
   /**
@@ -120,9 +126,27 @@ export class Partition {
     readonly partition: number,
     readonly topicId: string,
     readonly localBrokerId: number,
-    readonly log: UnifiedLog,
+    private _log: UnifiedLog,
     private readonly ctx: PartitionContext = standaloneContext,
   ) {}
+
+  /**
+   * The partition's current log. It changes only when a future replica (AlterReplicaLogDirs) is
+   * promoted (`replaceLog`), so code that awaits must read it again afterwards rather than keep it.
+   */
+  get log(): UnifiedLog {
+    return this._log;
+  }
+
+  /**
+   * The future replica replaced the current log (Kafka's maybeReplaceCurrentWithFutureReplica):
+   * the same partition at the same log end offset, now in another log directory.
+   */
+  replaceLog(log: UnifiedLog): void {
+    if (log.topicPartition.topic !== this.topic || log.topicPartition.partition !== this.partition) throw new Error(`${log} is not a log of ${this.name}`);
+    if (log.logEndOffset !== this._log.logEndOffset) throw new Error(`${log} is not caught up with ${this._log}`);
+    this._log = log;
+  }
 
   /** This partition's map key (topicPartitionKey), for purgatories and fetcher state. */
   get key(): string {
@@ -262,6 +286,7 @@ export class Partition {
       );
     }
     const info = this.log.appendAsLeader(records, { leaderEpoch: this.leaderEpoch, ...opts });
+    this.ctx.onLogAppend?.(this);
     if (this.maybeIncrementHighWatermark()) this.ctx.onHighWatermarkChanged(this);
     return info;
   }
@@ -271,6 +296,7 @@ export class Partition {
     if (this.isLeader) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${this.name} is led here; not appending as a follower`);
     const info = this.log.appendAsFollower(records);
     this.ctx.onFollowerAppend?.(records.length);
+    this.ctx.onLogAppend?.(this);
     return info;
   }
 

@@ -505,23 +505,23 @@ export class ReplicaFetcher {
       if (!r || r.errorCode !== ErrorCode.NONE) throw new KafkaError(r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, `ListOffsets on the leader failed`);
       return r.offset;
     };
-    const log = p.log;
+    // p.log is read after each await: a replica move (AlterReplicaLogDirs) may swap the log meanwhile.
     const leaderEnd = await ask(-1n);
     if (!this.current(s)) return;
-    if (leaderEnd < log.logEndOffset) {
-      this.host.logger.warn(`truncating ${p.name} to the leader's end offset ${leaderEnd} (ours ${log.logEndOffset}): out of range`);
-      log.truncateTo(leaderEnd);
+    if (leaderEnd < p.log.logEndOffset) {
+      this.host.logger.warn(`truncating ${p.name} to the leader's end offset ${leaderEnd} (ours ${p.log.logEndOffset}): out of range`);
+      p.log.truncateTo(leaderEnd);
     } else {
       const leaderStart = await ask(-2n);
       if (!this.current(s)) return;
-      if (log.logEndOffset < leaderStart) {
-        this.host.logger.info(`${p.name}: our log ends at ${log.logEndOffset}, before the leader's log start ${leaderStart}: starting over there`);
-        log.truncateFullyAndStartAt(leaderStart);
+      if (p.log.logEndOffset < leaderStart) {
+        this.host.logger.info(`${p.name}: our log ends at ${p.log.logEndOffset}, before the leader's log start ${leaderStart}: starting over there`);
+        p.log.truncateFullyAndStartAt(leaderStart);
       } else {
         this.delay(s, 'offset out of range');
       }
     }
-    s.fetchOffset = log.logEndOffset;
+    s.fetchOffset = p.log.logEndOffset;
   }
 
   async stop(): Promise<void> {

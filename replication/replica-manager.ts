@@ -26,7 +26,9 @@
  * not count towards a parked follower fetch's min_bytes, and the throttled bytes of every follower
  * fetch answer are recorded; the follower quota goes to the fetchers. Fetchers, ISR
  * task and AlterPartitionManager exist only on a cluster broker (`replication` options); a
- * combined single node has no followers.
+ * combined single node has no followers. AlterReplicaLogDirs moves a hosted replica to another log
+ * directory through the ReplicaAlterLogDirsManager (started here, and again at startup for moves
+ * a stop or crash interrupted); a finished move replaces the partition's log in place.
  */
 import { ErrorCode, KafkaError, errorName, toErrorCode } from '../protocol/errors';
 import type { Logger } from '../common/logger';
@@ -36,6 +38,8 @@ import type { LogConfig } from '../storage/log-config';
 import type { VerificationGuard } from '../storage/producer-state-manager';
 import { RECORD_BATCH_OVERHEAD, RecordBatch } from '../protocol/records/record-batch';
 import type { MetadataCache, MetadataDelta } from '../metadata/metadata-cache';
+import * as path from 'node:path';
+import { ReplicaAlterLogDirsManager } from './replica-alter-log-dirs-manager';
 import { Partition, type AlterPartitionItem, type AlterPartitionOutcome, type FetchIsolation, type PartitionContext } from './partition';
 import { AlterPartitionManager, type AlterPartitionTransport } from './alter-partition-manager';
 import { ReplicaFetcherManager, type FetcherConfig } from './replica-fetcher';
@@ -209,6 +213,10 @@ export interface ReplicaManagerOptions {
   replicationQuotas?: { leader: ReplicaQuota; follower: ReplicaQuota };
   /** Clock (tests). */
   now?: () => number;
+  /** num.replica.alter.log.dirs.threads (default: the number of log directories). */
+  alterLogDirsThreads?: number;
+  /** replica.fetch.max.bytes: the most a replica move copies per step (default 1 MiB). */
+  replicaFetchMaxBytes?: number;
   /** Tiered storage (remote.log.storage.system.enable): remote reads, and the tasks that follow leadership. */
   remoteLogManager?: RemoteLogAccess;
   /** remote.fetch.max.wait.ms: the longest a fetch waits for its remote reads. */
@@ -236,6 +244,8 @@ export class ReplicaManager {
   readonly alterPartitionManager: AlterPartitionManager | null;
   private readonly partitionContext: PartitionContext;
   private isrTimer: NodeJS.Timeout | null = null;
+  /** Replica moves between this broker's log directories (AlterReplicaLogDirs). */
+  readonly alterLogDirsManager: ReplicaAlterLogDirsManager;
 
   constructor(private readonly opts: ReplicaManagerOptions) {
     this.log = opts.logger;
@@ -277,8 +287,66 @@ export class ReplicaManager {
       onIsrChangeProposed: (p, kind, isr) => r?.onIsrChangeProposed?.(p.topic, p.partition, kind, isr),
       onIsrChangeCommitted: (_p, kind) => r?.onIsrChangeCommitted?.(kind),
       onFollowerAppend: (bytes) => r?.onFollowerAppend?.(bytes),
+      onLogAppend: (p) => this.alterLogDirsManager.wake(p.topic, p.partition),
       info: (msg) => this.log.info(msg),
     };
+    this.alterLogDirsManager = new ReplicaAlterLogDirsManager({
+      logManager: opts.logManager,
+      partition: (topic, partition) => this.partitions.get(topicPartitionKey(topic, partition)),
+      logger: this.log.child('alter-log-dirs'),
+      threads: opts.alterLogDirsThreads ?? Math.max(1, opts.logManager.logDirs.length),
+      maxBytes: opts.replicaFetchMaxBytes ?? 1_048_576,
+      onMoved: (p) => {
+        // Parked fetches and produces read the partition's log again (the new one).
+        this.fetchPurgatory.checkAndComplete(p.key);
+        this.producePurgatory.checkAndComplete(p.key);
+      },
+    });
+  }
+
+  /**
+   * AlterReplicaLogDirs (Kafka's ReplicaManager.alterReplicaLogDirs): per partition, NONE once its
+   * move to `dir` has started (or there is nothing to move); INVALID_TOPIC_EXCEPTION when the future
+   * directory name would exceed 255 characters; LOG_DIR_NOT_FOUND when `dir` is not one of log.dirs;
+   * KAFKA_STORAGE_ERROR when it (or the partition's log) is offline, or any directory is (no future
+   * log is created then); REPLICA_NOT_AVAILABLE when the metadata has the partition but this broker
+   * hosts no replica of it, UNKNOWN_TOPIC_OR_PARTITION when the metadata has no such partition. A
+   * partition not hosted here gets `dir` recorded as where its log will be created. A move already
+   * running to another directory is cancelled first (its future replica removed); one to the same
+   * directory continues.
+   */
+  alterReplicaLogDirs(entries: readonly { topic: string; partition: number; dir: string }[]): { topic: string; partition: number; errorCode: number }[] {
+    const lm = this.opts.logManager;
+    return entries.map(({ topic, partition, dir }) => {
+      const result = (errorCode: number) => ({ topic, partition, errorCode });
+      try {
+        if (`${topic}-${partition}.${'0'.repeat(32)}-future`.length > 255) {
+          throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, 'The topic name is too long.');
+        }
+        if (!lm.isLogDirOnline(dir)) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `Log directory ${dir} is offline`);
+        const hosted = this.partitions.get(topicPartitionKey(topic, partition));
+        const future = lm.getFutureLog(topic, partition);
+        if (hosted && future && path.resolve(future.parentDir) !== path.resolve(dir)) {
+          this.alterLogDirsManager.removePartition(topic, partition);
+          lm.removeFutureLog(topic, partition);
+        }
+        if (!hosted && this.offlinePartitions.has(topicPartitionKey(topic, partition))) {
+          throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `Partition ${topic}-${partition} is offline`);
+        }
+        lm.maybeUpdatePreferredLogDir(topic, partition, dir);
+        this.hostedPartitionOrThrow(topic, partition);
+        if (lm.getOrCreateFutureLog(topic, partition, dir)) this.alterLogDirsManager.addPartition(topic, partition);
+        return result(ErrorCode.NONE);
+      } catch (err) {
+        if (!(err instanceof KafkaError)) {
+          this.log.error(`Error while changing replica dir for partition ${topic}-${partition}`, { err });
+          return result(ErrorCode.UNKNOWN_SERVER_ERROR);
+        }
+        this.log.warn(`Unable to alter log dirs for ${topic}-${partition}: ${err.message}`);
+        // Kafka keeps REPLICA_NOT_AVAILABLE here for compatibility (NOT_LEADER_OR_FOLLOWER elsewhere).
+        return result(err.code === ErrorCode.NOT_LEADER_OR_FOLLOWER ? ErrorCode.REPLICA_NOT_AVAILABLE : err.code);
+      }
+    });
   }
 
   /** Starts the ISR expiration task (replica.lag.time.max.ms / 2), unref'd, stopped by shutdown(). */
@@ -363,6 +431,7 @@ export class ReplicaManager {
         if (rlm && p.log.remoteLogEnabled()) rlm.stopPartitions([topicIdPartition(p)], { deleteRemoteLog: true });
         this.partitions.delete(key);
         this.fetcherManager?.removePartition(removed.name, partition);
+        this.alterLogDirsManager.removePartition(removed.name, partition);
         try {
           this.opts.logManager.deleteLog(removed.name, partition);
         } catch (err) {
@@ -382,6 +451,7 @@ export class ReplicaManager {
           if (rlm && gone.log.remoteLogEnabled()) rlm.stopPartitions([topicIdPartition(gone)], { deleteRemoteLog: false });
           this.partitions.delete(key);
           this.fetcherManager?.removePartition(state.topic, state.partition);
+          this.alterLogDirsManager.removePartition(state.topic, state.partition);
           this.opts.logManager.deleteLog(state.topic, state.partition);
         }
         continue;
@@ -402,6 +472,8 @@ export class ReplicaManager {
         this.offlinePartitions.delete(key);
         p = new Partition(state.topic, state.partition, state.topicId, this.opts.brokerId, log, this.partitionContext);
         this.partitions.set(key, p);
+        // A move interrupted by a stop or crash resumes from its future replica's log end offset.
+        if (this.opts.logManager.getFutureLog(state.topic, state.partition)) this.alterLogDirsManager.addPartition(state.topic, state.partition);
       }
       const change = p.applyState(state);
       if (this.fetcherManager) {
@@ -791,6 +863,8 @@ export class ReplicaManager {
     if (this.isrTimer) clearInterval(this.isrTimer);
     this.isrTimer = null;
     await this.fetcherManager?.shutdown();
+    // A move stops between two copy steps; its future replica stays on disk and resumes at the next start.
+    await this.alterLogDirsManager.shutdown();
   }
 
   /** Answers every waiting request with what it has (broker shutdown). */
@@ -799,6 +873,7 @@ export class ReplicaManager {
     if (this.isrTimer) clearInterval(this.isrTimer);
     this.isrTimer = null;
     void this.fetcherManager?.shutdown();
+    void this.alterLogDirsManager.shutdown();
     this.producePurgatory.completeAll();
     this.fetchPurgatory.completeAll();
     this.deleteRecordsPurgatory.completeAll();

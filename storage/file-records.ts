@@ -11,6 +11,7 @@
  * Reads never trust framing blindly: every header walk checks the length against the file bounds
  * and throws CORRUPT_MESSAGE instead of reading past them.
  */
+import * as path from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import {
   BASE_OFFSET_OFFSET,
@@ -335,6 +336,11 @@ export class FileRecords {
   renameTo(newFile: string): void {
     this.fs.renameSync(this._file, newFile);
     this._file = newFile;
+  }
+
+  /** The directory holding the file was renamed (an open descriptor stays valid): only the path changes. */
+  updateParentDir(dir: string): void {
+    this._file = path.join(dir, path.basename(this._file));
   }
 
   deleteIfExists(): boolean {

@@ -3,7 +3,9 @@
  * end offset (LEO) and the recovery point (everything below it is known to be fsynced).
  *
  * Owns: segment creation (roll), deletion (rename to *.deleted, physical removal after
- * file.delete.delay.ms), truncation, flushing, and reads across segments.
+ * file.delete.delay.ms), truncation, flushing, reads across segments, and the directory's name
+ * (renamed `-delete` once closed, or renamed while open when a future replica is promoted: its
+ * segments then name their files in the new directory, their descriptors untouched).
  *
  * Invariants: the active (last) segment's base offset <= LEO; LEO is the offset after the last
  * batch written; recoveryPoint <= LEO. `append` writes the batches, moves the LEO, and only then
@@ -480,11 +482,21 @@ export class LocalLog {
     }
   }
 
-  /** Renames the log directory (deletion marks it `-delete`); the log must be closed first. */
-  renameDir(newName: string): void {
+  /**
+   * Renames the log directory: deletion marks a closed log `-delete`; promoting a future replica
+   * (`reinitialize`, Kafka's renameDir(shouldReinitialize = true)) renames an open one, whose
+   * segments (and segments awaiting deletion) then name their files in the new directory (open
+   * descriptors stay valid across a rename). The parent directory is fsynced by the caller.
+   */
+  renameDir(newName: string, opts: { reinitialize?: boolean } = {}): void {
     const target = path.join(path.dirname(this._dir), newName);
     this.fs.renameSync(this._dir, target);
     this._dir = target;
+    if (opts.reinitialize) {
+      for (const s of this.segments.values()) s.updateParentDir(target);
+      for (const s of this.pendingDeletes.keys()) s.updateParentDir(target);
+      this.boundCache = null;
+    }
   }
 
   close(): void {

@@ -2,7 +2,8 @@
  * File and directory names of Kafka's on-disk layout (LogFileUtils / UnifiedLog in Kafka):
  * `<20-digit base offset>.log|.index|.timeindex|.txnindex|.snapshot`, the transient suffixes
  * `.deleted` (awaiting physical deletion), `.cleaned` and `.swap` (compaction/split in progress),
- * and partition directories `<topic>-<partition>`, `<topic>-<partition>.<uuid hex>-delete`.
+ * and partition directories `<topic>-<partition>`, `<topic>-<partition>.<uuid hex>-delete`,
+ * `<topic>-<partition>.<uuid hex>-future` (a replica being moved here by AlterReplicaLogDirs).
  */
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -87,6 +88,20 @@ export function parseTopicPartitionName(name: string): TopicPartition | undefine
   const partition = Number(p);
   if (!Number.isSafeInteger(partition) || partition > 0x7fffffff) return undefined;
   return { topic, partition };
+}
+
+/**
+ * Kafka's name for a future replica's directory (AlterReplicaLogDirs: the copy being built in
+ * another log directory): `<topic>-<partition>.<32 hex>-future`.
+ */
+export function futureDirName(tp: TopicPartition): string {
+  return `${tp.topic}-${tp.partition}.${randomBytes(16).toString('hex')}${FUTURE_DIR_SUFFIX}`;
+}
+
+/** The topic-partition of a future replica's directory (Kafka's FutureDirPattern), undefined for other names. */
+export function parseFutureDirName(name: string): TopicPartition | undefined {
+  const m = /^(.+)\.[0-9a-f]{32}-future$/.exec(name);
+  return m ? parseTopicPartitionName(m[1]) : undefined;
 }
 
 export function isDeleteDirName(name: string): boolean {

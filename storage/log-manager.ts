@@ -14,8 +14,15 @@
  * the cleaner runs the compacted logs' retention itself (without a cleaner, compacted logs get
  * none); deleting a log aborts its cleaning and drops its cleaner checkpoint; truncation pauses
  * cleaning (UnifiedLog's cleanerHooks). Logs are keyed by topicPartitionKey.
+ * Also the future replicas of AlterReplicaLogDirs (`<topic>-<partition>.<32 hex>-future`: created,
+ * swapped in for the current log once the replication layer has caught them up, removed; cleaning
+ * of a moving partition paused), the preferred directories of replicas not hosted yet, and what a
+ * restart does with the futures and duplicate directories a stop or crash left (resumed, promoted,
+ * discarded: see resolveDuplicateLogs / reconcileFutureLogs and docs/storage.md).
  *
- * Invariants: a topic-partition has at most one log, in one directory; a directory that failed an
+ * Invariants: a topic-partition has at most one current log, in one directory, and at most one
+ * future log, in another (a swap never deletes the old log before the new one is in place); a
+ * directory that failed an
  * I/O call is offline for the rest of the process's life and every log in it raises
  * KAFKA_STORAGE_ERROR (never a process crash); the clean-shutdown marker exists only while the
  * broker is stopped after flushing every log and writing every checkpoint. It is removed at
@@ -36,6 +43,8 @@ import {
   CLEAN_SHUTDOWN_FILE,
   FUTURE_DIR_SUFFIX,
   LOG_START_OFFSET_CHECKPOINT_FILE,
+  futureDirName,
+  parseFutureDirName,
   RECOVERY_POINT_CHECKPOINT_FILE,
   REPLICATION_OFFSET_CHECKPOINT_FILE,
   STRAY_DIR_SUFFIX,
@@ -51,6 +60,7 @@ import { ScheduledTask, Scheduler, TimerScheduler } from '../common/scheduler';
 import { Logger } from '../common/logger';
 import { SystemTime, Time } from '../common/time';
 import { TopicPartition, topicPartitionKey, tpString } from '../common/topic-partition';
+import { ProducerStateManager } from './producer-state-manager';
 import { UnifiedLog, type CleanerHooks } from './unified-log';
 import { LogCleaner } from './cleaner/log-cleaner';
 import { CLEANER_OFFSET_CHECKPOINT_FILE } from './cleaner/log-cleaner-manager';
@@ -128,6 +138,14 @@ export class LogManager {
   private readonly logger: Logger;
   private readonly dirs = new Map<string, LogDirState>();
   private readonly logs = new Map<string, UnifiedLog>();
+  /** Future replicas (AlterReplicaLogDirs): the copy of a log being built in another directory. */
+  private readonly futureLogs = new Map<string, UnifiedLog>();
+  /** Where a log not hosted yet is to be created (AlterReplicaLogDirs of a replica not here; in memory, as Kafka's). */
+  private readonly preferredLogDirs = new Map<string, string>();
+  /** Partitions whose cleaning this manager paused for a move (resumed when the move ends, once). */
+  private readonly pausedForMove = new Set<string>();
+  /** A second `<topic>-<partition>` directory found while loading, resolved once every directory has loaded. */
+  private readonly duplicateLogs: { key: string; log: UnifiedLog; dir: LogDirState }[] = [];
   /** Partitions that could not be loaded (not an I/O error: the directory stays online). */
   private readonly failedPartitions = new Map<string, string>();
   /** Logs being loaded right now (key -> directory), so two directories cannot both load one. */
@@ -187,10 +205,125 @@ export class LogManager {
     this.loading = true;
     try {
       await Promise.all([...this.dirs.values()].map((d) => this.loadDir(d)));
+      this.resolveDuplicateLogs();
+      this.reconcileFutureLogs();
     } finally {
       this.loading = false;
     }
     this.state = 'loaded';
+  }
+
+  /**
+   * Two `<topic>-<partition>` directories of one topic id in two log directories are what a crash
+   * between the two renames of a future replica's promotion leaves (the future renamed into place,
+   * the old replica not yet renamed `-delete`; replaceCurrentWithFutureLog). The promoted copy was
+   * caught up, so both hold the same offsets: the one with the higher log end offset is kept (the
+   * other renamed `-delete`), so nothing acknowledged is lost even if one lost an unflushed tail.
+   * Without matching topic ids nothing says which is right: the partition fails (both stay on disk)
+   * and the operator decides, as Kafka refuses to start.
+   */
+  private resolveDuplicateLogs(): void {
+    for (const { key, log, dir } of this.duplicateLogs.splice(0)) {
+      const other = this.logs.get(key);
+      if (!other && !this.failedPartitions.has(key)) {
+        this.logs.set(key, log); // the other copy could not be loaded at all
+        continue;
+      }
+      const sameTopic = other !== undefined && other.topicId !== undefined && other.topicId === log.topicId && !other.isOffline && !log.isOffline;
+      if (!sameTopic) {
+        const reason = `duplicate log directories for ${tpString(log.topicPartition)}: ${other?.dir ?? '?'} and ${log.dir}`;
+        this.logger.error(reason);
+        this.failedPartitions.set(key, reason);
+        dir.hasFailedPartitions = true;
+        log.closeHandlers();
+        continue;
+      }
+      const [keep, drop] = log.logEndOffset > other.logEndOffset ? [log, other] : [other, log];
+      this.logger.warn(
+        `two logs of ${tpString(log.topicPartition)} (topic id ${log.topicId}) in ${other.parentDir} and ${log.parentDir}: an interrupted ` +
+          `replica move; keeping ${keep.dir} (log end offset ${keep.logEndOffset}), deleting ${drop.dir} (log end offset ${drop.logEndOffset})`,
+      );
+      this.logs.set(key, keep);
+      this.retireLog(drop);
+    }
+  }
+
+  /**
+   * Future replicas found at startup (a move interrupted by a stop or a crash). Kept, to be resumed
+   * by the replication layer from their log end offset, when their current log is online in another
+   * directory with the same topic id; discarded (renamed `-delete`) when the current log is in the
+   * same directory or belongs to another topic id. A future with no current log at all, with every
+   * directory online (the current one was removed by hand), becomes the current log: it is the only
+   * copy left. With a directory offline it is kept idle: the current log may be there.
+   */
+  private reconcileFutureLogs(): void {
+    for (const [key, future] of [...this.futureLogs]) {
+      const current = this.logs.get(key);
+      const tp = future.topicPartition;
+      if (!current) {
+        if (this.offlineLogDirs.length > 0 || this.failedPartitions.has(key)) {
+          this.logger.warn(`future replica ${future.dir} has no current log online; it stays idle`);
+          continue;
+        }
+        try {
+          const parent = future.parentDir;
+          future.localLog.renameDir(partitionDirName(tp), { reinitialize: true });
+          this.fs.fsyncDirSync(parent);
+          this.futureLogs.delete(key);
+          this.logs.set(key, future);
+          this.logger.warn(`future replica of ${tpString(tp)} has no current log: it becomes the current log in ${future.dir}`);
+        } catch (e) {
+          if (!isIoError(e)) throw e;
+          this.handleLogDirFailure(future.parentDir, `error promoting ${future.dir}: ${errMessage(e)}`);
+        }
+        continue;
+      }
+      const sameDir = current.parentDir === future.parentDir;
+      const otherTopic = current.topicId !== undefined && future.topicId !== undefined && current.topicId !== future.topicId;
+      if (sameDir || otherTopic) {
+        this.logger.warn(`discarding future replica ${future.dir}: ${sameDir ? 'the current log is in the same directory' : `it belongs to topic id ${future.topicId}, the log to ${current.topicId}`}`);
+        this.futureLogs.delete(key);
+        this.retireLog(future);
+      } else {
+        this.logger.info(`future replica of ${tpString(tp)} in ${future.parentDir} (log end offset ${future.logEndOffset}, current ${current.logEndOffset}) will resume copying`);
+      }
+    }
+  }
+
+  private pauseCleaningForMove(tp: TopicPartition): void {
+    const key = topicPartitionKey(tp.topic, tp.partition);
+    if (!this._cleaner || this.pausedForMove.has(key)) return;
+    this._cleaner.abortAndPauseCleaning(tp);
+    this.pausedForMove.add(key);
+  }
+
+  private resumeCleaningAfterMove(tp: TopicPartition): void {
+    const key = topicPartitionKey(tp.topic, tp.partition);
+    if (!this._cleaner || !this.pausedForMove.delete(key)) return;
+    try {
+      this._cleaner.resumeCleaning([tp]);
+    } catch (e) {
+      this.logger.error(`resuming the cleaning of ${tpString(tp)} after its move failed`, { err: e });
+    }
+  }
+
+  /** Closes a log that is no longer in any map and renames its directory `-delete` (removed after file.delete.delay.ms). */
+  private retireLog(log: UnifiedLog): void {
+    const parent = log.parentDir;
+    if (log.isOffline) {
+      log.closeHandlers();
+      return;
+    }
+    try {
+      log.close();
+      log.localLog.renameDir(deleteDirName(log.topicPartition));
+      this.fs.fsyncDirSync(parent);
+      this.scheduleDirDelete(log.dir);
+      this.logger.info(`log ${tpString(log.topicPartition)} is renamed to ${log.dir} and is scheduled for deletion`);
+    } catch (e) {
+      if (!isIoError(e) && !(e instanceof KafkaStorageError)) throw e;
+      this.handleLogDirFailure(parent, `error while deleting ${log.dir}: ${errMessage(e)}`);
+    }
   }
 
   private async loadDir(d: LogDirState): Promise<void> {
@@ -276,8 +409,25 @@ export class LogManager {
         this.scheduleDirDelete(full);
         return;
       }
-      if (name.endsWith(FUTURE_DIR_SUFFIX) || name.endsWith(STRAY_DIR_SUFFIX)) {
-        this.logger.info(`skipping ${full} (future/stray replicas are not supported yet)`);
+      if (name.endsWith(FUTURE_DIR_SUFFIX)) {
+        const ftp = parseFutureDirName(name);
+        if (!ftp) return;
+        const fkey = `future:${topicPartitionKey(ftp.topic, ftp.partition)}`;
+        const fother = this.futureLogs.get(topicPartitionKey(ftp.topic, ftp.partition))?.dir ?? this.loadingLogs.get(fkey);
+        if (fother !== undefined) {
+          this.logger.error(`two future replicas of ${tpString(ftp)}: ${fother} and ${full}; ${full} is left alone`);
+          return;
+        }
+        key = fkey;
+        this.loadingLogs.set(fkey, full);
+        const flog = await this.loadPartition(d, ftp, full, ctx.recoveryPoints.get(topicPartitionKey(ftp.topic, ftp.partition))?.offset, ctx.startOffsets.get(topicPartitionKey(ftp.topic, ftp.partition))?.offset, ctx.cleaned.has(topicPartitionKey(ftp.topic, ftp.partition)));
+        if (!flog) return;
+        if (!d.online) flog.markOffline(`log directory ${d.path} failed: ${d.offlineReason ?? 'offline'}`);
+        this.futureLogs.set(topicPartitionKey(ftp.topic, ftp.partition), flog);
+        return;
+      }
+      if (name.endsWith(STRAY_DIR_SUFFIX)) {
+        this.logger.info(`skipping ${full} (stray replicas are not supported yet)`);
         return;
       }
       const tp = parseTopicPartitionName(name);
@@ -286,23 +436,24 @@ export class LogManager {
       // metadata log store, not by this manager (as in Kafka's LogManager).
       if (tp.topic === METADATA_TOPIC_NAME) return;
       key = topicPartitionKey(tp.topic, tp.partition);
-      const other = this.logs.get(key)?.dir ?? this.loadingLogs.get(key);
-      if (other !== undefined) {
-        const reason = `duplicate log directories for ${tpString(tp)}: ${other} and ${full}`;
-        this.logger.error(reason);
-        this.failedPartitions.set(key, reason);
-        d.hasFailedPartitions = true;
-        key = undefined;
-        return;
-      }
-      this.loadingLogs.set(key, full);
-      const log = await this.loadPartition(d, tp, full, ctx.recoveryPoints.get(key)?.offset, ctx.startOffsets.get(key)?.offset, ctx.cleaned.has(key));
+      // A second directory of one partition (another log directory has it, or is loading it):
+      // loaded too, and resolved once every directory has loaded (resolveDuplicateLogs).
+      const duplicate = this.logs.has(key) || this.loadingLogs.has(key);
+      const loadingKey = duplicate ? `duplicate:${full}` : key;
+      key = loadingKey;
+      this.loadingLogs.set(loadingKey, full);
+      const tpKey = topicPartitionKey(tp.topic, tp.partition);
+      const log = await this.loadPartition(d, tp, full, ctx.recoveryPoints.get(tpKey)?.offset, ctx.startOffsets.get(tpKey)?.offset, ctx.cleaned.has(tpKey));
       if (!log) return;
-      const hw = ctx.hwms.get(key);
+      const hw = ctx.hwms.get(tpKey);
       if (hw) log.updateHighWatermark(hw.offset);
       // The directory may have failed while this log was loading (another log's I/O error).
       if (!d.online) log.markOffline(`log directory ${d.path} failed: ${d.offlineReason ?? 'offline'}`);
-      this.logs.set(key, log);
+      if (duplicate) {
+        this.duplicateLogs.push({ key: tpKey, log, dir: d });
+        return;
+      }
+      this.logs.set(tpKey, log);
       ctx.stats.logs++;
       const r = log.loadReport;
       if (r.recoveredSegments > 0) ctx.stats.recovered++;
@@ -400,6 +551,8 @@ export class LogManager {
       });
       for (const l of this.logs.values()) l.cleanerHooks = this.cleanerHooks;
       this._cleaner.startup();
+      // Moves interrupted by the last stop resume: their partitions are not cleaned meanwhile.
+      for (const f of this.futureLogs.values()) this.pauseCleaningForMove(f.topicPartition);
     }
     const initial = this.opts.initialTaskDelayMs ?? 30_000;
     const every = (name: string, period: number | undefined, dflt: number, fn: () => void) => {
@@ -459,6 +612,193 @@ export class LogManager {
     return this.failedPartitions.get(topicPartitionKey(topic, partition));
   }
 
+  // ---- future replicas (AlterReplicaLogDirs) ---------------------------------------------------
+
+  /** The future replica of a partition: the copy being built in another log directory. */
+  getFutureLog(topic: string, partition: number): UnifiedLog | undefined {
+    return this.futureLogs.get(topicPartitionKey(topic, partition));
+  }
+
+  allFutureLogs(): UnifiedLog[] {
+    return [...this.futureLogs.values()];
+  }
+
+  /**
+   * Kafka's isLogDirOnline: whether `dir` (an absolute path) is an online log directory;
+   * LOG_DIR_NOT_FOUND when it is not one of log.dirs.
+   */
+  isLogDirOnline(dir: string): boolean {
+    const d = path.isAbsolute(dir) ? this.dirs.get(path.resolve(dir)) : undefined;
+    if (!d) throw new KafkaError(ErrorCode.LOG_DIR_NOT_FOUND, `Log dir ${dir} is not found in the config.`);
+    return d.online;
+  }
+
+  /**
+   * Kafka's maybeUpdatePreferredLogDir: remembers where the partition's log is to be created,
+   * unless its current or future log already lives there.
+   */
+  maybeUpdatePreferredLogDir(topic: string, partition: number, dir: string): void {
+    const key = topicPartitionKey(topic, partition);
+    const target = path.resolve(dir);
+    if (this.logs.get(key)?.parentDir === target || this.futureLogs.get(key)?.parentDir === target) return;
+    this.preferredLogDirs.set(key, target);
+  }
+
+  /** The preferred directory recorded for a partition (tests, DescribeLogDirs of a pending move). */
+  preferredLogDir(topic: string, partition: number): string | undefined {
+    return this.preferredLogDirs.get(topicPartitionKey(topic, partition));
+  }
+
+  /**
+   * The future replica of a hosted partition in `destDir` (Kafka's getOrCreateLog(isFuture =
+   * true)): `<destDir>/<topic>-<partition>.<32 hex>-future`, empty, starting at the current log's
+   * log start offset, with its topic id and config. An existing future in `destDir` is returned;
+   * one elsewhere is removed first (a new destination). Cleaning of the partition is aborted and
+   * paused until the move ends (Kafka's alterReplicaLogDirs). Undefined when the current log is
+   * already in `destDir` (nothing to move).
+   */
+  getOrCreateFutureLog(topic: string, partition: number, destDir: string): UnifiedLog | undefined {
+    this.checkNotClosed();
+    const tp = { topic, partition };
+    const key = topicPartitionKey(topic, partition);
+    const current = this.logs.get(key);
+    if (!current) throw new KafkaError(ErrorCode.REPLICA_NOT_AVAILABLE, `no log of ${tpString(tp)} here`);
+    if (current.isOffline) throw new KafkaStorageError(`log ${tpString(tp)} is in an offline log directory (${current.parentDir})`);
+    const target = path.resolve(destDir);
+    const d = this.dirs.get(target);
+    if (!d) throw new KafkaError(ErrorCode.LOG_DIR_NOT_FOUND, `Log dir ${destDir} is not found in the config.`);
+    if (!d.online) throw new KafkaStorageError(`Log directory ${destDir} is offline`);
+    const existing = this.futureLogs.get(key);
+    if (existing) {
+      if (existing.parentDir === target) return existing;
+      this.removeFutureLog(topic, partition);
+    }
+    if (current.parentDir === target) return undefined;
+    // Kafka creates no future log while a directory is offline: the partition could end up with futures in two.
+    if (this.offlineLogDirs.length > 0) throw new KafkaStorageError(`cannot move ${tpString(tp)}: log directories ${this.offlineLogDirs.join(', ')} are offline`);
+    const dir = path.join(target, futureDirName(tp));
+    try {
+      this.fs.mkdirSync(dir, { recursive: true });
+      this.fs.fsyncDirSync(target);
+      if (current.topicId) writePartitionMetadata(this.fs, dir, current.topicId);
+      const future = UnifiedLog.load({
+        dir,
+        tp,
+        topicId: current.topicId,
+        config: current.config,
+        fs: this.fs,
+        time: this.time,
+        scheduler: this.scheduler,
+        logger: this.logger,
+        recoveryPoint: 0n,
+        logStartOffset: 0n,
+        hadCleanShutdown: false,
+        producerIdExpirationMs: this.opts.producerIdExpirationMs,
+        onIoError: (l, message) => this.handleLogDirFailure(l.parentDir, message),
+        flushStats: this.flushStats,
+        remoteStorageSystemEnable: this.opts.remoteStorageSystemEnable,
+      });
+      if (current.remoteLogEnabled() && current.localLogStartOffset > current.logStartOffset) this.restartTieredFuture(current, future);
+      else if (current.logStartOffset > 0n) future.truncateFullyAndStartAt(current.logStartOffset);
+      this.futureLogs.set(key, future);
+      this.preferredLogDirs.delete(key);
+      this.pauseCleaningForMove(tp);
+      this.logger.info(`created future log for partition ${tpString(tp)} in ${dir} (moving from ${current.parentDir})`);
+      return future;
+    } catch (e) {
+      if (e instanceof KafkaError) throw e;
+      if (isIoError(e)) {
+        const msg = `error while creating the future log for ${tpString(tp)} in dir ${target}: ${errMessage(e)}`;
+        this.handleLogDirFailure(target, msg);
+        throw new KafkaStorageError(msg, e);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Drops a partition's future replica (a move cancelled, redirected, or failed): closed, renamed
+   * `-delete`, removed after file.delete.delay.ms; cleaning resumes. Returns whether there was one.
+   */
+  removeFutureLog(topic: string, partition: number): boolean {
+    const key = topicPartitionKey(topic, partition);
+    const future = this.futureLogs.get(key);
+    if (!future) return false;
+    this.futureLogs.delete(key);
+    this.retireLog(future);
+    this.resumeCleaningAfterMove(future.topicPartition);
+    this.logger.info(`removed the future log of ${tpString(future.topicPartition)} (${future.parentDir})`);
+    return true;
+  }
+
+  /**
+   * Kafka's replaceCurrentWithFutureLog, called when the future replica has caught up (its log end
+   * offset is the current log's; the caller checks, in the same synchronous step as the swap, so no
+   * append can come between): the future is flushed, renamed `<topic>-<partition>` in its directory
+   * (the directory fsynced) and becomes the partition's log with the current high watermark; then the
+   * old log is closed, renamed `-delete` (removed after file.delete.delay.ms) and its directory's
+   * checkpoints rewritten without it. The cleaner's checkpoint moves along and cleaning resumes.
+   * A crash between the two renames leaves two complete copies, resolved at the next start
+   * (resolveDuplicateLogs). Returns the new current log.
+   */
+  /**
+   * A tiered log's future replica copies only the local part: it starts (again) at the current
+   * log's local start, with the current log's lineage and the producer state there (the snapshot
+   * at the first local segment's base), the data below being in remote storage, as Kafka's
+   * TierStateMachine starts a future replica. Used when the future is created and when the current
+   * log's local start has moved past the future's end while it copied.
+   */
+  restartTieredFuture(current: UnifiedLog, future: UnifiedLog): void {
+    const snapshot = current.producerSnapshotPath(current.localLogStartOffset);
+    future.rebuildFromRemote({
+      localLogStartOffset: current.localLogStartOffset,
+      logStartOffset: current.logStartOffset,
+      epochs: current.leaderEpochCache.entries,
+      producerSnapshot: snapshot ? this.fs.readFileSync(snapshot) : ProducerStateManager.emptySnapshot(),
+    });
+  }
+
+  replaceCurrentWithFutureLog(topic: string, partition: number): UnifiedLog {
+    this.checkNotClosed();
+    const tp = { topic, partition };
+    const key = topicPartitionKey(topic, partition);
+    const source = this.logs.get(key);
+    const dest = this.futureLogs.get(key);
+    if (!source || source.isOffline) throw new KafkaStorageError(`The current replica for ${tpString(tp)} is offline`);
+    if (!dest || dest.isOffline) throw new KafkaStorageError(`The future replica for ${tpString(tp)} is offline`);
+    if (dest.logEndOffset !== source.logEndOffset) throw new Error(`the future replica of ${tpString(tp)} is at ${dest.logEndOffset}, the current at ${source.logEndOffset}`);
+    const destParent = dest.parentDir;
+    try {
+      dest.flush();
+      dest.localLog.renameDir(partitionDirName(tp), { reinitialize: true });
+      this.fs.fsyncDirSync(destParent);
+    } catch (e) {
+      if (!isIoError(e) && !(e instanceof KafkaStorageError)) throw e;
+      this.handleLogDirFailure(destParent, `error promoting the future log of ${tpString(tp)}: ${errMessage(e)}`);
+      throw e instanceof KafkaStorageError ? e : new KafkaStorageError(`error promoting the future log of ${tpString(tp)}: ${errMessage(e)}`, e);
+    }
+    dest.updateHighWatermark(source.highWatermark);
+    if (dest.remoteLogEnabled()) dest.updateHighestOffsetInRemoteStorage(source.highestOffsetInRemoteStorage);
+    this.futureLogs.delete(key);
+    this.logs.set(key, dest);
+    // From here on nothing throws: the new log is in place, what follows only tidies up.
+    if (this._cleaner) {
+      dest.cleanerHooks = this.cleanerHooks;
+      try {
+        this._cleaner.alterCheckpointDir(tp, source.parentDir, destParent);
+      } catch (e) {
+        this.logger.error(`moving the cleaner checkpoint of ${tpString(tp)} failed`, { err: e });
+      }
+    }
+    this.resumeCleaningAfterMove(tp);
+    const sourceParent = source.parentDir;
+    this.retireLog(source);
+    this.writeCheckpoint(sourceParent, RECOVERY_POINT_CHECKPOINT_FILE, this.logsIn(sourceParent).map((l) => ({ tp: l.topicPartition, offset: l.recoveryPoint })));
+    this.writeCheckpoint(sourceParent, LOG_START_OFFSET_CHECKPOINT_FILE, this.logsIn(sourceParent).map((l) => ({ tp: l.topicPartition, offset: l.logStartOffset })));
+    this.logger.info(`the current replica of ${tpString(tp)} is replaced with the future replica: ${sourceParent} -> ${destParent}`);
+    return dest;
+  }
+
   /**
    * The log of topic-partition, created in the online directory holding the fewest logs if it does
    * not exist. With a topic id: a log (or leftover directory) recorded under a different id is
@@ -485,7 +825,9 @@ export class LogManager {
     if (opts.isNew === false && offline.length > 0) {
       throw new KafkaStorageError(`cannot create a log for ${tpString(tp)}: log directories ${offline.join(', ')} are offline and it may live there`);
     }
-    const d = this.nextLogDir();
+    const preferred = this.preferredLogDirs.get(key);
+    const pd = preferred !== undefined ? this.dirs.get(preferred) : undefined;
+    const d = pd?.online ? pd : this.nextLogDir();
     const dir = path.join(d.path, partitionDirName(tp));
     try {
       if (this.fs.existsSync(dir)) {
@@ -520,6 +862,8 @@ export class LogManager {
       });
       if (this._cleaner) log.cleanerHooks = this.cleanerHooks;
       this.logs.set(key, log);
+      // The preferred directory (AlterReplicaLogDirs before the replica existed) is satisfied.
+      this.preferredLogDirs.delete(key);
       this.logger.info(`created log for partition ${tpString(tp)} in ${d.path}${topicId ? ` with topic id ${topicId}` : ''}`);
       return log;
     } catch (e) {
@@ -574,6 +918,8 @@ export class LogManager {
   deleteLog(topic: string, partition: number): UnifiedLog | undefined {
     const key = topicPartitionKey(topic, partition);
     this.failedPartitions.delete(key);
+    this.preferredLogDirs.delete(key);
+    this.removeFutureLog(topic, partition);
     const log = this.logs.get(key);
     if (!log) return undefined;
     // Kafka's asyncDelete: a pass on it stops before it touches the log again, and its checkpoint goes.
@@ -662,6 +1008,7 @@ export class LogManager {
     this.logger.error(`log directory ${d.path} is offline: ${reason}`);
     this._cleaner?.handleLogDirFailure(d.path);
     for (const l of this.logs.values()) if (l.parentDir === d.path) l.markOffline(`log directory ${d.path} failed: ${reason}`);
+    for (const l of this.futureLogs.values()) if (l.parentDir === d.path) l.markOffline(`log directory ${d.path} failed: ${reason}`);
     for (const l of this.listeners) {
       try {
         l(d.path, reason);
@@ -671,8 +1018,9 @@ export class LogManager {
     }
   }
 
+  /** The online logs of a directory, future replicas included (their checkpoints live there too, as in Kafka). */
   private logsIn(dir: string): UnifiedLog[] {
-    return [...this.logs.values()].filter((l) => l.parentDir === dir && !l.isOffline);
+    return [...this.logs.values(), ...this.futureLogs.values()].filter((l) => l.parentDir === dir && !l.isOffline);
   }
 
   // ---- checkpoints ----------------------------------------------------------------------------
@@ -778,7 +1126,7 @@ export class LogManager {
     for (const t of this.pendingDirDeletes.values()) t.cancel();
     this.pendingDirDeletes.clear();
     for (const d of this.dirs.values()) {
-      for (const l of [...this.logs.values()].filter((x) => x.parentDir === d.path)) {
+      for (const l of [...this.logs.values(), ...this.futureLogs.values()].filter((x) => x.parentDir === d.path)) {
         if (!d.online || l.isOffline) {
           l.closeHandlers();
           continue;
@@ -823,6 +1171,7 @@ export class LogManager {
       }
     }
     this.logs.clear();
+    this.futureLogs.clear();
     this.ownScheduler?.shutdown();
   }
 }

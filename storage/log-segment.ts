@@ -463,6 +463,14 @@ export class LogSegment {
     if (this.txnIndex) this.txnIndex.renameTo(replaceSuffix(this.txnIndex.file, oldSuffix, newSuffix));
   }
 
+  /** The partition directory was renamed (open descriptors stay valid): the files' paths follow it. */
+  updateParentDir(dir: string): void {
+    this.log.updateParentDir(dir);
+    this.offsetIndex.updateParentDir(dir);
+    this.timeIndex.updateParentDir(dir);
+    this.txnIndex?.updateParentDir(dir);
+  }
+
   hasSuffix(suffix: string): boolean {
     return this.log.file.endsWith(suffix) && this.offsetIndex.file.endsWith(suffix) && this.timeIndex.file.endsWith(suffix);
   }

@@ -128,3 +128,20 @@ test('Fetch: a session error is top-level with no partitions from v13, on every 
   expect(nl.responses[0]).not.toHaveProperty('topic');
   expect(nl.responses[0].partitions[0].errorCode).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
 });
+
+test('Metadata: REBOOTSTRAP_REQUIRED is the top-level error with no topics from v13 (KIP-1102), per topic before', () => {
+  const topics = [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAA', name: 't' }];
+  const v13 = errorResponse(3, 13, { topics }, ErrorCode.REBOOTSTRAP_REQUIRED);
+  expect(v13).toMatchObject({ errorCode: ErrorCode.REBOOTSTRAP_REQUIRED, topics: [] });
+  const w = new Writer();
+  ALL_APIS.find((a) => a.apiKey === 3)!.writeResponse(w, 13, v13 as never);
+  const decoded = ALL_APIS.find((a) => a.apiKey === 3)!.readResponse(new Reader(Buffer.concat(w.finish())), 13) as { errorCode: number };
+  expect(decoded.errorCode).toBe(129);
+  const v12 = errorResponse(3, 12, { topics }, ErrorCode.REBOOTSTRAP_REQUIRED) as { topics: { errorCode: number }[] };
+  expect(v12).not.toHaveProperty('errorCode');
+  expect(v12.topics.map((t) => t.errorCode)).toEqual([ErrorCode.REBOOTSTRAP_REQUIRED]);
+  // Any other error stays per topic at v13, the top level NONE.
+  const other = errorResponse(3, 13, { topics }, ErrorCode.LEADER_NOT_AVAILABLE) as { errorCode: number; topics: { errorCode: number }[] };
+  expect(other.errorCode).toBe(ErrorCode.NONE);
+  expect(other.topics.map((t) => t.errorCode)).toEqual([ErrorCode.LEADER_NOT_AVAILABLE]);
+});

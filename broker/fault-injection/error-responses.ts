@@ -9,6 +9,8 @@
  * - APIs whose response has only a top-level error code (Heartbeat, EndTxn, ...) get that code.
  *   Which ones qualify is read from the schema descriptors: the root has `errorCode` at this
  *   version and no struct below it carries one.
+ * - Metadata: REBOOTSTRAP_REQUIRED at v13+ is the top-level error code (KIP-1102) with no topics;
+ *   any other error (or any version before 13) goes in each requested topic.
  * - Fetch: a session-level error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH,
  *   FETCH_SESSION_TOPIC_ID_ERROR, CLUSTER_AUTHORIZATION_FAILED) is the top-level error code, with no
  *   partitions from v13 and every partition carrying it before (Kafka's FetchRequest); any other
@@ -79,12 +81,18 @@ const BUILDERS: { readonly [apiKey: number]: Builder } = {
       leaderEpoch: -1,
     })),
   }),
-  3: (req: G.MetadataRequest, _v, error) => ({
-    brokers: [],
-    clusterId: null,
-    controllerId: -1,
-    topics: (req.topics ?? []).map((t) => ({ errorCode: error, name: t.name, topicId: t.topicId, isInternal: false, partitions: [] })),
-  }),
+  3: (req: G.MetadataRequest, v, error) => {
+    // REBOOTSTRAP_REQUIRED is a whole-response signal (KIP-1102): from v13 it is the top-level
+    // error code and the topics are left out; other errors (and older versions) go per topic.
+    const topLevel = error === ErrorCode.REBOOTSTRAP_REQUIRED && v >= 13;
+    return {
+      brokers: [],
+      clusterId: null,
+      controllerId: -1,
+      errorCode: topLevel ? error : ErrorCode.NONE,
+      topics: topLevel ? [] : (req.topics ?? []).map((t) => ({ errorCode: error, name: t.name, topicId: t.topicId, isInternal: false, partitions: [] })),
+    };
+  },
   8: (req: G.OffsetCommitRequest, _v, error) => ({
     topics: perPartition(req.topics, (t) => t.partitions, (t, partitions) => ({ name: t.name, partitions }), (p) => ({ partitionIndex: p.partitionIndex, errorCode: error })),
   }),
@@ -162,6 +170,10 @@ const BUILDERS: { readonly [apiKey: number]: Builder } = {
   }),
   33: (req: G.AlterConfigsRequest, _v, error) => ({
     responses: req.resources.map((r) => ({ errorCode: error, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName })),
+  }),
+  // Kafka's AlterReplicaLogDirsRequest.getErrorResponse: one result per directory's topic, every partition with the error.
+  34: (req: G.AlterReplicaLogDirsRequest, _v, error) => ({
+    results: req.dirs.flatMap((d) => d.topics.map((t) => ({ topicName: t.name, partitions: t.partitions.map((partitionIndex) => ({ partitionIndex, errorCode: error })) }))),
   }),
   37: (req: G.CreatePartitionsRequest, _v, error) => ({
     results: req.topics.map((t) => ({ name: t.name, errorCode: error, errorMessage: null })),

@@ -623,6 +623,29 @@ describe('configs, cluster and quotas', () => {
     }
   });
 
+  test('AlterReplicaLogDirs: ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED for every partition and nothing moves', async () => {
+    const dir = broker.server.logManager.getLog('open', 0)!.parentDir;
+    const body = { dirs: [{ path: dir, topics: [{ name: 'open', partitions: [0, 1] }, { name: 'secret', partitions: [0] }] }] };
+    for (const v of versions(API.AlterReplicaLogDirs)) {
+      const denied = await call(API.AlterReplicaLogDirs, v, body);
+      expect(partitionCodes(denied.results, (t) => t.partitions, (p) => p.partitionIndex, (t) => t.topicName)).toEqual([
+        ['open', 0, CAF],
+        ['open', 1, CAF],
+        ['secret', 0, CAF],
+      ]);
+    }
+    expect(authz.asked.find((a) => a.resourceType === CLUSTER)).toMatchObject({ operation: ALTER });
+    authz.allow(ALTER, CLUSTER, CLUSTER_NAME);
+    // Allowed: the logs are already in that (the only) directory, so nothing to move.
+    const allowed = await call(API.AlterReplicaLogDirs, 2, body);
+    expect(partitionCodes(allowed.results, (t) => t.partitions, (p) => p.partitionIndex, (t) => t.topicName)).toEqual([
+      ['open', 0, NONE],
+      ['open', 1, NONE],
+      ['secret', 0, NONE],
+    ]);
+    expect(broker.server.logManager.allFutureLogs()).toEqual([]);
+  });
+
   test('UpdateFeatures: ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED and nothing changes', async () => {
     // transaction.version stays at 2 (a fresh cluster's) whatever is allowed (v0 cannot ask for validate_only).
     const update = (v: number) => ({ timeoutMs: 1000, featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 2, upgradeType: 1 }], validateOnly: v >= 1 });

@@ -5,8 +5,10 @@
  * order): an offline directory is KAFKA_STORAGE_ERROR with nothing else; an online one lists, per
  * topic (in name order), the asked partitions whose log is in it with the bytes of their segments,
  * the offset lag (high watermark minus log end offset, at least 0, or -1 when this broker does not
- * serve the partition), and is_future (always false: krill keeps no future logs, since it does not
- * implement AlterReplicaLogDirs); topics with no partition to report are left out. v4+: the total
+ * serve the partition), and is_future false; a future replica (a move by AlterReplicaLogDirs in
+ * progress) is listed in its own directory with is_future true and the offset lag of the copy
+ * (current log end offset minus the future's, at least 0); topics with no partition to report are
+ * left out. v4+: the total
  * and usable bytes of the directory's volume (statfs; storage/file-store.ts).
  * topics null = every partition this broker has a log of; a partition listed twice counts once.
  * Authorization: DESCRIBE on the CLUSTER, else no results and, from v3, CLUSTER_AUTHORIZATION_FAILED
@@ -48,12 +50,14 @@ export const describeLogDirsHandler = defineHandler<DescribeLogDirsRequest, Desc
 
 function describeLogDirs(broker: Broker, wanted: Set<string> | null): Input<DescribeLogDirsResponseDescribeLogDirsResult>[] {
   const online = new Map(broker.logManager.logDirs.map((d) => [d.path, d.online]));
-  const logsByDir = new Map<string, UnifiedLog[]>();
-  for (const log of broker.logManager.allLogs()) {
+  const logsByDir = new Map<string, { log: UnifiedLog; isFuture: boolean }[]>();
+  const add = (log: UnifiedLog, isFuture: boolean) => {
     const list = logsByDir.get(log.parentDir);
-    if (list) list.push(log);
-    else logsByDir.set(log.parentDir, [log]);
-  }
+    if (list) list.push({ log, isFuture });
+    else logsByDir.set(log.parentDir, [{ log, isFuture }]);
+  };
+  for (const log of broker.logManager.allLogs()) add(log, false);
+  for (const log of broker.logManager.allFutureLogs()) add(log, true);
   const seen = new Set<string>();
   const results: Input<DescribeLogDirsResponseDescribeLogDirsResult>[] = [];
   for (const configured of broker.config.logDirs()) {
@@ -68,16 +72,17 @@ function describeLogDirs(broker: Broker, wanted: Set<string> | null): Input<Desc
     try {
       const space = fileStoreSpace(dir);
       const byTopic = new Map<string, { partitionIndex: number; partitionSize: bigint; offsetLag: bigint; isFutureKey: boolean }[]>();
-      for (const log of logsByDir.get(dir) ?? []) {
+      for (const { log, isFuture } of logsByDir.get(dir) ?? []) {
         const { topic, partition } = log.topicPartition;
         if (wanted && !wanted.has(topicPartitionKey(topic, partition))) continue;
+        if (isFuture && log.isOffline) continue;
         let list = byTopic.get(topic);
         if (!list) byTopic.set(topic, (list = []));
-        list.push({ partitionIndex: partition, partitionSize: BigInt(log.size), offsetLag: offsetLag(broker, log), isFutureKey: false });
+        list.push({ partitionIndex: partition, partitionSize: BigInt(log.size), offsetLag: isFuture ? futureOffsetLag(broker, log) : offsetLag(broker, log), isFutureKey: isFuture });
       }
       const topics = [...byTopic]
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([name, partitions]) => ({ name, partitions: partitions.sort((a, b) => a.partitionIndex - b.partitionIndex) }));
+        .map(([name, partitions]) => ({ name, partitions: partitions.sort((a, b) => a.partitionIndex - b.partitionIndex || Number(a.isFutureKey) - Number(b.isFutureKey)) }));
       results.push({ errorCode: ErrorCode.NONE, logDir: dir, topics, totalBytes: space.totalBytes, usableBytes: space.usableBytes });
     } catch (err) {
       broker.logger.error(`Error while describing replicas in dir ${dir}`, { err });
@@ -85,6 +90,15 @@ function describeLogDirs(broker: Broker, wanted: Set<string> | null): Input<Desc
     }
   }
   return results;
+}
+
+/** Kafka's getLogEndOffsetLag for a future replica: how far its copy is behind the current log. */
+function futureOffsetLag(broker: Broker, future: UnifiedLog): bigint {
+  const { topic, partition } = future.topicPartition;
+  const served = broker.replicaManager.getPartition(topic, partition);
+  if (!served || served.log.isOffline) return INVALID_OFFSET_LAG;
+  const lag = served.log.logEndOffset - future.logEndOffset;
+  return lag > 0n ? lag : 0n;
 }
 
 /** Kafka's ReplicaManager.getLogEndOffsetLag for a current (not future) log. */

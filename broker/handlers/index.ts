@@ -7,6 +7,7 @@ import { addOffsetsToTxnHandler } from './add-offsets-to-txn';
 import { addPartitionsToTxnHandler } from './add-partitions-to-txn';
 import { alterClientQuotasHandler } from './alter-client-quotas';
 import { alterConfigsHandler } from './alter-configs';
+import { alterReplicaLogDirsHandler } from './alter-replica-log-dirs';
 import { alterUserScramCredentialsHandler } from './alter-user-scram-credentials';
 import { apiVersionsHandler } from './api-versions';
 import { createAclsHandler } from './create-acls';
@@ -104,6 +105,7 @@ export const HANDLERS: readonly HandlerSpec[] = [
   describeUserScramCredentialsHandler,
   alterUserScramCredentialsHandler,
   describeTopicPartitionsHandler,
+  alterReplicaLogDirsHandler,
   describeLogDirsHandler,
   updateFeaturesHandler,
   getTelemetrySubscriptionsHandler,

@@ -1,5 +1,5 @@
 /**
- * Metadata (3), v0-12.
+ * Metadata (3), v0-13.
  * Brokers at their advertised address for the listener the request arrived on, the cluster id, a
  * controller id that is one of the listed brokers (KRaft brokers report a live broker: clients send
  * admin requests there), and per topic its id (v10+), partitions with leader, leader epoch (v7+),
@@ -23,6 +23,10 @@
  * each topic answered (not on the unauthorized ones or unknown ids); cluster_authorized_operations
  * (v8-10, when asked) the CLUSTER's, or 0 without DESCRIBE on the CLUSTER; otherwise Kafka's "not
  * requested" value.
+ * The top-level error_code (v13+, KIP-1102) is NONE, as Kafka 4.0's KafkaApis leaves it: a broker
+ * answering normally never asks a client to rebootstrap. REBOOTSTRAP_REQUIRED (129) there tells the
+ * client its metadata is stale and it should go back to its bootstrap servers; krill sends it only
+ * when a test injects it (broker/fault-injection/error-responses.ts).
  */
 import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
@@ -40,7 +44,7 @@ export const metadataHandler = defineHandler<MetadataRequest, MetadataResponse>(
   apiKey: ApiKey.Metadata,
   name: 'Metadata',
   minVersion: 0,
-  maxVersion: 12,
+  maxVersion: 13,
   async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
     const md = broker.metadata;
@@ -150,6 +154,7 @@ export const metadataHandler = defineHandler<MetadataRequest, MetadataResponse>(
       controllerId: brokers[0]?.nodeId ?? -1,
       topics: [...topics, ...unauthorizedForCreate, ...unauthorizedForDescribe],
       clusterAuthorizedOperations,
+      errorCode: ErrorCode.NONE,
     };
   },
 });

@@ -284,12 +284,12 @@ export class GroupCoordinator {
     try {
       const p = this.opts.replicaManager.getPartition(OFFSETS_TOPIC, partition);
       if (!p) throw new Error(`no local replica of ${OFFSETS_TOPIC}-${partition}`);
-      const log = p.log;
-      let offset = log.logStartOffset;
-      const end = log.logEndOffset;
+      // p.log is read at each step: a replica move (AlterReplicaLogDirs) may swap the log between reads.
+      let offset = p.log.logStartOffset;
+      const end = p.log.logEndOffset;
       while (offset < end) {
         if (!stillCurrent()) return;
-        const info = log.read(offset, this.config.loadBufferSize, { isolation: 'LOG_END', minOneMessage: true });
+        const info = p.log.read(offset, this.config.loadBufferSize, { isolation: 'LOG_END', minOneMessage: true });
         if (info.sizeInBytes === 0) break;
         let next = offset;
         for (const chunk of info.records) {

@@ -284,12 +284,12 @@ export class TransactionStateManager {
     try {
       const p = this.opts.replicaManager.getPartition(TRANSACTION_STATE_TOPIC, partition);
       if (!p) throw new Error(`no local replica of ${TRANSACTION_STATE_TOPIC}-${partition}`);
-      const log = p.log;
-      let offset = log.logStartOffset;
-      const end = log.logEndOffset;
+      // p.log is read at each step: a replica move (AlterReplicaLogDirs) may swap the log between reads.
+      let offset = p.log.logStartOffset;
+      const end = p.log.logEndOffset;
       while (offset < end) {
         if (!current()) return [];
-        const info = log.read(offset, this.opts.config.loadBufferSize, { isolation: 'LOG_END', minOneMessage: true });
+        const info = p.log.read(offset, this.opts.config.loadBufferSize, { isolation: 'LOG_END', minOneMessage: true });
         if (info.sizeInBytes === 0) break;
         let next = offset;
         for (const chunk of info.records) {

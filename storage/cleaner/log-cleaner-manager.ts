@@ -424,6 +424,21 @@ export class LogCleanerManager {
     if (update) for (const l of this.checkpointListeners) l(update.tp, update.offset);
   }
 
+  /**
+   * Kafka's alterCheckpointDir: a replica moved between log directories (AlterReplicaLogDirs) takes
+   * its cleaner checkpoint along (removed from the source directory's file, added to the
+   * destination's), so the moved log is neither recleaned from scratch nor recovered as contiguous.
+   */
+  alterCheckpointDir(tp: TopicPartition, sourceDir: string, destDir: string): void {
+    const src = path.resolve(sourceDir);
+    const file = this.checkpoints.get(src);
+    if (!file) return;
+    const offset = this.readCheckpoint(src, file).get(key(tp));
+    if (offset === undefined) return;
+    this.updateCheckpoints(src, undefined, tp);
+    this.updateCheckpoints(destDir, { tp, offset });
+  }
+
   /** Kafka's maybeTruncateCheckpoint: a compacted log's checkpoint above `offset` comes down to it (truncation). */
   maybeTruncateCheckpoint(dataDir: string, tp: TopicPartition, offset: bigint): void {
     const log = this.logsByKey().get(key(tp));

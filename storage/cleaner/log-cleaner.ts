@@ -445,6 +445,11 @@ export class LogCleaner extends EventEmitter {
     this.cleanerManager.updateCheckpoints(dataDir, undefined, partitionToRemove);
   }
 
+  /** A moved replica's checkpoint follows it (LogCleanerManager.alterCheckpointDir). */
+  alterCheckpointDir(tp: TopicPartition, sourceDir: string, destDir: string): void {
+    this.cleanerManager.alterCheckpointDir(tp, sourceDir, destDir);
+  }
+
   maybeTruncateCheckpoint(dataDir: string, tp: TopicPartition, offset: bigint): void {
     this.cleanerManager.maybeTruncateCheckpoint(dataDir, tp, offset);
   }

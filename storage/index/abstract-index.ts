@@ -12,6 +12,7 @@
  * the in-memory copy only ever contains entries that were written to the file first; the index is
  * derived data: whenever it is in doubt the loader throws it away and rebuilds it from the .log.
  */
+import * as path from 'node:path';
 import { OPEN_RW_CREATE, StorageFs, isIoError, writeFully } from '../fs';
 import { CorruptIndexError } from '../errors';
 
@@ -271,6 +272,11 @@ export abstract class AbstractIndex {
   renameTo(newFile: string): void {
     if (this.fs.existsSync(this._file)) this.fs.renameSync(this._file, newFile);
     this._file = newFile;
+  }
+
+  /** The directory holding the file was renamed: only the path changes. */
+  updateParentDir(dir: string): void {
+    this._file = path.join(dir, path.basename(this._file));
   }
 
   deleteIfExists(): boolean {

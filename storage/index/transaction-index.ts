@@ -16,6 +16,7 @@
  * Like the other indexes here there is no mmap and no preallocation: the file is exactly
  * `entries * 34` bytes; the entries are also held in memory (loaded on first use).
  */
+import * as path from 'node:path';
 import { OPEN_RW_CREATE, StorageFs, writeFully } from '../fs';
 import { CorruptIndexError } from '../errors';
 
@@ -178,6 +179,11 @@ export class TransactionIndex {
   renameTo(file: string): void {
     if (this.fs.existsSync(this._file)) this.fs.renameSync(this._file, file);
     this._file = file;
+  }
+
+  /** The directory holding the file was renamed: only the path changes. */
+  updateParentDir(dir: string): void {
+    this._file = path.join(dir, path.basename(this._file));
   }
 
   deleteIfExists(): boolean {
