@@ -11,6 +11,7 @@ import type { MetadataCache } from '../metadata/metadata-cache';
 import type { ControllerApi } from '../metadata/controller/controller';
 import type { ReplicaManager } from '../replication/replica-manager';
 import type { LogManager } from '../storage/log-manager';
+import type { BrokerTieredStorage } from './tiered-storage';
 import type { GroupCoordinator } from '../coordinator/group/group-coordinator';
 import type { TransactionCoordinator } from '../coordinator/transaction/transaction-coordinator';
 import type { BrokerQuotas } from './quota/broker-quotas';
@@ -38,6 +39,8 @@ export interface Broker {
   readonly controller: ControllerApi;
   readonly replicaManager: ReplicaManager;
   readonly logManager: LogManager;
+  /** Tiered storage (KIP-405), when remote.log.storage.system.enable is on. */
+  readonly tieredStorage: BrokerTieredStorage | null;
   readonly fetchSessions: FetchSessionCache;
   /** Classic consumer groups and their committed offsets (__consumer_offsets). */
   readonly groupCoordinator: GroupCoordinator;

@@ -72,6 +72,8 @@ import { ReplicationQuotaManager, parseThrottledPartitions } from '../replicatio
 import { remoteAlterPartition } from '../replication/alter-partition-manager';
 import { interBrokerEndpoint } from '../client/broker-channels';
 import { LogManager } from '../storage/log-manager';
+import { BrokerTieredStorage } from './tiered-storage';
+import { TimerScheduler } from '../common/scheduler';
 import { cleanerConfig, type CleanerConfig } from '../storage/cleaner/cleaner-config';
 import { readMetaProperties } from '../storage/meta-properties';
 import { nodeFs } from '../storage/fs';
@@ -166,6 +168,8 @@ export class KafkaServer implements Broker {
   readonly clusterLink: ClusterLink | null;
   readonly replicaManager: ReplicaManager;
   readonly logManager: LogManager;
+  /** Tiered storage, when remote.log.storage.system.enable is on (its plugins load in startup()). */
+  readonly tieredStorage: BrokerTieredStorage | null;
   readonly fetchSessions: FetchSessionCache;
   readonly groupCoordinator: GroupCoordinator;
   readonly transactionCoordinator: TransactionCoordinator;
@@ -280,7 +284,22 @@ export class KafkaServer implements Broker {
       producerIdExpirationCheckIntervalMs: config.getInt('producer.id.expiration.check.interval.ms'),
       recoveryThreadsPerDataDir: config.getInt('num.recovery.threads.per.data.dir'),
       cleaner: cleanerConfigOf(config),
+      remoteStorageSystemEnable: config.getBoolean('remote.log.storage.system.enable'),
     });
+    this.tieredStorage = config.getBoolean('remote.log.storage.system.enable')
+      ? new BrokerTieredStorage({
+          nodeId: this.nodeId,
+          clusterId,
+          config,
+          metadata: this.metadata,
+          controller: this.controller,
+          security: clientSecurity.interBroker,
+          fetchLog: (tp) => this.replicaManager.getPartition(tp.topic, tp.partition)?.log,
+          time: SystemTime,
+          scheduler: new TimerScheduler((name, err) => this.logger.error(`tiered storage task ${name} failed`, { err })),
+          logger: this.logger.child('tiered-storage'),
+        })
+      : null;
     const txnConfig = transactionCoordinatorConfig(config);
     this.transactionVerifier = new AddPartitionsToTxnManager({
       nodeId: this.nodeId,
@@ -304,6 +323,8 @@ export class KafkaServer implements Broker {
       replicationQuotas: this.replicationQuotas,
       alterLogDirsThreads: config.getIntOrNull('num.replica.alter.log.dirs.threads') ?? undefined,
       replicaFetchMaxBytes: config.getInt('replica.fetch.max.bytes'),
+      remoteLogManager: this.tieredStorage ?? undefined,
+      remoteFetchMaxWaitMs: () => this.config.getInt('remote.fetch.max.wait.ms'),
     });
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'));
     this.groupCoordinator = new GroupCoordinator({
@@ -471,6 +492,8 @@ export class KafkaServer implements Broker {
     // Dynamic broker configs from the replayed log apply before the logs load with their configs.
     if (this.metadata.brokerConfig('').size > 0 || this.metadata.brokerConfig(String(this.nodeId)).size > 0) this.applyDynamicConfig();
     await this.logManager.startup();
+    // Tiered storage's plugins load before any partition exists, so leadership reaches a running manager.
+    await this.tieredStorage?.start();
     this.loadingLogs = false;
     this.replayingMetadata = false;
     for (const t of this.metadata.topics()) this.updateThrottledReplicas(t.name);
@@ -635,6 +658,7 @@ export class KafkaServer implements Broker {
     }
     this.reloadListenerStores(previous, next);
     this.updateReplicationQuotaBounds(next);
+    this.tieredStorage?.reconfigure(next);
     this.logger.info('applied dynamic broker configs', {
       perBroker: [...this.metadata.brokerConfig(String(this.nodeId)).keys()],
       clusterDefault: [...this.metadata.brokerConfig('').keys()],
@@ -773,6 +797,7 @@ export class KafkaServer implements Broker {
     this.transactionVerifier.close();
     await this.transactionCoordinator.shutdown();
     await this.groupCoordinator.shutdown();
+    await this.tieredStorage?.close();
     this.replicaManager.shutdown();
     await this.localController?.close();
     await this.logManager.close();

@@ -32,7 +32,8 @@
  * broker/handlers/broker-config-preprocess.ts); leader.replication.throttled.rate and
  * follower.replication.throttled.rate (dynamic only, config-def.ts DYNAMIC_ONLY_BROKER_CONFIG_DEFS:
  * a LONG of at least 0, validated as rule 4), the bounds of the replication quota managers
- * (replication/replication-quota-manager.ts).
+ * (replication/replication-quota-manager.ts); the remote log manager's copy and fetch byte rates
+ * and the remote index cache's size (broker/tiered-storage.ts).
  *
  * Invariant: effectiveBrokerConfig never throws for what is in the metadata log; a stored value
  * that no longer validates is dropped with an error log (Kafka's removeInvalidConfigs), and the
@@ -64,6 +65,11 @@ export const KRILL_APPLIED: ReadonlySet<string> = new Set([
   // DynamicConfig.Broker's quota configs (dynamic only): the replication quota managers' bounds
   'leader.replication.throttled.rate',
   'follower.replication.throttled.rate',
+  // RemoteLogManager's reconfigurable configs (broker/tiered-storage.ts reconfigure)
+  'remote.log.manager.copy.max.bytes.per.second',
+  'remote.log.manager.fetch.max.bytes.per.second',
+  'remote.log.index.file.cache.total.size.bytes',
+  'remote.fetch.max.wait.ms',
 ]);
 
 const LISTENER_PREFIXED = /^listener\.name\.[^.]*\./;

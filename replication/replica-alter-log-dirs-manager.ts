@@ -179,7 +179,15 @@ export class ReplicaAlterLogDirsManager {
       return 'finished';
     }
     try {
-      let changed = this.truncateToCommonPrefix(name, current, future);
+      let changed = false;
+      // A tiered log's local start can pass the future's end while it copies (local retention):
+      // the future starts over there, the data below being in remote storage.
+      if (current.remoteLogEnabled() && future.logEndOffset < current.localLogStartOffset) {
+        this.opts.logger.info(`future replica of ${name}: starting over at the current local log start offset ${current.localLogStartOffset}`);
+        lm.restartTieredFuture(current, future);
+        changed = true;
+      }
+      changed = this.truncateToCommonPrefix(name, current, future) || changed;
       if (future.logEndOffset < current.logEndOffset) {
         const maxBytes = Math.max(1, Math.min(this.opts.maxBytes, future.config.segmentBytes));
         const read = current.read(future.logEndOffset, maxBytes, { maxOffset: current.logEndOffset, minOneMessage: true });
@@ -242,6 +250,10 @@ export class ReplicaAlterLogDirsManager {
       }
     }
     if (current.logEndOffset < target) target = current.logEndOffset;
+    if (current.remoteLogEnabled() && current.localLogStartOffset > current.logStartOffset) {
+      // Tiered: the shared prefix starts at the local start (the step restarts a future below it).
+      if (target < current.localLogStartOffset) target = current.localLogStartOffset;
+    }
     if (target < current.logStartOffset || future.logEndOffset < current.logStartOffset) {
       if (future.logStartOffset === current.logStartOffset && future.logEndOffset === current.logStartOffset) return false;
       this.opts.logger.info(`future replica of ${name}: starting over at the current log start offset ${current.logStartOffset}`);

@@ -41,6 +41,9 @@ import type { ClientSecurity } from '../client/network-client';
 import type { Partition } from './partition';
 import type { ReplicaQuota } from './replication-quota-manager';
 import { topicPartitionKey } from '../common/topic-partition';
+import type { RemoteLogSegmentMetadata, TopicIdPartition } from '../storage/remote/remote-log-segment-metadata';
+import { IndexType } from '../storage/remote/remote-storage-manager';
+import { parseLeaderEpochCheckpoint } from '../storage/remote/remote-log-manager';
 
 export interface FetcherConfig {
   maxWaitMs: number;
@@ -61,6 +64,11 @@ export interface FetcherHost {
   /** The inter-broker endpoint of a broker. */
   endpointOf(brokerId: number): { host: string; port: number } | undefined;
   logger: Logger;
+  /** Tiered storage (a follower below the leader's local log start rebuilds its state from remote storage). */
+  tiered?: {
+    remoteLogSegmentMetadataFor(tp: TopicIdPartition, epoch: number, offset: bigint): Promise<RemoteLogSegmentMetadata | null>;
+    fetchIndex(m: RemoteLogSegmentMetadata, type: IndexType): Promise<Buffer>;
+  };
   /** The follower-side replication quota (absent: nothing is throttled). */
   quota?: ReplicaQuota;
 }
@@ -380,6 +388,9 @@ export class ReplicaFetcher {
       case ErrorCode.OFFSET_OUT_OF_RANGE:
         await this.handleOutOfRange(s, p);
         return;
+      case ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE:
+        await this.buildRemoteLogAuxState(s, p);
+        return;
       default:
         this.delay(s, `Fetch: ${errorName(pd.errorCode)}`);
         return;
@@ -422,6 +433,63 @@ export class ReplicaFetcher {
       log.maybeIncrementLogStartOffset(pd.logStartOffset, 'LeaderOffsetIncremented');
     }
     s.fetchOffset = leo;
+  }
+
+  /** ListOffsets as a replica on the leader: the offset (and its epoch) for a special timestamp. */
+  private async leaderOffset(s: PartitionFetchState, timestamp: bigint): Promise<{ offset: bigint; leaderEpoch: number }> {
+    const res = await this.channel.send('ListOffsets', {
+      replicaId: this.host.nodeId,
+      isolationLevel: 0,
+      topics: [{ name: s.topic, partitions: [{ partitionIndex: s.partition, currentLeaderEpoch: s.leaderEpoch, timestamp, maxNumOffsets: 1 }] }],
+      timeoutMs: 10_000,
+    });
+    const r = res.topics[0]?.partitions[0];
+    if (!r || r.errorCode !== ErrorCode.NONE) throw new KafkaError(r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, `ListOffsets ${timestamp} on the leader failed`);
+    return { offset: r.offset, leaderEpoch: r.leaderEpoch };
+  }
+
+  /**
+   * OFFSET_MOVED_TO_TIERED_STORAGE (Kafka's TierStateMachine): the leader's data below its local
+   * log start is only in remote storage. Find the remote segment that ends just before the
+   * leader's local start (its epoch from the leader's lineage: OffsetForLeaderEpoch for the
+   * previous epoch when the local start opens an epoch), fetch its leader-epoch checkpoint and
+   * producer snapshot, and start this log over at the leader's local start with the leader's log
+   * start below it; fetching continues from there.
+   */
+  private async buildRemoteLogAuxState(s: PartitionFetchState, p: Partition): Promise<void> {
+    const tiered = this.host.tiered;
+    if (!tiered || !p.log.remoteLogEnabled()) {
+      this.delay(s, 'the leader has moved the offset to tiered storage, which this broker does not have enabled');
+      return;
+    }
+    const local = await this.leaderOffset(s, -4n);
+    const start = await this.leaderOffset(s, -2n);
+    if (!this.current(s)) return;
+    const previous = local.offset - 1n;
+    let targetEpoch = local.leaderEpoch;
+    if (targetEpoch > 0) {
+      const res = await this.channel.send('OffsetForLeaderEpoch', {
+        replicaId: this.host.nodeId,
+        topics: [{ topic: s.topic, partitions: [{ partition: s.partition, currentLeaderEpoch: s.leaderEpoch, leaderEpoch: targetEpoch - 1 }] }],
+      });
+      const r = res.topics[0]?.partitions[0];
+      if (!r || r.errorCode !== ErrorCode.NONE) throw new KafkaError(r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, 'OffsetForLeaderEpoch on the leader failed');
+      // The earlier epoch ends (exclusive) after the offset we need: that offset is in it.
+      if (r.endOffset > previous) targetEpoch = r.leaderEpoch;
+    }
+    if (!this.current(s)) return;
+    const tp = { topicId: p.topicId, topic: s.topic, partition: s.partition };
+    const m = await tiered.remoteLogSegmentMetadataFor(tp, targetEpoch, previous);
+    if (!m) {
+      this.delay(s, `no remote segment holds offset ${previous} (epoch ${targetEpoch}) yet: cannot build the state from remote storage`);
+      return;
+    }
+    const epochs = parseLeaderEpochCheckpoint(await tiered.fetchIndex(m, IndexType.LEADER_EPOCH), `leader-epoch checkpoint of remote segment ${m.remoteLogSegmentId.id}`);
+    const producerSnapshot = await tiered.fetchIndex(m, IndexType.PRODUCER_SNAPSHOT);
+    if (!this.current(s)) return;
+    p.log.rebuildFromRemote({ localLogStartOffset: local.offset, logStartOffset: start.offset, epochs, producerSnapshot });
+    this.host.logger.info(`${p.name}: rebuilt from remote segment ${m.remoteLogSegmentId.id}; fetching from the leader's local log start ${local.offset}`);
+    s.fetchOffset = p.log.logEndOffset;
   }
 
   /** OFFSET_OUT_OF_RANGE: compare with the leader's end and start offsets (ListOffsets as a replica). */

@@ -48,6 +48,15 @@ import { DelayedOperation, DelayedOperationPurgatory } from './delayed/purgatory
 import { DelayedDeleteRecords, type DeleteRecordsPartitionStatus } from './delayed/delayed-delete-records';
 import { isInternalTopic } from '../metadata/topic-name';
 import { topicPartitionKey } from '../common/topic-partition';
+import type { RemoteLogManager } from '../storage/remote/remote-log-manager';
+import type { TopicIdPartition } from '../storage/remote/remote-log-segment-metadata';
+
+/**
+ * What replication uses of tiered storage: remote reads and their quota, the tasks that follow
+ * leadership, and what a follower needs to rebuild from remote storage. The remote log manager has
+ * this shape; a broker hands in its BrokerTieredStorage, which exists before the plugins are loaded.
+ */
+export type RemoteLogAccess = Pick<RemoteLogManager, 'read' | 'fetchThrottleTimeMs' | 'onLeadershipChange' | 'stopPartitions' | 'remoteLogSegmentMetadataFor' | 'fetchIndex'>;
 
 export interface ProducePartitionRequest {
   topic: string;
@@ -161,6 +170,8 @@ export interface FetchPartitionResult {
   divergingEpoch?: { epoch: number; endOffset: bigint };
   /** read_committed: aborted transactions overlapping the returned records, by first offset. */
   abortedTransactions?: { producerId: bigint; firstOffset: bigint }[];
+  /** A consumer fetch below a tiered log's local start: what to read from remote storage (filled by fetchMessages). */
+  remoteFetch?: { fetchOffset: bigint; maxBytes: number; minOneMessage: boolean };
 }
 
 /** What replication needs beyond a single broker (absent: a combined single node). */
@@ -206,6 +217,15 @@ export interface ReplicaManagerOptions {
   alterLogDirsThreads?: number;
   /** replica.fetch.max.bytes: the most a replica move copies per step (default 1 MiB). */
   replicaFetchMaxBytes?: number;
+  /** Tiered storage (remote.log.storage.system.enable): remote reads, and the tasks that follow leadership. */
+  remoteLogManager?: RemoteLogAccess;
+  /** remote.fetch.max.wait.ms: the longest a fetch waits for its remote reads. */
+  remoteFetchMaxWaitMs?: () => number;
+}
+
+/** The remote log manager's key for a hosted partition. */
+function topicIdPartition(p: { topic: string; partition: number; topicId: string }): TopicIdPartition {
+  return { topicId: p.topicId, topic: p.topic, partition: p.partition };
 }
 
 export class ReplicaManager {
@@ -240,6 +260,7 @@ export class ReplicaManager {
             partition: (topic, partition) => this.partitions.get(topicPartitionKey(topic, partition)),
             endpointOf: r.endpointOf,
             logger: this.log.child('replica-fetcher'),
+            tiered: opts.remoteLogManager,
             quota: opts.replicationQuotas?.follower,
           },
           r.fetcher,
@@ -397,12 +418,17 @@ export class ReplicaManager {
    * (KAFKA_STORAGE_ERROR to clients); it never fails the others or the broker.
    */
   applyDelta(delta: MetadataDelta, opts: { existingPartitions?: boolean } = {}): void {
+    const rlm = this.opts.remoteLogManager;
+    const remoteLeaders: TopicIdPartition[] = [];
+    const remoteFollowers: TopicIdPartition[] = [];
     for (const removed of delta.removedTopics) {
       for (const partition of removed.partitions) {
         const key = topicPartitionKey(removed.name, partition);
         this.offlinePartitions.delete(key);
         const p = this.partitions.get(key);
         if (!p) continue;
+        // A deleted topic's remote data goes with it (Kafka's stopPartitions with deleteRemoteLog).
+        if (rlm && p.log.remoteLogEnabled()) rlm.stopPartitions([topicIdPartition(p)], { deleteRemoteLog: true });
         this.partitions.delete(key);
         this.fetcherManager?.removePartition(removed.name, partition);
         this.alterLogDirsManager.removePartition(removed.name, partition);
@@ -420,7 +446,9 @@ export class ReplicaManager {
       const key = topicPartitionKey(state.topic, state.partition);
       if (!state.replicas.includes(this.opts.brokerId)) {
         // No longer (or never) a replica here.
-        if (this.partitions.has(key)) {
+        const gone = this.partitions.get(key);
+        if (gone) {
+          if (rlm && gone.log.remoteLogEnabled()) rlm.stopPartitions([topicIdPartition(gone)], { deleteRemoteLog: false });
           this.partitions.delete(key);
           this.fetcherManager?.removePartition(state.topic, state.partition);
           this.alterLogDirsManager.removePartition(state.topic, state.partition);
@@ -452,6 +480,10 @@ export class ReplicaManager {
         if (p.isLeader || p.leaderId < 0) this.fetcherManager.removePartition(p.topic, p.partition);
         else if (change.isNewLeaderEpoch || !this.fetcherManager.isFetching(p.topic, p.partition)) this.fetcherManager.addPartition(p);
       }
+      if (rlm && p.log.remoteLogEnabled() && change.isNewLeaderEpoch) {
+        if (p.isLeader) remoteLeaders.push(topicIdPartition(p));
+        else if (p.leaderId >= 0) remoteFollowers.push(topicIdPartition(p));
+      }
       this.producePurgatory.checkAndComplete(key);
       this.fetchPurgatory.checkAndComplete(key);
       this.deleteRecordsPurgatory.checkAndComplete(key);
@@ -462,9 +494,18 @@ export class ReplicaManager {
       if (!t) continue;
       const cfg = this.opts.logConfig(topic);
       for (const partition of t.partitions.keys()) {
-        this.partitions.get(topicPartitionKey(topic, partition))?.log.updateConfig(cfg);
+        const p = this.partitions.get(topicPartitionKey(topic, partition));
+        if (!p) continue;
+        const wasTiered = p.log.remoteLogEnabled();
+        p.log.updateConfig(cfg);
+        // remote.storage.enable turned on for an existing topic: its tasks start now
+        if (rlm && !wasTiered && p.log.remoteLogEnabled()) {
+          if (p.isLeader) remoteLeaders.push(topicIdPartition(p));
+          else if (p.leaderId >= 0) remoteFollowers.push(topicIdPartition(p));
+        }
       }
     }
+    if (rlm && (remoteLeaders.length > 0 || remoteFollowers.length > 0)) rlm.onLeadershipChange(remoteLeaders, remoteFollowers);
   }
 
   async appendRecords(opts: AppendOptions): Promise<ProducePartitionResult[]> {
@@ -623,6 +664,10 @@ export class ReplicaManager {
   async fetchMessages(params: FetchParams): Promise<FetchPartitionResult[]> {
     // Only the first read of a follower fetch updates its state (Kafka: not the purgatory's re-read).
     const first = this.readFromLocalLog(params, true);
+    // Partitions to read from remote storage: the fetch answers once every remote read is done,
+    // or at remote.fetch.max.wait.ms with what has arrived (Kafka's DelayedRemoteFetch), for
+    // every such partition of the request, not only the first.
+    if (first.some((r) => r.remoteFetch)) return this.completeRemoteFetches(params, first);
     const bytes = first.reduce((n, r) => n + r.recordsSize, 0);
     const anyError = first.some((r) => r.errorCode !== ErrorCode.NONE || r.divergingEpoch !== undefined);
     if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || params.partitions.length === 0 || this.closed) {
@@ -657,6 +702,41 @@ export class ReplicaManager {
       for (const r of results) if (r.recordsSize > 0 && quota.isThrottled(r.topic, r.partition)) bytes += r.recordsSize;
       quota.record(bytes);
     }
+    return results;
+  }
+
+  private async completeRemoteFetches(params: FetchParams, results: FetchPartitionResult[]): Promise<FetchPartitionResult[]> {
+    const rlm = this.opts.remoteLogManager as RemoteLogAccess;
+    const maxWaitMs = this.opts.remoteFetchMaxWaitMs?.() ?? 500;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, maxWaitMs);
+      timer.unref?.();
+    });
+    const reads = results.map(async (r) => {
+      const f = r.remoteFetch;
+      if (!f) return;
+      const p = this.partitions.get(topicPartitionKey(r.topic, r.partition));
+      if (!p) return;
+      try {
+        const info = await rlm.read({ tp: topicIdPartition(p), fetchOffset: f.fetchOffset, maxBytes: f.maxBytes, minOneMessage: f.minOneMessage, readCommitted: params.isolation === 'TXN_COMMITTED' });
+        if (!r.remoteFetch) return; // expired meanwhile: the response has gone
+        r.records = info.records;
+        r.recordsSize = info.sizeInBytes;
+        if (info.abortedTransactions) r.abortedTransactions = info.abortedTransactions;
+      } catch (err) {
+        if (!r.remoteFetch) return;
+        // Kafka answers the partition with the read's error (OFFSET_OUT_OF_RANGE, or UNKNOWN_SERVER_ERROR for a remote store failure)
+        r.errorCode = err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR;
+        this.log.warn(`remote read of ${r.topic}-${r.partition} at ${f.fetchOffset} failed: ${(err as Error).message}`);
+      } finally {
+        delete r.remoteFetch;
+      }
+    });
+    await Promise.race([Promise.all(reads), expired]);
+    clearTimeout(timer);
+    // Reads still running are answered empty (Kafka's DelayedRemoteFetch on expiry).
+    for (const r of results) delete r.remoteFetch;
     return results;
   }
 
@@ -723,6 +803,18 @@ export class ReplicaManager {
             res.highWatermark = p.log.highWatermark;
             res.lastStableOffset = p.log.lastStableOffset;
             res.logStartOffset = p.log.logStartOffset;
+            // Below a tiered log's local start but not below its log start: the data is in remote
+            // storage. A follower rebuilds from there (OFFSET_MOVED_TO_TIERED_STORAGE); a consumer
+            // is served from it, unless the remote fetch quota is spent (then nothing this time).
+            const tiered = err.code === ErrorCode.OFFSET_OUT_OF_RANGE && p.log.remoteLogEnabled() && req.fetchOffset >= p.log.logStartOffset && req.fetchOffset < p.log.localLogStartOffset;
+            if (tiered && fromFollower) {
+              res.errorCode = ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE;
+            } else if (tiered && this.opts.remoteLogManager && p.isLeader) {
+              res.errorCode = ErrorCode.NONE;
+              if (this.opts.remoteLogManager.fetchThrottleTimeMs() <= 0) {
+                res.remoteFetch = { fetchOffset: req.fetchOffset, maxBytes: Math.max(0, Math.min(req.partitionMaxBytes, budget)), minOneMessage: !gotData };
+              }
+            }
           }
           this.log.debug(`fetch ${errorName(err.code)}`, { topic: req.topic, partition: req.partition, offset: req.fetchOffset });
         }

@@ -47,34 +47,44 @@ export class LeaderEpochCheckpointFile {
   }
 
   write(entries: readonly EpochEntry[]): void {
+    writeFileAtomic(this.fs, this.file(), LeaderEpochCheckpointFile.encode(entries));
+  }
+
+  /** The file's text: the version line, the count line, then `epoch startOffset` per entry (what tiered storage also ships with each remote segment). */
+  static encode(entries: readonly EpochEntry[]): string {
     const lines = [String(LEADER_EPOCH_CHECKPOINT_VERSION), String(entries.length)];
     for (const e of entries) lines.push(`${e.epoch} ${e.startOffset}`);
-    writeFileAtomic(this.fs, this.file(), lines.join('\n') + '\n');
+    return lines.join('\n') + '\n';
+  }
+
+  /** Parses the file's text; `name` labels errors. Throws CorruptCheckpointError. */
+  static decode(text: string, name: string): EpochEntry[] {
+    const lines = text.split('\n');
+    if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+    if (lines.length < 2) throw new CorruptCheckpointError(name, 'missing version or count line');
+    if (lines[0].trim() !== String(LEADER_EPOCH_CHECKPOINT_VERSION)) {
+      throw new CorruptCheckpointError(name, `unrecognized version ${JSON.stringify(lines[0])}`);
+    }
+    const countText = lines[1].trim();
+    if (!/^\d+$/.test(countText)) throw new CorruptCheckpointError(name, `bad entry count ${JSON.stringify(lines[1])}`);
+    const count = Number(countText);
+    if (lines.length - 2 !== count) throw new CorruptCheckpointError(name, `expected ${count} entries, found ${lines.length - 2} lines`);
+    const out: EpochEntry[] = [];
+    for (let i = 2; i < lines.length; i++) {
+      const parts = lines[i].trim().split(/\s+/);
+      if (parts.length !== 2 || !/^\d+$/.test(parts[0]) || !/^\d+$/.test(parts[1])) {
+        throw new CorruptCheckpointError(name, `bad entry on line ${i + 1}: ${JSON.stringify(lines[i])}`);
+      }
+      out.push({ epoch: Number(parts[0]), startOffset: BigInt(parts[1]) });
+    }
+    return out;
   }
 
   /** The entries, or undefined when the file does not exist. Throws CorruptCheckpointError. */
   read(): EpochEntry[] | undefined {
     const file = this.file();
     if (!this.fs.existsSync(file)) return undefined;
-    const lines = this.fs.readFileSync(file).toString('utf8').split('\n');
-    if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-    if (lines.length < 2) throw new CorruptCheckpointError(file, 'missing version or count line');
-    if (lines[0].trim() !== String(LEADER_EPOCH_CHECKPOINT_VERSION)) {
-      throw new CorruptCheckpointError(file, `unrecognized version ${JSON.stringify(lines[0])}`);
-    }
-    const countText = lines[1].trim();
-    if (!/^\d+$/.test(countText)) throw new CorruptCheckpointError(file, `bad entry count ${JSON.stringify(lines[1])}`);
-    const count = Number(countText);
-    if (lines.length - 2 !== count) throw new CorruptCheckpointError(file, `expected ${count} entries, found ${lines.length - 2} lines`);
-    const out: EpochEntry[] = [];
-    for (let i = 2; i < lines.length; i++) {
-      const parts = lines[i].trim().split(/\s+/);
-      if (parts.length !== 2 || !/^\d+$/.test(parts[0]) || !/^\d+$/.test(parts[1])) {
-        throw new CorruptCheckpointError(file, `bad entry on line ${i + 1}: ${JSON.stringify(lines[i])}`);
-      }
-      out.push({ epoch: Number(parts[0]), startOffset: BigInt(parts[1]) });
-    }
-    return out;
+    return LeaderEpochCheckpointFile.decode(this.fs.readFileSync(file).toString('utf8'), file);
   }
 }
 

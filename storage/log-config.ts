@@ -60,6 +60,18 @@ export interface LogConfig {
   minCompactionLagMs: number;
   maxCompactionLagMs: number;
   minCleanableDirtyRatio: number;
+  /**
+   * remote.storage.enable: the topic uses tiered storage (KIP-405). The log is tiered only when the
+   * broker's remote.log.storage.system.enable is on too and the topic is not internal
+   * (UnifiedLogParams.remoteStorageSystemEnable, UnifiedLog.remoteLogEnabled).
+   */
+  remoteStorageEnable: boolean;
+  /** remote.log.copy.disable: a tiered topic whose segments are no longer copied (read-only remote data; local retention falls back to retention.*). */
+  remoteLogCopyDisable: boolean;
+  /** local.retention.ms of a tiered topic; -2 = retention.ms (config/ resolves it; localRetentionMsOf resolves it again). */
+  localRetentionMs: number;
+  /** local.retention.bytes of a tiered topic; -2 = retention.bytes. */
+  localRetentionBytes: number;
 }
 
 /** Kafka 4.x defaults (message.timestamp.after.max.ms became one hour in 4.0). */
@@ -87,6 +99,10 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
   minCompactionLagMs: 0,
   maxCompactionLagMs: LONG_MAX,
   minCleanableDirtyRatio: 0.5,
+  remoteStorageEnable: false,
+  remoteLogCopyDisable: false,
+  localRetentionMs: -2,
+  localRetentionBytes: -2,
 } as LogConfig);
 
 export class InvalidLogConfigError extends Error {
@@ -126,12 +142,24 @@ export function validateLogConfig(c: LogConfig): void {
   atLeast('file.delete.delay.ms', c.fileDeleteDelayMs, 0);
   atLeast('flush.messages', c.flushMessages, 1);
   atLeast('flush.ms', c.flushMs, 0);
+  atLeast('local.retention.ms', c.localRetentionMs, -2);
+  atLeast('local.retention.bytes', c.localRetentionBytes, -2);
   if (c.messageTimestampType !== 'CreateTime' && c.messageTimestampType !== 'LogAppendTime') {
     throw new InvalidLogConfigError(`message.timestamp.type must be CreateTime or LogAppendTime`);
   }
   for (const p of c.cleanupPolicy) {
     if (p !== 'delete' && p !== 'compact') throw new InvalidLogConfigError(`unknown cleanup.policy ${p}`);
   }
+}
+
+/** The local retention time of a tiered log: local.retention.ms, -2 meaning retention.ms. */
+export function localRetentionMsOf(c: LogConfig): number {
+  return c.localRetentionMs === -2 ? c.retentionMs : c.localRetentionMs;
+}
+
+/** The local retention size of a tiered log: local.retention.bytes, -2 meaning retention.bytes. */
+export function localRetentionBytesOf(c: LogConfig): number {
+  return c.localRetentionBytes === -2 ? c.retentionBytes : c.localRetentionBytes;
 }
 
 /** Kafka's LogConfig.randomSegmentJitter: uniform in [0, min(jitter, segment.ms)). */
@@ -202,6 +230,10 @@ export const TOPIC_CONFIG_PARSERS: Readonly<Record<string, Parser>> = {
   'min.compaction.lag.ms': num('minCompactionLagMs'),
   'max.compaction.lag.ms': num('maxCompactionLagMs'),
   'min.cleanable.dirty.ratio': num('minCleanableDirtyRatio', false),
+  'remote.storage.enable': bool('remoteStorageEnable'),
+  'remote.log.copy.disable': bool('remoteLogCopyDisable'),
+  'local.retention.ms': num('localRetentionMs'),
+  'local.retention.bytes': num('localRetentionBytes'),
 };
 
 /**

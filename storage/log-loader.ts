@@ -74,6 +74,11 @@ export interface LoadParams {
   allowOffsetGaps?: boolean;
   /** A progress line at most this often while a log is recovered (default 10 s). */
   progressIntervalMs?: number;
+  /**
+   * The log is tiered (UnifiedLog.remoteLogEnabled): its log start offset is the checkpointed one
+   * even below the first local segment, whose older data lives in remote storage.
+   */
+  remoteLogEnabled?: boolean;
 }
 
 export interface RecoveryReport {
@@ -553,7 +558,7 @@ function finishLoad(p: LoadParams, plan: LoadPlan, end: bigint): LoadedLog {
   for (let i = 0; i < loadedSegs.length - 1; i++) loadedSegs[i].unloadIndexes();
 
   const first = segments.firstSegment as LogSegment;
-  let logStartOffset = p.logStartOffsetCheckpoint > first.baseOffset ? p.logStartOffsetCheckpoint : first.baseOffset;
+  let logStartOffset = p.remoteLogEnabled || p.logStartOffsetCheckpoint > first.baseOffset ? p.logStartOffsetCheckpoint : first.baseOffset;
   if (logStartOffset > logEndOffset) logStartOffset = logEndOffset;
   let recoveryPoint = p.hadCleanShutdown ? logEndOffset : p.recoveryPointCheckpoint;
   if (recoveryPoint > logEndOffset) recoveryPoint = logEndOffset;

@@ -60,6 +60,7 @@ import { ScheduledTask, Scheduler, TimerScheduler } from '../common/scheduler';
 import { Logger } from '../common/logger';
 import { SystemTime, Time } from '../common/time';
 import { TopicPartition, topicPartitionKey, tpString } from '../common/topic-partition';
+import { ProducerStateManager } from './producer-state-manager';
 import { UnifiedLog, type CleanerHooks } from './unified-log';
 import { LogCleaner } from './cleaner/log-cleaner';
 import { CLEANER_OFFSET_CHECKPOINT_FILE } from './cleaner/log-cleaner-manager';
@@ -93,6 +94,8 @@ export interface LogManagerOptions {
   initialTaskDelayMs?: number;
   /** producer.id.expiration.ms (default 86400000). */
   producerIdExpirationMs?: number;
+  /** remote.log.storage.system.enable: topics with remote.storage.enable get tiered logs (UnifiedLog.remoteLogEnabled). */
+  remoteStorageSystemEnable?: boolean;
   /** producer.id.expiration.check.interval.ms (default 600000). */
   producerIdExpirationCheckIntervalMs?: number;
   /** num.recovery.threads.per.data.dir (default 1): logs of one directory recovered at once. */
@@ -499,6 +502,7 @@ export class LogManager {
         allowOffsetGaps,
         recoveryProgressIntervalMs: this.opts.recoveryProgressIntervalMs,
         producerIdExpirationMs: this.opts.producerIdExpirationMs,
+        remoteStorageSystemEnable: this.opts.remoteStorageSystemEnable,
         onIoError: (log, message) => this.handleLogDirFailure(log.parentDir, message),
         flushStats: this.flushStats,
       });
@@ -692,8 +696,10 @@ export class LogManager {
         producerIdExpirationMs: this.opts.producerIdExpirationMs,
         onIoError: (l, message) => this.handleLogDirFailure(l.parentDir, message),
         flushStats: this.flushStats,
+        remoteStorageSystemEnable: this.opts.remoteStorageSystemEnable,
       });
-      if (current.logStartOffset > 0n) future.truncateFullyAndStartAt(current.logStartOffset);
+      if (current.remoteLogEnabled() && current.localLogStartOffset > current.logStartOffset) this.restartTieredFuture(current, future);
+      else if (current.logStartOffset > 0n) future.truncateFullyAndStartAt(current.logStartOffset);
       this.futureLogs.set(key, future);
       this.preferredLogDirs.delete(key);
       this.pauseCleaningForMove(tp);
@@ -735,6 +741,23 @@ export class LogManager {
    * A crash between the two renames leaves two complete copies, resolved at the next start
    * (resolveDuplicateLogs). Returns the new current log.
    */
+  /**
+   * A tiered log's future replica copies only the local part: it starts (again) at the current
+   * log's local start, with the current log's lineage and the producer state there (the snapshot
+   * at the first local segment's base), the data below being in remote storage, as Kafka's
+   * TierStateMachine starts a future replica. Used when the future is created and when the current
+   * log's local start has moved past the future's end while it copied.
+   */
+  restartTieredFuture(current: UnifiedLog, future: UnifiedLog): void {
+    const snapshot = current.producerSnapshotPath(current.localLogStartOffset);
+    future.rebuildFromRemote({
+      localLogStartOffset: current.localLogStartOffset,
+      logStartOffset: current.logStartOffset,
+      epochs: current.leaderEpochCache.entries,
+      producerSnapshot: snapshot ? this.fs.readFileSync(snapshot) : ProducerStateManager.emptySnapshot(),
+    });
+  }
+
   replaceCurrentWithFutureLog(topic: string, partition: number): UnifiedLog {
     this.checkNotClosed();
     const tp = { topic, partition };
@@ -755,6 +778,7 @@ export class LogManager {
       throw e instanceof KafkaStorageError ? e : new KafkaStorageError(`error promoting the future log of ${tpString(tp)}: ${errMessage(e)}`, e);
     }
     dest.updateHighWatermark(source.highWatermark);
+    if (dest.remoteLogEnabled()) dest.updateHighestOffsetInRemoteStorage(source.highestOffsetInRemoteStorage);
     this.futureLogs.delete(key);
     this.logs.set(key, dest);
     // From here on nothing throws: the new log is in place, what follows only tidies up.
@@ -832,6 +856,7 @@ export class LogManager {
         logStartOffset: 0n,
         hadCleanShutdown: false,
         producerIdExpirationMs: this.opts.producerIdExpirationMs,
+        remoteStorageSystemEnable: this.opts.remoteStorageSystemEnable,
         onIoError: (l, message) => this.handleLogDirFailure(l.parentDir, message),
         flushStats: this.flushStats,
       });

@@ -485,13 +485,22 @@ export class ProducerStateManager {
     for (const o of this.snapshotOffsets()) if (o > offset) this.deleteSnapshot(o);
   }
 
+  /** A snapshot with no producer (a tiered log's future replica when the local start has no snapshot file). */
+  static emptySnapshot(): Buffer {
+    return ProducerStateManager.encodeEntries([]);
+  }
+
   /** Encodes the state in Kafka's snapshot format. */
   encodeSnapshot(): Buffer {
+    return ProducerStateManager.encodeEntries([...this.producers.values()]);
+  }
+
+  private static encodeEntries(entries: readonly ProducerStateEntry[]): Buffer {
     const w = new Writer();
     w.int16(SNAPSHOT_VERSION);
     writeProducerSnapshot(w, SNAPSHOT_VERSION, {
       crc: 0,
-      producerEntries: [...this.producers.values()].map((e) => {
+      producerEntries: entries.map((e) => {
         const last = e.batches[e.batches.length - 1];
         return {
           producerId: e.producerId,

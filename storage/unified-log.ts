@@ -12,7 +12,16 @@
  * written at roll and close, rebuilt on truncation). Reads: up to the LEO, HWM or LSO, with the
  * aborted transactions of the range for read_committed.
  *
- * Invariants: logStartOffset <= highWatermark <= LEO; lastStableOffset <= highWatermark; offsets
+ * Tiered logs (KIP-405; remoteLogEnabled: the broker's remote.log.storage.system.enable, the
+ * topic's remote.storage.enable, not an internal topic) also own the local log start offset (where
+ * the local segments start; the data from logStartOffset up to it is only in remote storage) and
+ * the highest offset in remote storage (raised by the remote log manager after each finished
+ * copy). While copying is on, retention uses local.retention.* and deletes a local segment only
+ * once remote storage holds all of it (or the log start offset has passed it), moving the local
+ * log start offset, not the log start offset; remote retention is the remote log manager's.
+ *
+ * Invariants: logStartOffset <= localLogStartOffset (equal unless tiered);
+ * logStartOffset <= highWatermark <= LEO; lastStableOffset <= highWatermark; offsets
  * are handed out once: the append order is validate everything (records, then the producer
  * state's checks: duplicates, transaction verification, epoch and sequence; a duplicate of a
  * retained batch returns its original offsets and writes nothing) -> assign offsets -> write the
@@ -36,15 +45,15 @@ import type { ReadBufferPool } from './read-buffer-pool';
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import { CompressionType, RECORD_BATCH_OVERHEAD, RecordBatch, TimestampType } from '../protocol/records/record-batch';
 import { TimestampAndOffset } from './file-records';
-import { StorageFs, isIoError, nodeFs } from './fs';
+import { StorageFs, isIoError, nodeFs, writeFileAtomic } from './fs';
 import { LeaderEpochFileCache, type EpochEntry } from './leader-epoch-file-cache';
 import { LocalLog } from './local-log';
-import { LogConfig, deleteEnabled } from './log-config';
+import { LogConfig, deleteEnabled, localRetentionBytesOf, localRetentionMsOf } from './log-config';
 import { LoadParams, LoadedLog, RecoveryReport, loadLog, loadLogAsync } from './log-loader';
 import { FetchDataInfo, LogOffsetMetadata, LogSegment } from './log-segment';
 import { AppendOrigin, validateForFollower, validateForLeader } from './log-validator';
 import { offsetOfMaxTimestamp } from './record-access';
-import { ProducerAppendUpdate, ProducerStateManager, type ProducerBatch, type VerificationGuard } from './producer-state-manager';
+import { ProducerAppendUpdate, ProducerStateManager, snapshotFileName, type ProducerBatch, type VerificationGuard } from './producer-state-manager';
 import { ControlRecordType, readEndTxnMarker } from '../protocol/records/control-record';
 import { TXN_INDEX_ENTRY_SIZE, type AbortedTxn } from './index/transaction-index';
 import { KafkaStorageError, UnexpectedAppendOffsetError } from './errors';
@@ -201,13 +210,23 @@ export interface UnifiedLogParams {
   onIoError?: (log: UnifiedLog, message: string, err: unknown) => void;
   /** The log manager's flush counts (LogFlushRateAndTimeMs). */
   flushStats?: LogFlushStats;
+  /** The broker's remote.log.storage.system.enable: with the topic's remote.storage.enable, the log is tiered (remoteLogEnabled). */
+  remoteStorageSystemEnable?: boolean;
 }
+
+/** Kafka's Topic.isInternal: these topics are never tiered, whatever their config says. */
+const INTERNAL_TOPICS: ReadonlySet<string> = new Set(['__consumer_offsets', '__transaction_state', '__share_group_state']);
 
 export class UnifiedLog {
   readonly topicPartition: TopicPartition;
   topicId: string | undefined;
   readonly localLog: LocalLog;
   private _logStartOffset: bigint;
+  /** Tiered logs: where the local segments start; below it (down to logStartOffset) the data is only in remote storage. Equals logStartOffset otherwise. */
+  private _localLogStartOffset: bigint;
+  /** Tiered logs: the last offset copied to remote storage (COPY_SEGMENT_FINISHED), -1 before any; set by the remote log manager. */
+  private _highestOffsetInRemoteStorage = -1n;
+  private readonly remoteStorageSystemEnable: boolean;
   private _highWatermark: bigint;
   /** Epoch -> start offset, kept in step with the log (leader-epoch-checkpoint). */
   readonly leaderEpochCache: LeaderEpochFileCache;
@@ -246,8 +265,11 @@ export class UnifiedLog {
       onBackgroundError: (what, err) => this.handleIoFailure(`background ${what} failed`, err),
       flushStats: p.flushStats,
     });
+    this.remoteStorageSystemEnable = p.remoteStorageSystemEnable ?? false;
     this._logStartOffset = loaded.logStartOffset;
-    this._highWatermark = loaded.logStartOffset;
+    const firstLocal = loaded.segments.firstSegment?.baseOffset ?? loaded.logStartOffset;
+    this._localLogStartOffset = firstLocal > loaded.logStartOffset ? firstLocal : loaded.logStartOffset;
+    this._highWatermark = this._localLogStartOffset;
     this.leaderEpochCache = this.loadLeaderEpochCache(p.fs ?? nodeFs);
     this.producerState = new ProducerStateManager(p.fs ?? nodeFs, () => this.localLog.dir, p.producerIdExpirationMs ?? 86_400_000, tpString(p.tp));
     this.loadProducerState(this.verifyTxnIndexes());
@@ -413,6 +435,7 @@ export class UnifiedLog {
       hadCleanShutdown: p.hadCleanShutdown ?? false,
       allowOffsetGaps: p.allowOffsetGaps,
       progressIntervalMs: p.recoveryProgressIntervalMs,
+      remoteLogEnabled: isRemoteLogEnabled(p.remoteStorageSystemEnable ?? false, p.config, p.tp.topic),
     };
     return { params, logger };
   }
@@ -434,6 +457,58 @@ export class UnifiedLog {
 
   get logStartOffset(): bigint {
     return this._logStartOffset;
+  }
+
+  /** Where the local segments start (tiered logs); the log start offset otherwise. */
+  get localLogStartOffset(): bigint {
+    return this._localLogStartOffset;
+  }
+
+  /** The last offset in remote storage, -1 before any copy (tiered logs). */
+  get highestOffsetInRemoteStorage(): bigint {
+    return this._highestOffsetInRemoteStorage;
+  }
+
+  /** Kafka's remoteLogEnabled: the broker's remote.log.storage.system.enable, the topic's remote.storage.enable, and not an internal topic. */
+  remoteLogEnabled(): boolean {
+    return isRemoteLogEnabled(this.remoteStorageSystemEnable, this.config, this.topicPartition.topic);
+  }
+
+  /** Tiered and still copying (remote.log.copy.disable off): local segments then go only once they are in remote storage. */
+  private remoteLogEnabledAndRemoteCopyEnabled(): boolean {
+    return this.remoteLogEnabled() && !this.config.remoteLogCopyDisable;
+  }
+
+  /**
+   * The remote log manager reports the last offset of a finished copy. It only moves up; local
+   * segments at or below it become eligible for local retention.
+   */
+  updateHighestOffsetInRemoteStorage(offset: bigint): void {
+    if (!this.remoteLogEnabled()) {
+      this.logger.warn(`unable to update the highest offset in remote storage to ${offset}: remote storage is not enabled (it stays ${this._highestOffsetInRemoteStorage})`);
+      return;
+    }
+    if (offset > this._highestOffsetInRemoteStorage) this._highestOffsetInRemoteStorage = offset;
+  }
+
+  /** The producer snapshot file at `offset` (`<offset>.snapshot`, written at each roll), if it exists: what a remote copy ships with its segment. */
+  producerSnapshotPath(offset: bigint): string | undefined {
+    const file = path.join(this.localLog.dir, snapshotFileName(offset));
+    return this.localLog.fs.existsSync(file) ? file : undefined;
+  }
+
+  /** Bytes of the local segments not yet in remote storage (Kafka's onlyLocalLogSegmentsSize). */
+  get onlyLocalLogSegmentsSize(): number {
+    let n = 0;
+    for (const seg of this.localLog.segments.values()) if (seg.baseOffset >= this._highestOffsetInRemoteStorage) n += seg.size;
+    return n;
+  }
+
+  /** Local segments not yet in remote storage (Kafka's onlyLocalLogSegmentsCount). */
+  get onlyLocalLogSegmentsCount(): number {
+    let n = 0;
+    for (const seg of this.localLog.segments.values()) if (seg.baseOffset >= this._highestOffsetInRemoteStorage) n++;
+    return n;
   }
 
   get logEndOffset(): bigint {
@@ -869,6 +944,12 @@ export class UnifiedLog {
         `received request for offset ${startOffset} for partition ${tpString(this.topicPartition)}, but we only have log segments starting from offset ${this._logStartOffset}`,
       );
     }
+    if (startOffset < this._localLogStartOffset && this.remoteLogEnabled()) {
+      throw new KafkaError(
+        ErrorCode.OFFSET_OUT_OF_RANGE,
+        `received request for offset ${startOffset} for partition ${tpString(this.topicPartition)}, but the local log starts at ${this._localLogStartOffset} (earlier offsets are in remote storage from ${this._logStartOffset})`,
+      );
+    }
     let bound: bigint;
     if (opts.maxOffset !== undefined) bound = opts.maxOffset;
     else if (opts.isolation === 'LOG_END') bound = this.logEndOffset;
@@ -931,7 +1012,9 @@ export class UnifiedLog {
   // ---- offsets by timestamp -------------------------------------------------------------------
 
   /**
-   * ListOffsets: EARLIEST (-2) and EARLIEST_LOCAL (-4) -> log start offset; LATEST (-1) -> LEO;
+   * ListOffsets: EARLIEST (-2) -> log start offset; EARLIEST_LOCAL (-4) -> the local log start
+   * offset (the log start offset unless tiered); LATEST_TIERED (-5) -> the highest offset in remote
+   * storage (-1 unless tiered); LATEST (-1) -> LEO;
    * MAX_TIMESTAMP (-3) -> the record with the largest timestamp; a timestamp >= 0 -> the first
    * RECORD whose timestamp is >= it (record-granular). Null when nothing matches. Callers bound
    * the result by the high watermark / LSO for consumers, as Kafka's Partition does.
@@ -939,21 +1022,31 @@ export class UnifiedLog {
   fetchOffsetByTimestamp(targetTimestamp: bigint): TimestampAndOffset | null {
     this.checkOnline();
     return this.guard('fetchOffsetByTimestamp', () => {
-      if (targetTimestamp === EARLIEST_TIMESTAMP || targetTimestamp === EARLIEST_LOCAL_TIMESTAMP) {
+      const tiered = this.remoteLogEnabled();
+      if (targetTimestamp === EARLIEST_TIMESTAMP || (targetTimestamp === EARLIEST_LOCAL_TIMESTAMP && !tiered)) {
         return { timestamp: -1n, offset: this._logStartOffset, leaderEpoch: this.epochForOffset(this._logStartOffset) };
+      }
+      if (targetTimestamp === EARLIEST_LOCAL_TIMESTAMP) {
+        return { timestamp: -1n, offset: this._localLogStartOffset, leaderEpoch: this.epochForOffset(this._localLogStartOffset) };
       }
       if (targetTimestamp === LATEST_TIMESTAMP) {
         return { timestamp: -1n, offset: this.logEndOffset, leaderEpoch: this.latestEpoch };
+      }
+      if (targetTimestamp === LATEST_TIERED_TIMESTAMP && tiered) {
+        const highest = this._highestOffsetInRemoteStorage;
+        return { timestamp: -1n, offset: highest, leaderEpoch: highest < 0n ? -1 : this.epochForOffset(highest) };
       }
       if (targetTimestamp === LATEST_TIERED_TIMESTAMP || targetTimestamp === EARLIEST_PENDING_UPLOAD_TIMESTAMP) {
         return { timestamp: -1n, offset: -1n, leaderEpoch: -1 };
       }
       if (targetTimestamp === MAX_TIMESTAMP) return this.maxTimestampOffset();
       if (targetTimestamp < 0n) return null;
+      // Tiered logs: only the local segments here; the remote log manager searches remote storage first.
       const target = Number(targetTimestamp);
+      const from = tiered ? this._localLogStartOffset : this._logStartOffset;
       for (const seg of this.localLog.segments.values()) {
         if (seg.largestTimestamp() >= target) {
-          const r = seg.findOffsetByTimestamp(targetTimestamp, this._logStartOffset);
+          const r = seg.findOffsetByTimestamp(targetTimestamp, from);
           if (r) return r;
         }
       }
@@ -1021,10 +1114,18 @@ export class UnifiedLog {
     }
     if (newLogStartOffset <= this._logStartOffset) return false;
     this.updateLogStartOffset(newLogStartOffset);
+    if (this.remoteLogEnabled() && newLogStartOffset > this._localLogStartOffset) this._localLogStartOffset = newLogStartOffset;
     this.logger.info(`incremented log start offset to ${newLogStartOffset} due to ${reason}`);
     this.guard('truncating the leader epoch cache', () => this.leaderEpochCache.truncateFromStart(newLogStartOffset));
     this.guard('truncating producer state', () => this.producerState.onLogStartOffsetIncremented(newLogStartOffset));
     return true;
+  }
+
+  /** Tiered logs: local segments went after their copy; the log start offset stays (the data is in remote storage). */
+  private maybeIncrementLocalLogStartOffset(newLocalLogStartOffset: bigint, reason: string): void {
+    if (newLocalLogStartOffset <= this._localLogStartOffset) return;
+    this._localLogStartOffset = newLocalLogStartOffset;
+    this.logger.info(`incremented local log start offset to ${newLocalLogStartOffset} due to ${reason}`);
   }
 
   private updateLogStartOffset(offset: bigint): void {
@@ -1043,17 +1144,23 @@ export class UnifiedLog {
   deleteOldSegments(): number {
     this.checkOnline();
     return this.guard('deleteOldSegments', () => {
-      let n = this.deleteSegmentsWhile((_seg, next) => next !== undefined && next.baseOffset <= this._logStartOffset, 'log start offset breach');
+      const tiered = this.remoteLogEnabled();
+      let n = this.deleteSegmentsWhile(
+        (_seg, next) => next !== undefined && next.baseOffset <= (tiered ? this._localLogStartOffset : this._logStartOffset),
+        tiered ? `local log start offset ${this._localLogStartOffset} breach` : 'log start offset breach',
+      );
       if (deleteEnabled(this.config)) {
         n += this.deleteRetentionSizeBreached();
         n += this.deleteRetentionMsBreached();
+        if (this.remoteLogEnabledAndRemoteCopyEnabled()) n += this.deleteUncopiedTotalRetentionBreached();
       }
       return n;
     });
   }
 
   private deleteRetentionSizeBreached(): number {
-    const retentionSize = this.config.retentionBytes;
+    const local = this.remoteLogEnabledAndRemoteCopyEnabled();
+    const retentionSize = local ? localRetentionBytesOf(this.config) : this.config.retentionBytes;
     const size = this.size;
     if (retentionSize < 0 || size < retentionSize) return 0;
     let diff = size - retentionSize;
@@ -1063,26 +1170,72 @@ export class UnifiedLog {
         return true;
       }
       return false;
-    }, `retention size ${retentionSize} breach (log size ${size})`);
+    }, `${local ? 'local ' : ''}retention size ${retentionSize} breach (log size ${size})`);
   }
 
   private deleteRetentionMsBreached(): number {
-    const retentionMs = this.config.retentionMs;
+    const local = this.remoteLogEnabledAndRemoteCopyEnabled();
+    const retentionMs = local ? localRetentionMsOf(this.config) : this.config.retentionMs;
     if (retentionMs < 0) return 0;
     const startMs = this.time.milliseconds();
-    return this.deleteSegmentsWhile((seg) => startMs - seg.largestTimestamp() > retentionMs, `retention time ${retentionMs}ms breach`);
+    return this.deleteSegmentsWhile((seg) => startMs - seg.largestTimestamp() > retentionMs, `${local ? 'local ' : ''}retention time ${retentionMs}ms breach`);
   }
 
-  private deleteSegmentsWhile(predicate: (seg: LogSegment, next: LogSegment | undefined) => boolean, reason: string): number {
+  /**
+   * A tiered log whose copies do not progress (the remote store is down) would keep every local
+   * segment: local retention only deletes what remote storage holds. The topic's total retention
+   * still bounds it: segments whose data breaches retention.ms, or beyond retention.bytes counting
+   * the local log alone, are expired whatever remote storage holds, so they are deleted locally
+   * without a copy (with a warning) and the log start offset moves past them. Kafka keeps them
+   * until the copy succeeds; krill bounds the disk instead (docs/tiered-storage.md).
+   */
+  private deleteUncopiedTotalRetentionBreached(): number {
+    let n = 0;
+    const retentionBytes = this.config.retentionBytes;
+    const size = this.size;
+    if (retentionBytes >= 0 && size > retentionBytes) {
+      let diff = size - retentionBytes;
+      n += this.deleteSegmentsWhile((seg) => {
+        if (diff - seg.size >= 0) {
+          diff -= seg.size;
+          return true;
+        }
+        return false;
+      }, `retention size ${retentionBytes} breach by the local log alone (log size ${size}); the segments were not copied to remote storage`, true);
+    }
+    const retentionMs = this.config.retentionMs;
+    if (retentionMs >= 0) {
+      const startMs = this.time.milliseconds();
+      n += this.deleteSegmentsWhile((seg) => startMs - seg.largestTimestamp() > retentionMs, `retention time ${retentionMs}ms breach; the segments were not copied to remote storage`, true);
+    }
+    return n;
+  }
+
+  private deleteSegmentsWhile(predicate: (seg: LogSegment, next: LogSegment | undefined) => boolean, reason: string, withoutCopy = false): number {
     const segs = this.localLog.segments.values();
     const deletable: LogSegment[] = [];
+    const tiered = this.remoteLogEnabled();
+    const copying = this.remoteLogEnabledAndRemoteCopyEnabled() && !withoutCopy;
+    let rollActive = false;
     for (let i = 0; i < segs.length; i++) {
       const seg = segs[i];
       const next = segs[i + 1];
       const isLastAndEmpty = next === undefined && seg.size === 0;
       const upperBound = next ? next.baseOffset : this.logEndOffset;
-      if (this._highWatermark >= upperBound && !isLastAndEmpty && predicate(seg, next)) deletable.push(seg);
+      // Never at or past the high watermark, so the log start offset cannot pass it.
+      const breached = this._highWatermark >= upperBound && predicate(seg, next);
+      // A tiered log's active segment that breaches retention is rolled, so that it can be
+      // copied and then deleted (Kafka's rule); it goes at a later pass.
+      if (breached && tiered && !withoutCopy && next === undefined && seg.size > 0) rollActive = true;
+      // While copying, a segment goes only once remote storage holds all of it, or when the log
+      // start offset has passed it (DeleteRecords).
+      const eligible = !copying || (upperBound > 0n && upperBound - 1n <= this._highestOffsetInRemoteStorage) || (next !== undefined && this._logStartOffset >= next.baseOffset);
+      if (breached && !isLastAndEmpty && eligible) deletable.push(seg);
       else break;
+    }
+    if (rollActive) {
+      this.logger.info('rolling the active segment to make it eligible for deletion');
+      this.rollAt();
     }
     if (deletable.length === 0) return 0;
     let toDelete = deletable;
@@ -1093,9 +1246,17 @@ export class UnifiedLog {
     }
     if (toDelete.length > 0) {
       const after = this.localLog.segments.higherSegment(toDelete[toDelete.length - 1].baseOffset);
-      if (after) this.maybeIncrementLogStartOffset(after.baseOffset, 'SegmentDeletion');
-      this.logger.info(`deleting ${toDelete.length} segment(s) [${toDelete.map((s) => s.baseOffset).join(',')}] due to ${reason}`);
+      if (after) {
+        if (copying) this.maybeIncrementLocalLogStartOffset(after.baseOffset, 'SegmentDeletion');
+        else this.maybeIncrementLogStartOffset(after.baseOffset, 'SegmentDeletion');
+      }
+      const line = `deleting ${toDelete.length} segment(s) [${toDelete.map((s) => s.baseOffset).join(',')}] due to ${reason}`;
+      if (withoutCopy) this.logger.warn(line);
+      else this.logger.info(line);
       this.localLog.removeAndDeleteSegments(toDelete, true);
+      // Tiered logs keep their log start offset, so the producer snapshots of the deleted
+      // segments go here (Kafka's deleteProducerSnapshots).
+      if (copying) for (const s of toDelete) this.producerState.deleteSnapshot(s.baseOffset);
     }
     return deletable.length;
   }
@@ -1140,27 +1301,56 @@ export class UnifiedLog {
     });
   }
 
-  /** Deletes the whole log and starts it again, empty, at `newOffset`. */
-  truncateFullyAndStartAt(newOffset: bigint): void {
+  /**
+   * Deletes the whole log and starts it again, empty, at `newOffset`. A tiered follower that
+   * rebuilds from the leader's remote data passes the leader's `logStartOffset`, below newOffset
+   * (the data in between is in remote storage); otherwise the log starts at newOffset.
+   */
+  truncateFullyAndStartAt(newOffset: bigint, logStartOffset?: bigint): void {
     this.checkOnline();
     const hooks = this.cleanerHooks;
     hooks?.abortAndPauseCleaning(this.topicPartition);
     try {
-      this.guard('truncateFullyAndStartAt', () => this.truncateFullyAndStartAtInternal(newOffset));
+      this.guard('truncateFullyAndStartAt', () => this.truncateFullyAndStartAtInternal(newOffset, logStartOffset));
       hooks?.maybeTruncateCheckpoint(this.parentDir, this.topicPartition, this.localLog.activeSegment.baseOffset);
     } finally {
       hooks?.resumeCleaning([this.topicPartition]);
     }
   }
 
-  private truncateFullyAndStartAtInternal(newOffset: bigint): void {
+  private truncateFullyAndStartAtInternal(newOffset: bigint, logStartOffset?: bigint): void {
     this.logger.info(`truncating fully and starting at offset ${newOffset}`);
     this.localLog.truncateFullyAndStartAt(newOffset);
-    this._logStartOffset = newOffset;
+    const tiered = this.remoteLogEnabled();
+    this._logStartOffset = tiered && logStartOffset !== undefined && logStartOffset < newOffset ? logStartOffset : newOffset;
+    this._localLogStartOffset = newOffset;
     this._highWatermark = newOffset;
     this.leaderEpochCache.clearAndFlush();
     this.producerState.deleteSnapshotsAfter(-1n);
     this.producerState.clear(newOffset);
+  }
+
+  /**
+   * A tiered follower whose fetch offset is below the leader's local log start offset
+   * (OFFSET_MOVED_TO_TIERED_STORAGE) rebuilds its state from remote storage, as Kafka's
+   * TierStateMachine does: the log starts over, empty, at the leader's local log start offset with
+   * the leader's log start offset below it; the leader-epoch lineage and the producer state are
+   * those of the remote segment that ends just before it (its leader-epoch checkpoint and producer
+   * snapshot, fetched by the caller). Fetching then continues from `localLogStartOffset`.
+   */
+  rebuildFromRemote(p: { localLogStartOffset: bigint; logStartOffset: bigint; epochs: readonly EpochEntry[]; producerSnapshot: Buffer }): void {
+    this.checkOnline();
+    if (!this.remoteLogEnabled()) throw new Error(`${tpString(this.topicPartition)} is not a tiered log: it cannot be rebuilt from remote storage`);
+    // Decode first: a bad snapshot changes nothing.
+    ProducerStateManager.decodeSnapshot(p.producerSnapshot);
+    this.truncateFullyAndStartAt(p.localLogStartOffset, p.logStartOffset);
+    this.guard('rebuildFromRemote', () => {
+      this.leaderEpochCache.replaceAll(p.epochs.filter((e) => e.startOffset < p.localLogStartOffset));
+      writeFileAtomic(this.localLog.fs, path.join(this.localLog.dir, snapshotFileName(p.localLogStartOffset)), p.producerSnapshot);
+      this.producerState.loadFromSnapshot(this._logStartOffset, p.localLogStartOffset, this.time.milliseconds());
+      this._highestOffsetInRemoteStorage = p.localLogStartOffset - 1n;
+    });
+    this.logger.info(`rebuilt from remote storage: log start offset ${this._logStartOffset}, local log start offset ${p.localLogStartOffset}, ${p.epochs.length} leader epoch(s), ${this.producerState.activeProducers().length} producer(s)`);
   }
 
   /**
@@ -1279,4 +1469,9 @@ export class UnifiedLog {
   toString(): string {
     return `UnifiedLog(${tpString(this.topicPartition)}, start=${this._logStartOffset}, hw=${this._highWatermark}, leo=${this.logEndOffset})`;
   }
+}
+
+/** Kafka's UnifiedLog.isRemoteLogEnabled: the broker has tiered storage on, the topic asks for it, and it is not an internal topic. */
+export function isRemoteLogEnabled(remoteStorageSystemEnable: boolean, config: LogConfig, topic: string): boolean {
+  return remoteStorageSystemEnable && config.remoteStorageEnable && !INTERNAL_TOPICS.has(topic);
 }

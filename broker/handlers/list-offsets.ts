@@ -2,9 +2,13 @@
  * ListOffsets (2), v0-10.
  * Per partition: earliest (-2) = log start offset; latest (-1) = high watermark, or the last stable
  * offset under read_committed (v2+); max timestamp (-3, v7+) = the record with the largest
- * timestamp; earliest-local (-4, v8+) = log start offset (no tiered storage); latest-tiered (-5, v9+)
- * and earliest-pending-upload (-6, v10) = -1 (nothing is tiered); a timestamp >= 0 = the first
- * record whose timestamp is >= it, never past the fetchable end (else offset -1, timestamp -1).
+ * timestamp; earliest-local (-4, v8+) = the local log start offset (the log start offset unless the
+ * log is tiered); latest-tiered (-5, v9+) = the highest offset in remote storage (-1 unless
+ * tiered); earliest-pending-upload (-6, v10) = -1; a timestamp >= 0 = the first record whose
+ * timestamp is >= it, never past the fetchable end (else offset -1, timestamp -1). On a tiered log
+ * the search starts in remote storage and falls back to the local segments (Kafka's
+ * asyncOffsetRead), bounded by the request's TimeoutMs (v10) or remote.list.offsets.request.timeout.ms:
+ * a search still running then is REQUEST_TIMED_OUT for that partition.
  * v0 answers in old_style_offsets. current_leader_epoch (v4+) is checked (FENCED_LEADER_EPOCH /
  * UNKNOWN_LEADER_EPOCH). A partition listed twice (v1+) is answered once, with INVALID_REQUEST
  * (ReplicaManager.fetchOffset keys its answers by partition); v0 answers every listing (Kafka's
@@ -34,8 +38,9 @@ export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsR
   name: 'ListOffsets',
   minVersion: 0,
   maxVersion: 10,
-  handle(broker, ctx, req) {
+  async handle(broker, ctx, req) {
     const v = ctx.apiVersion;
+    const remoteTimeoutMs = (): number => (v >= 10 && req.timeoutMs > 0 ? req.timeoutMs : broker.config.getLong('remote.list.offsets.request.timeout.ms'));
     const readCommitted = v >= 2 && req.isolationLevel === 1;
     const isFollower = req.replicaId >= 0;
     const [describable, denied] = authHelper(broker.authorizer, ctx).partitionByAuthorized(AclOperation.DESCRIBE, ResourceType.TOPIC, req.topics, (t) => t.name);
@@ -63,9 +68,9 @@ export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsR
       asked = groupByTopic(once.values(), (e) => e.topic).map(([name, ps]) => [name, ps.map((e) => e.value)]);
     }
     const answered = {
-      topics: asked.map(([name, partitions]) => ({
+      topics: await Promise.all(asked.map(async ([name, partitions]) => ({
         name,
-        partitions: partitions.map((p) => {
+        partitions: await Promise.all(partitions.map(async (p) => {
           const base = { partitionIndex: p.partitionIndex, timestamp: -1n, offset: -1n, leaderEpoch: -1, oldStyleOffsets: [] as bigint[] };
           try {
             if (v >= 1 && seen.get(topicPartitionKey(name, p.partitionIndex))! > 1) {
@@ -87,7 +92,16 @@ export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsR
               found = { timestamp: -1n, offset: fetchableEnd, leaderEpoch: part.leaderEpoch };
             } else if (p.timestamp === EARLIEST) found = log.fetchOffsetByTimestamp(EARLIEST);
             else {
-              found = log.fetchOffsetByTimestamp(p.timestamp);
+              found = null;
+              const tiered = broker.tieredStorage;
+              if (p.timestamp >= 0n && tiered && log.remoteLogEnabled()) {
+                found = await withTimeout(
+                  tiered.findOffsetByTimestamp({ topicId: part.topicId, topic: name, partition: p.partitionIndex }, p.timestamp, log.logStartOffset),
+                  remoteTimeoutMs(),
+                  () => new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `looking up timestamp ${p.timestamp} of ${name}-${p.partitionIndex} in remote storage took more than ${remoteTimeoutMs()} ms`),
+                );
+              }
+              if (!found) found = log.fetchOffsetByTimestamp(p.timestamp);
               if (found && found.offset >= 0n && found.offset >= fetchableEnd) {
                 if (lagging) throw notAvailable();
                 found = null;
@@ -110,9 +124,21 @@ export const listOffsetsHandler = defineHandler<ListOffsetsRequest, ListOffsetsR
             // OFFSET_NOT_AVAILABLE is new in v5; older clients get LEADER_NOT_AVAILABLE (Kafka does the same).
             return { ...base, errorCode: code === ErrorCode.OFFSET_NOT_AVAILABLE && v < 5 ? ErrorCode.LEADER_NOT_AVAILABLE : code };
           }
-        }),
-      })),
+        })),
+      }))),
     };
     return { topics: [...answered.topics, ...unauthorized] };
   },
 });
+
+/** `p`, or `timeoutError()` if it has not settled within `ms`. */
+function withTimeout<T>(p: Promise<T>, ms: number, timeoutError: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(timeoutError()), ms);
+      timer.unref?.();
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -4,6 +4,8 @@
  * property names and their validation, retries of transient 5xx answers (bounded), and the SDK
  * loaded only on first use.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { removeTempDirs, tempDir } from '../testing/temp-dir';
@@ -246,5 +248,46 @@ describe('S3RemoteStorageManager keys, configuration, retries', () => {
       void rsm.close();
     });
     jest.dontMock('@aws-sdk/client-s3');
+  });
+});
+
+describe('S3RemoteStorageManager: a local file that cannot be read during a copy', () => {
+  // A file that passes the size check and then fails to stream (here a directory: EISDIR; in a
+  // broker, a segment retention deleted after the copy began): the stream's error must become the
+  // copy's failure, not an unhandled 'error' event.
+  test('the copy fails with RemoteStorageError, nothing is left unhandled', async () => {
+    const { endpoint } = await startS3();
+    const rsm = new S3RemoteStorageManager(fastRetries);
+    await rsm.configure(configsFor(endpoint));
+    const dir = tempDir('krill-s3-vanish-');
+    const present = path.join(dir, 'present.index');
+    fs.writeFileSync(present, Buffer.alloc(16));
+    const gone = path.join(dir, 'unreadable.log');
+    fs.mkdirSync(gone);
+    const md = {
+      remoteLogSegmentId: { topicIdPartition: { topicId: 'AAAAAAAAAAAAAAAAAAAAAw', topic: 'vanish', partition: 0 }, id: 'AAAAAAAAAAAAAAAAAAAABA' },
+      startOffset: 0n,
+      endOffset: 9n,
+      brokerId: 1,
+      maxTimestampMs: 0n,
+      eventTimestampMs: 0n,
+      segmentLeaderEpochs: [{ epoch: 0, startOffset: 0n }],
+      segmentSizeInBytes: 16,
+      customMetadata: null,
+      state: 0,
+    };
+    const unhandled: unknown[] = [];
+    const onUncaught = (e: unknown) => unhandled.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      await expect(
+        rsm.copyLogSegmentData(md, { logSegment: gone, offsetIndex: present, timeIndex: present, transactionIndex: null, producerSnapshotIndex: present, leaderEpochIndex: Buffer.from('0\n0\n') }),
+      ).rejects.toBeInstanceOf(RemoteStorageError);
+      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await rsm.close();
+    }
+    expect(unhandled).toEqual([]);
   });
 });

@@ -322,12 +322,28 @@ export class S3RemoteStorageManager implements RemoteStorageManager {
     const size = typeof from === 'string' ? (await statOrThrow(from)).size : from.length;
     await this.request(`uploading ${key}`, async (signal) => {
       // A file is streamed, and reopened for every attempt (a consumed stream cannot be resent).
+      // The file can disappear meanwhile (retention deleted the local segment during the copy):
+      // the stream's error is kept and reported as this upload's failure, never left unhandled.
       const stream = typeof from === 'string' ? fs.createReadStream(from) : undefined;
+      let streamError: Error | undefined;
+      // The upload stops as soon as its file fails (the SDK would otherwise wait for the body until the attempt's deadline).
+      const upload = new AbortController();
+      const onAbort = (): void => upload.abort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      stream?.on('error', (err) => {
+        streamError = err;
+        upload.abort();
+      });
       try {
-        await s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: stream ?? from, ContentLength: size }), { abortSignal: signal });
+        await s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: stream ?? from, ContentLength: size }), { abortSignal: upload.signal });
+      } catch (e) {
+        if (streamError !== undefined) throw new RemoteStorageError(`reading ${from as string} for ${key}: ${streamError.message}`, { cause: streamError });
+        throw e;
       } finally {
+        signal.removeEventListener('abort', onAbort);
         stream?.destroy();
       }
+      if (streamError !== undefined) throw new RemoteStorageError(`reading ${from as string} for ${key}: ${streamError.message}`, { cause: streamError });
     });
   }
 
