@@ -69,9 +69,10 @@ const LANDMARKS: Record<string, [number, [number, number] | null][]> = {
   '3.7': [[ApiKey.Fetch, [4, 16]], [ApiKey.Produce, [3, 10]], [ApiKey.DescribeTopicPartitions, null]], // KIP-951
   '3.8': [[ApiKey.Produce, [3, 11]], [ApiKey.DescribeTopicPartitions, [0, 0]]], // KIP-890, KIP-966
   '3.9': [[ApiKey.Fetch, [4, 17]], [ApiKey.ListOffsets, [0, 9]], [ApiKey.ApiVersions, [0, 4]], [ApiKey.UpdateFeatures, [0, 1]]], // KIP-853, KIP-1005
-  // KIP-896 minimums; KIP-1075, KIP-1102, KIP-1022; krill's Produce stops at 11, EndTxn at 4.
-  '4.0': [[ApiKey.Produce, [3, 11]], [ApiKey.Fetch, [4, 17]], [ApiKey.ListOffsets, [1, 10]], [ApiKey.Metadata, [0, 13]], [ApiKey.JoinGroup, [2, 9]], [ApiKey.OffsetFetch, [1, 9]], [ApiKey.DescribeLogDirs, [1, 4]], [ApiKey.UpdateFeatures, [0, 2]]],
-  '4.1': [[ApiKey.JoinGroup, [0, 9]], [ApiKey.ListOffsets, [1, 10]], [ApiKey.AlterPartitionReassignments, [0, 0]]], // KAFKA-19444
+  // KIP-896 minimums; KIP-890 part 2 (Produce v12, EndTxn v5, TxnOffsetCommit v5), KIP-1075, KIP-1102, KIP-1022.
+  '4.0': [[ApiKey.Produce, [3, 12]], [ApiKey.EndTxn, [0, 5]], [ApiKey.TxnOffsetCommit, [0, 5]], [ApiKey.Fetch, [4, 17]], [ApiKey.ListOffsets, [1, 10]], [ApiKey.Metadata, [0, 13]], [ApiKey.JoinGroup, [2, 9]], [ApiKey.OffsetFetch, [1, 9]], [ApiKey.DescribeLogDirs, [1, 4]], [ApiKey.UpdateFeatures, [0, 2]]],
+  // KAFKA-19444 (JoinGroup v0-1 back); krill's Produce stops at 12 (v13 is 4.1's, topic ids).
+  '4.1': [[ApiKey.Produce, [3, 12]], [ApiKey.JoinGroup, [0, 9]], [ApiKey.ListOffsets, [1, 10]], [ApiKey.AlterPartitionReassignments, [0, 0]]], // KAFKA-19444
 };
 
 describe('each release line', () => {

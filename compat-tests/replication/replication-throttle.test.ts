@@ -102,6 +102,8 @@ test('a leader-side throttle holds the copy to about the rate; an unthrottled pa
 
   const throttled = reassign('leader-throttled', 1);
   const beside = await reassign('beside-it', 2);
+  // Sampled once the throttled copy is flowing (the unthrottled one can finish before it starts).
+  await waitFor('the throttled copy is under way', () => (cluster.broker(1).server.logManager.getLog('leader-throttled', 0)?.logEndOffset ?? 0n) > 0n, 10_000, 20);
   const rateMidway = (await scrape(cluster.broker(0).metricsAddress!)).value('kafka_server_leaderreplication_byte_rate');
   const took = await throttled;
   expect(beside).toBeLessThan(expectedMs(size) / 3);
@@ -120,8 +122,9 @@ test('a follower-side throttle holds the copy to about the rate', async () => {
   await setConfigs(ConfigResourceTypes.BROKER, '2', { 'follower.replication.throttled.rate': String(RATE) });
   const follower = cluster.broker(2).server.replicationQuotas.follower;
   await waitFor('broker 2 applies the throttle', () => follower.upperBound === RATE && follower.isThrottled('follower-throttled', 0));
-  // Broker 0's leader quota is unbounded now: only the follower holds back.
-  expect(cluster.broker(0).server.replicationQuotas.leader.upperBound).toBe(Infinity);
+  // Broker 0's leader quota is unbounded again (the previous test removed its rate; the change
+  // reaches broker 0 through the metadata): only the follower holds back.
+  await waitFor('broker 0 drops its leader rate', () => cluster.broker(0).server.replicationQuotas.leader.upperBound === Infinity);
 
   const throttled = reassign('follower-throttled', 2);
   await waitFor('the copy is under way', () => (cluster.broker(2).server.logManager.getLog('follower-throttled', 0)?.logEndOffset ?? 0n) > 0n, 10_000, 20);
