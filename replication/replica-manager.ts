@@ -497,11 +497,20 @@ export class ReplicaManager {
         const p = this.partitions.get(topicPartitionKey(topic, partition));
         if (!p) continue;
         const wasTiered = p.log.remoteLogEnabled();
+        const localStart = p.log.localLogStartOffset;
         p.log.updateConfig(cfg);
+        const tiered = p.log.remoteLogEnabled();
         // remote.storage.enable turned on for an existing topic: its tasks start now
-        if (rlm && !wasTiered && p.log.remoteLogEnabled()) {
+        if (rlm && !wasTiered && tiered) {
           if (p.isLeader) remoteLeaders.push(topicIdPartition(p));
           else if (p.leaderId >= 0) remoteFollowers.push(topicIdPartition(p));
+        }
+        // Turned off (which requires remote.log.delete.on.disable=true, config/log-config-from.ts):
+        // the tasks stop, the leader deletes the remote data, and the log now starts where its
+        // local segments do.
+        if (wasTiered && !tiered) {
+          void rlm?.stopPartitions([topicIdPartition(p)], { deleteRemoteLog: p.isLeader && cfg.remoteLogDeleteOnDisable });
+          if (localStart > p.log.logStartOffset && localStart <= p.log.highWatermark) p.log.maybeIncrementLogStartOffset(localStart, 'SegmentDeletion');
         }
       }
     }

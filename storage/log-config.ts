@@ -68,6 +68,8 @@ export interface LogConfig {
   remoteStorageEnable: boolean;
   /** remote.log.copy.disable: a tiered topic whose segments are no longer copied (read-only remote data; local retention falls back to retention.*). */
   remoteLogCopyDisable: boolean;
+  /** remote.log.delete.on.disable: turning remote.storage.enable off deletes the topic's remote data (Kafka requires it to be true to turn it off). */
+  remoteLogDeleteOnDisable: boolean;
   /** local.retention.ms of a tiered topic; -2 = retention.ms (config/ resolves it; localRetentionMsOf resolves it again). */
   localRetentionMs: number;
   /** local.retention.bytes of a tiered topic; -2 = retention.bytes. */
@@ -101,6 +103,7 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
   minCleanableDirtyRatio: 0.5,
   remoteStorageEnable: false,
   remoteLogCopyDisable: false,
+  remoteLogDeleteOnDisable: false,
   localRetentionMs: -2,
   localRetentionBytes: -2,
 } as LogConfig);
@@ -232,6 +235,7 @@ export const TOPIC_CONFIG_PARSERS: Readonly<Record<string, Parser>> = {
   'min.cleanable.dirty.ratio': num('minCleanableDirtyRatio', false),
   'remote.storage.enable': bool('remoteStorageEnable'),
   'remote.log.copy.disable': bool('remoteLogCopyDisable'),
+  'remote.log.delete.on.disable': bool('remoteLogDeleteOnDisable'),
   'local.retention.ms': num('localRetentionMs'),
   'local.retention.bytes': num('localRetentionBytes'),
 };

@@ -4,7 +4,8 @@
  * `__remote_log_metadata`): a tiered topic's rolled segments are copied and then deleted locally,
  * and real clients still read everything from offset 0: KafkaJS 2.2.4 (Fetch v11), librdkafka
  * (node-rdkafka, Fetch v16), read_committed over remote data; ListOffsets -4 / -5; retention by
- * DeleteRecords reaches remote storage.
+ * DeleteRecords reaches remote storage; tiering turned on for an existing topic, copying
+ * disabled (remote data kept read-only), tiering turned off with remote.log.delete.on.disable.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -146,4 +147,54 @@ test('DeleteRecords moves the log start offset and the remote segments below it 
   const rest = await kafkajsReadAll(topic, 150);
   expect(rest[0]).toBe(value(150));
   expect(rest[149]).toBe(value(299));
+});
+
+async function alterTopic(topic: string, configs: Record<string, string>): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.alterConfigs({ validateOnly: false, resources: [{ type: 2 /* TOPIC */, name: topic, configEntries: Object.entries(configs).map(([name, v]) => ({ name, value: v })) }] });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+const remoteLogFiles = (topic: string): string[] => {
+  const remoteRoot = path.join(broker.server.config.originals().get('rsm.config.dir')!, 'kafka-tiered-storage');
+  const dir = fs.readdirSync(remoteRoot).find((d) => d.startsWith(`${topic}-0-`));
+  return dir ? fs.readdirSync(path.join(remoteRoot, dir)).filter((f) => f.endsWith('.log')) : [];
+};
+
+test('tiering turned on for an existing topic, then copying disabled, then tiering turned off with its remote data deleted', async () => {
+  const topic = 'tiered-d';
+  // an ordinary topic first: nothing is copied
+  await createTieredTopic(broker, topic, 1, { 'remote.storage.enable': 'false', 'local.retention.bytes': '-2' });
+  await produce(topic, 150);
+  const log = broker.server.logManager.getLog(topic, 0)!;
+  expect(log.remoteLogEnabled()).toBe(false);
+  // turned on: the existing segments are copied and then leave the disk
+  await alterTopic(topic, { 'remote.storage.enable': 'true', 'segment.bytes': '2048', 'local.retention.bytes': '1', 'retention.ms': '-1' });
+  await waitUntilTiered(broker, topic, 0, log.activeSegment.baseOffset);
+  expect(log.logStartOffset).toBe(0n);
+  const copied = remoteLogFiles(topic).length;
+  expect(copied).toBeGreaterThan(3);
+  // copying disabled: the remote data stays readable, new segments stay local (local retention
+  // falls back to retention.ms = -1, so nothing local is deleted)
+  await alterTopic(topic, { 'remote.storage.enable': 'true', 'remote.log.copy.disable': 'true', 'segment.bytes': '2048', 'local.retention.bytes': '1', 'retention.ms': '-1' });
+  await waitFor('the copy switch reaches the log', () => log.config.remoteLogCopyDisable);
+  const highest = log.highestOffsetInRemoteStorage;
+  const localStart = log.localLogStartOffset;
+  await produce(topic, 100);
+  await new Promise((r) => setTimeout(r, 500)); // several task intervals (100 ms): nothing may be copied
+  expect(remoteLogFiles(topic).length).toBe(copied);
+  expect(log.highestOffsetInRemoteStorage).toBe(highest);
+  expect(log.localLogStartOffset).toBe(localStart);
+  expect((await kafkajsReadAll(topic, 250))[0]).toBe(value(0));
+  // tiering off, and the remote data with it: the log starts at its local segments
+  await alterTopic(topic, { 'remote.storage.enable': 'false', 'remote.log.delete.on.disable': 'true', 'segment.bytes': '2048', 'retention.ms': '-1' });
+  await waitFor('the remote copies deleted', () => remoteLogFiles(topic).length === 0, 20_000, 50);
+  expect(log.remoteLogEnabled()).toBe(false);
+  expect(log.logStartOffset).toBe(localStart);
+  const rest = await kafkajsReadAll(topic, 250 - Number(localStart));
+  expect(rest[0]).toBe(value(Number(localStart)));
 });
