@@ -10,6 +10,14 @@
  * moving the log start offset forward every few milliseconds), and several consumers fetching
  * remote offsets concurrently. Every fetch must be answered with the right records or, once the
  * offset is gone, OFFSET_OUT_OF_RANGE; never another error.
+ *
+ * What makes the failure impossible, and which test shows it: a krill reader pins its entry in
+ * the same synchronous step as it finds it, and its lookup then runs without an await, so over the
+ * wire there is no point at which a deletion could come between finding an entry and reading it.
+ * The only awaits with an entry pinned are inside the cache (a fetch, a reload from disk), which is
+ * where the storage seed test suspends a reader; that test fails when deletion ignores the pins or
+ * the delete delay (checked by switching the pin check off), while this one checks the whole
+ * broker path under load.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
