@@ -381,6 +381,7 @@ export class KafkaServer implements Broker {
       connectionCounts: () => this.socketServer.connectionCountByListener(),
       brokerState: () => this.brokerState,
       clientMetricsInstances: () => this.clientMetrics.instanceCount,
+      remoteLogManager: () => this.tieredStorage?.remoteLogManager ?? null,
     });
     const requests = this.metrics?.requests;
     if (requests) this.dispatcher.requestObserver = (name, version, ms, fromFollower) => requests.record(name, version, ms, fromFollower);

@@ -15,6 +15,8 @@ import { registerTopicMetrics } from './topic-metrics';
 import { registerControllerMetrics } from './controller-metrics';
 import { registerLogMetrics } from './log-metrics';
 import { registerCleanerMetrics } from './cleaner-metrics';
+import { registerRemoteStorageMetrics } from './remote-storage-metrics';
+import type { RemoteLogManager } from '../../storage/remote/remote-log-manager';
 import { registerCoordinatorMetrics } from './coordinator-metrics';
 import { registerConsumerLagMetrics } from './consumer-lag-metrics';
 import { registerNetworkMetrics } from './network-metrics';
@@ -46,6 +48,8 @@ export interface BrokerMetricsSources {
   brokerState(): number;
   /** Client telemetry instances (KIP-714) held by this broker. */
   clientMetricsInstances(): number;
+  /** Tiered storage's remote log manager, when it runs (null: tiered storage is off or not started). */
+  remoteLogManager(): RemoteLogManager | null;
 }
 
 export class BrokerMetrics {
@@ -70,6 +74,7 @@ export class BrokerMetrics {
     if (src.controllerActive) registerControllerMetrics(r, src.metadata, src.controllerActive);
     registerLogMetrics(r, src.logManager);
     registerCleanerMetrics(r, () => src.logManager.cleaner);
+    registerRemoteStorageMetrics(r, () => src.remoteLogManager());
     registerCoordinatorMetrics(r, src.groupCoordinator, src.transactionCoordinator);
     registerConsumerLagMetrics(r, {
       groups: src.groupCoordinator,

@@ -108,6 +108,45 @@ export interface RemoteFetchInfo {
   readCommitted: boolean;
 }
 
+/**
+ * One topic's remote storage counts (Kafka's RemoteStorageMetrics in BrokerTopicMetrics: the
+ * *PerSec meters as totals, the lag / size gauges as the last values seen), read by the metrics
+ * layer at scrape time.
+ */
+export interface RemoteTopicStats {
+  remoteCopyBytes: number;
+  remoteCopyRequests: number;
+  failedRemoteCopyRequests: number;
+  remoteFetchBytes: number;
+  remoteFetchRequests: number;
+  failedRemoteFetchRequests: number;
+  remoteDeleteRequests: number;
+  failedRemoteDeleteRequests: number;
+  /** Per partition: bytes and segments of the rolled local segments not yet copied (leader), at its last copy pass. */
+  remoteCopyLagBytes: Map<number, number>;
+  remoteCopyLagSegments: Map<number, number>;
+  /** Per partition: bytes and number of the remote segments, at its last expiration pass. */
+  remoteLogSizeBytes: Map<number, number>;
+  remoteLogMetadataCount: Map<number, number>;
+}
+
+function emptyTopicStats(): RemoteTopicStats {
+  return {
+    remoteCopyBytes: 0,
+    remoteCopyRequests: 0,
+    failedRemoteCopyRequests: 0,
+    remoteFetchBytes: 0,
+    remoteFetchRequests: 0,
+    failedRemoteFetchRequests: 0,
+    remoteDeleteRequests: 0,
+    failedRemoteDeleteRequests: 0,
+    remoteCopyLagBytes: new Map(),
+    remoteCopyLagSegments: new Map(),
+    remoteLogSizeBytes: new Map(),
+    remoteLogMetadataCount: new Map(),
+  };
+}
+
 interface PartitionTask {
   readonly tp: TopicIdPartition;
   readonly role: 'leader' | 'follower';
@@ -197,6 +236,18 @@ export class RemoteLogManager {
   private readonly copyQuota: Rate;
   private readonly fetchQuota: Rate;
   private closed = false;
+  /** By topic name (Kafka's topic tag). */
+  readonly stats = new Map<string, RemoteTopicStats>();
+
+  /** The topic's counters, created on first use. */
+  topicStats(topic: string): RemoteTopicStats {
+    let s = this.stats.get(topic);
+    if (!s) {
+      s = emptyTopicStats();
+      this.stats.set(topic, s);
+    }
+    return s;
+  }
 
   constructor(private readonly opts: RemoteLogManagerOptions) {
     const c = opts.config;
@@ -294,6 +345,8 @@ export class RemoteLogManager {
   private cancelTask(key: string): void {
     const t = this.tasks.get(key);
     if (!t) return;
+    const s = this.stats.get(t.tp.topic);
+    if (s) for (const m of [s.remoteCopyLagBytes, s.remoteCopyLagSegments, s.remoteLogSizeBytes, s.remoteLogMetadataCount]) m.delete(t.tp.partition);
     t.cancelled = true;
     t.timer?.cancel();
     this.tasks.delete(key);
@@ -385,6 +438,7 @@ export class RemoteLogManager {
     }
     if (task.copyStopped || log.config.remoteLogCopyDisable) return;
     const lso = log.lastStableOffset;
+    this.recordCopyLag(task.tp, log);
     if (lso <= 0n || task.copiedOffset >= lso) return;
     // The log start offset may be ahead of the copied offset (DeleteRecords, tiering just enabled).
     const from = task.copiedOffset + 1n > log.logStartOffset ? task.copiedOffset + 1n : log.logStartOffset;
@@ -399,7 +453,15 @@ export class RemoteLogManager {
       if (task.cancelled) return;
       await this.copyLogSegment(task, log, seg.baseOffset, nextBase);
       if (task.cancelled || task.copyStopped) return;
+      this.recordCopyLag(task.tp, log);
     }
+  }
+
+  /** Kafka's RemoteCopyLagBytes / RemoteCopyLagSegments: the rolled local segments above the highest remote offset. */
+  private recordCopyLag(tp: TopicIdPartition, log: UnifiedLog): void {
+    const s = this.topicStats(tp.topic);
+    s.remoteCopyLagBytes.set(tp.partition, Math.max(0, log.onlyLocalLogSegmentsSize - log.activeSegment.size));
+    s.remoteCopyLagSegments.set(tp.partition, Math.max(0, log.onlyLocalLogSegmentsCount - 1));
   }
 
   private async waitForCopyQuota(task: PartitionTask, bytes: number): Promise<void> {
@@ -447,9 +509,12 @@ export class RemoteLogManager {
       leaderEpochIndex: leaderEpochCheckpointBytes(epochsBefore(lineage, nextBaseOffset)),
     };
     let custom: Buffer | null;
+    const stats = this.topicStats(task.tp.topic);
+    stats.remoteCopyRequests++;
     try {
       custom = await this.opts.rsm.copyLogSegmentData(started, data);
     } catch (err) {
+      stats.failedRemoteCopyRequests++;
       this.log.warn(`copy of segment ${seg.baseOffset} of ${tpName} failed, cleaning up ${started.remoteLogSegmentId.id}: ${(err as Error).message}`);
       await this.deleteRemoteLogSegment(started).catch((e: Error) => this.log.info(`cleanup of ${started.remoteLogSegmentId.id} failed, the expiration pass retries it: ${e.message}`));
       throw err;
@@ -471,6 +536,7 @@ export class RemoteLogManager {
       brokerId: this.opts.config.brokerId,
     });
     task.copiedOffset = endOffset;
+    stats.remoteCopyBytes += started.segmentSizeInBytes;
     log.updateHighestOffsetInRemoteStorage(endOffset);
     this.log.info(`copied segment ${seg.baseOffset}..${endOffset} of ${tpName} to remote storage as ${started.remoteLogSegmentId.id}`);
   }
@@ -480,7 +546,14 @@ export class RemoteLogManager {
   private async deleteRemoteLogSegment(m: RemoteLogSegmentMetadata): Promise<void> {
     const brokerId = this.opts.config.brokerId;
     await this.opts.rlmm.updateRemoteLogSegmentMetadata({ remoteLogSegmentId: m.remoteLogSegmentId, eventTimestampMs: BigInt(this.opts.time.milliseconds()), customMetadata: m.customMetadata, state: RemoteLogSegmentState.DELETE_SEGMENT_STARTED, brokerId });
-    await this.opts.rsm.deleteLogSegmentData(m);
+    const stats = this.topicStats(m.remoteLogSegmentId.topicIdPartition.topic);
+    stats.remoteDeleteRequests++;
+    try {
+      await this.opts.rsm.deleteLogSegmentData(m);
+    } catch (err) {
+      stats.failedRemoteDeleteRequests++;
+      throw err;
+    }
     this.opts.indexes?.remove(m.remoteLogSegmentId.id);
     await this.opts.rlmm.updateRemoteLogSegmentMetadata({ remoteLogSegmentId: m.remoteLogSegmentId, eventTimestampMs: BigInt(this.opts.time.milliseconds()), customMetadata: m.customMetadata, state: RemoteLogSegmentState.DELETE_SEGMENT_FINISHED, brokerId });
   }
@@ -496,7 +569,11 @@ export class RemoteLogManager {
   private async cleanupExpiredRemoteLogSegments(task: PartitionTask, log: UnifiedLog): Promise<void> {
     const tp = task.tp;
     const all = await this.opts.rlmm.listRemoteLogSegments(tp);
-    if (task.cancelled || all.length === 0) return;
+    if (task.cancelled) return;
+    const sizeStats = this.topicStats(tp.topic);
+    sizeStats.remoteLogMetadataCount.set(tp.partition, all.length);
+    sizeStats.remoteLogSizeBytes.set(tp.partition, all.reduce((n, m) => n + m.segmentSizeInBytes, 0));
+    if (all.length === 0) return;
     const remoteEpochs = new Set<number>();
     for (const m of all) for (const e of m.segmentLeaderEpochs) remoteEpochs.add(e.epoch);
     const lineage = filteredLeaderEpochs(log.leaderEpochCache.entries);
@@ -622,6 +699,19 @@ export class RemoteLogManager {
    * transaction indexes (fetched only as far as needed) and then the local ones.
    */
   async read(f: RemoteFetchInfo): Promise<FetchDataInfo> {
+    const stats = this.topicStats(f.tp.topic);
+    stats.remoteFetchRequests++;
+    try {
+      const info = await this.readRemote(f);
+      stats.remoteFetchBytes += info.sizeInBytes;
+      return info;
+    } catch (err) {
+      stats.failedRemoteFetchRequests++;
+      throw err;
+    }
+  }
+
+  private async readRemote(f: RemoteFetchInfo): Promise<FetchDataInfo> {
     const log = this.opts.fetchLog(f.tp);
     if (!log) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${topicIdPartitionString(f.tp)} is not hosted by this broker`);
     let m = await this.fetchRemoteLogSegmentMetadata(f.tp, log, f.fetchOffset);
