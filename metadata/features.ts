@@ -12,9 +12,9 @@
  *   at 2 (KIP-890 part 2) a client that ends its transactions with EndTxn v5 gets its producer epoch
  *   bumped at the end of every transaction (TransactionVersion.supportsEpochBump), and coordinator
  *   aborts (timeouts, fences) bump it too.
- * - group.version 0: krill serves the KIP-848 consumer group protocol (ConsumerGroupHeartbeat) without
- *   gating it on this feature; Kafka 4.0 finalizes group.version 1 for it, which krill does not offer
- *   yet (docs/consumer-groups.md).
+ * - group.version 0-1: at 1 (Kafka's GroupVersion.GV_1, KIP-848) the consumer group protocol is
+ *   served (ConsumerGroupHeartbeat, ConsumerGroupDescribe); at 0 they answer UNSUPPORTED_VERSION, as
+ *   Kafka's KafkaApis does when the protocol is not enabled.
  * - kraft.version 0: a single static controller, no dynamic KRaft quorum (KIP-853).
  *
  * A finalized level of 0 means "not enabled" and is not listed (Kafka leaves such features out of
@@ -46,7 +46,7 @@ export const SUPPORTED_FEATURES: ReadonlyMap<string, VersionRange> = new Map([
   [FeatureName.METADATA_VERSION, { min: METADATA_VERSION_LEVEL, max: METADATA_VERSION_LEVEL }],
   [FeatureName.KRAFT_VERSION, { min: 0, max: 0 }],
   [FeatureName.TRANSACTION_VERSION, { min: 0, max: 2 }],
-  [FeatureName.GROUP_VERSION, { min: 0, max: 0 }],
+  [FeatureName.GROUP_VERSION, { min: 0, max: 1 }],
 ]);
 
 /** Kafka's QuorumFeatures.DISABLED: the range of a feature a node does not know. */
@@ -58,14 +58,21 @@ export function supportedRange(feature: string): VersionRange {
 
 /**
  * The finalized levels a fresh metadata log starts with (FeatureLevelRecords of the bootstrap batch).
- * transaction.version is Kafka's Features.TRANSACTION_VERSION.defaultValue(metadata.version): the
- * highest level whose bootstrap metadata.version is at or below the cluster's. TV_2's is 4.0-IV2, so a
- * fresh cluster at 4.0-IV3 starts at transaction.version 2, as a fresh Kafka 4.0 cluster does.
+ * transaction.version and group.version are Kafka's Features.*.defaultValue(metadata.version): the
+ * highest level whose bootstrap metadata.version is at or below the cluster's. TV_2's is 4.0-IV2 and
+ * GV_1's 4.0-IV0, so a fresh cluster at 4.0-IV3 starts at transaction.version 2 and group.version 1,
+ * as a fresh Kafka 4.0 cluster does.
  */
 export const BOOTSTRAP_FEATURE_LEVELS: ReadonlyMap<string, number> = new Map([
   [FeatureName.METADATA_VERSION, METADATA_VERSION_LEVEL],
   [FeatureName.TRANSACTION_VERSION, 2],
+  [FeatureName.GROUP_VERSION, 1],
 ]);
+
+/** Kafka's GroupVersion.isConsumerRebalanceProtocolSupported: group.version 1 enables the KIP-848 protocol. */
+export function supportsConsumerRebalanceProtocol(groupVersion: number): boolean {
+  return groupVersion >= 1;
+}
 
 /** Kafka's TransactionVersion.supportsEpochBump: transaction.version 2 ends every transaction with an epoch bump. */
 export function supportsEpochBump(transactionVersion: number): boolean {

@@ -23,6 +23,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { AUTHORIZED_OPERATIONS_OMITTED, authHelper } from '../security/authorize';
 import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 import { defineHandler } from './define-handler';
+import { consumerGroupProtocolEnabled } from './consumer-group-protocol';
 
 /** KIP-1099's member type of a member speaking the consumer protocol. */
 const CONSUMER_MEMBER_TYPE = 1;
@@ -45,6 +46,8 @@ export const consumerGroupDescribeHandler = defineHandler<ConsumerGroupDescribeR
   minVersion: 0,
   maxVersion: 1,
   async handle(broker, ctx, req) {
+    // Not enabled (group.version 0, ...): every group UNSUPPORTED_VERSION, as Kafka.
+    if (!consumerGroupProtocolEnabled(broker)) return { groups: req.groupIds.map((g) => denied(g, ErrorCode.UNSUPPORTED_VERSION)) };
     const auth = authHelper(broker.authorizer, ctx);
     const [describable, notAllowed] = auth.partitionByAuthorized(AclOperation.DESCRIBE, ResourceType.GROUP, req.groupIds, (g) => g);
     const described = await Promise.all(describable.map((g) => broker.groupCoordinator.consumerGroupDescribe(g)));

@@ -16,6 +16,8 @@
  * Version notes: v1 (KIP-1082, stable in Kafka 4.0, the version librdkafka 2.12 sends) adds
  * SubscribedTopicRegex and requires the client to generate its member id; v0 lets the coordinator
  * generate it on the first join.
+ * Not enabled (group.version 0, or `consumer` missing from group.coordinator.rebalance.protocols):
+ * UNSUPPORTED_VERSION, before authorization, as Kafka.
  * Authorization (KafkaApis.handleConsumerGroupHeartbeatRequest): READ on the GROUP, else
  * GROUP_AUTHORIZATION_FAILED; then DESCRIBE on every subscribed topic name, else
  * TOPIC_AUTHORIZATION_FAILED (nothing is changed in the group).
@@ -27,6 +29,7 @@ import { defineHandler } from './define-handler';
 import { ErrorCode } from '../../protocol/errors';
 import { authHelper } from '../security/authorize';
 import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
+import { consumerGroupProtocolEnabled } from './consumer-group-protocol';
 
 export const consumerGroupHeartbeatHandler = defineHandler<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse>({
   apiKey: ApiKey.ConsumerGroupHeartbeat,
@@ -34,6 +37,9 @@ export const consumerGroupHeartbeatHandler = defineHandler<ConsumerGroupHeartbea
   minVersion: 0,
   maxVersion: 1,
   async handle(broker, ctx, req) {
+    if (!consumerGroupProtocolEnabled(broker)) {
+      return { errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: null, memberId: null, assignment: null };
+    }
     const auth = authHelper(broker.authorizer, ctx);
     if (!auth.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) {
       return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: null, memberId: null, assignment: null };

@@ -52,10 +52,42 @@ describe('one broker', () => {
     await broker?.close();
   });
 
+  test('group.version gates the KIP-848 protocol: at 0 ConsumerGroupHeartbeat and ConsumerGroupDescribe are UNSUPPORTED_VERSION, at 1 they serve', async () => {
+    const join = () =>
+      conn.send('ConsumerGroupHeartbeat', 1, {
+        groupId: 'gv-gate',
+        memberId: 'AAAAAAAAAAAAAAAAAAAAAQ',
+        memberEpoch: 0,
+        instanceId: null,
+        rackId: null,
+        rebalanceTimeoutMs: 30_000,
+        subscribedTopicNames: ['gv-topic'],
+        subscribedTopicRegex: null,
+        serverAssignor: null,
+        topicPartitions: [],
+      });
+    const describe = async () => (await conn.send('ConsumerGroupDescribe', 1, { groupIds: ['gv-gate'], includeAuthorizedOperations: false })).groups[0].errorCode;
+    const level = async (maxVersionLevel: number, upgradeType: number) =>
+      (await conn.send('UpdateFeatures', 1, { timeoutMs: 10_000, featureUpdates: [{ feature: 'group.version', maxVersionLevel, upgradeType }], validateOnly: false })).errorCode;
+    expect(await level(0, SAFE_DOWNGRADE)).toBe(ErrorCode.NONE);
+    expect((await join()).errorCode).toBe(ErrorCode.UNSUPPORTED_VERSION);
+    expect(await describe()).toBe(ErrorCode.UNSUPPORTED_VERSION);
+    expect(await level(1, UPGRADE)).toBe(ErrorCode.NONE);
+    // as a client does: find the coordinator (which creates __consumer_offsets), then join once it is loaded
+    await conn.send('FindCoordinator', 4, { key: '', keyType: 0, coordinatorKeys: ['gv-gate'] });
+    const joined = await waitFor('the coordinator serves the group', async () => {
+      const r = await join();
+      return r.errorCode === ErrorCode.NOT_COORDINATOR || r.errorCode === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS || r.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE ? null : r;
+    });
+    expect(joined.errorCode).toBe(ErrorCode.NONE);
+    expect(joined.memberEpoch).toBeGreaterThan(0);
+    expect(await describe()).toBe(ErrorCode.NONE);
+  });
+
   test('ApiVersions: supported ranges (v3 without the minimum-0 ones), finalized levels and epoch; none before v3', async () => {
     const v4 = await apiVersions(conn, 4);
-    expect(supported(v4)).toEqual({ 'metadata.version': [25, 25], 'kraft.version': [0, 0], 'transaction.version': [0, 2], 'group.version': [0, 0] });
-    expect(finalized(v4)).toEqual({ 'metadata.version': [25, 25], 'transaction.version': [2, 2] });
+    expect(supported(v4)).toEqual({ 'metadata.version': [25, 25], 'kraft.version': [0, 0], 'transaction.version': [0, 2], 'group.version': [0, 1] });
+    expect(finalized(v4)).toEqual({ 'metadata.version': [25, 25], 'transaction.version': [2, 2], 'group.version': [1, 1] });
     expect(v4.finalizedFeaturesEpoch).toBe(broker.server.metadata.lastAppliedOffset);
     expect(v4.finalizedFeaturesEpoch).toBeGreaterThanOrEqual(1n);
     const v3 = await apiVersions(conn, 3);
@@ -104,7 +136,7 @@ describe('one broker', () => {
     };
     const down = await conn.send('UpdateFeatures', 1, { timeoutMs: 10_000, featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 0, upgradeType: SAFE_DOWNGRADE }], validateOnly: false });
     expect(down.errorCode).toBe(ErrorCode.NONE);
-    expect(finalized(await apiVersions(conn, 4))).toEqual({ 'metadata.version': [25, 25] });
+    expect(finalized(await apiVersions(conn, 4))).toEqual({ 'metadata.version': [25, 25], 'group.version': [1, 1] });
     await commitOne('tv0');
     const atV0 = transactionLogValueVersions(broker);
     expect(atV0.length).toBeGreaterThanOrEqual(3);
@@ -138,11 +170,11 @@ describe('a 3-broker cluster', () => {
 
   test('brokers register krill\'s ranges; an update sent to one broker is forwarded and every broker reports it', async () => {
     for (const id of [0, 1, 2]) expect(cluster.controller.controller.image.broker(id)?.supportedFeatures.get('transaction.version')).toEqual({ min: 0, max: 2 });
-    for (const c of conns) expect(finalized(await apiVersions(c, 4))).toEqual({ 'metadata.version': [25, 25], 'transaction.version': [2, 2] });
+    for (const c of conns) expect(finalized(await apiVersions(c, 4))).toEqual({ 'metadata.version': [25, 25], 'transaction.version': [2, 2], 'group.version': [1, 1] });
     const res = await conns[1].send('UpdateFeatures', 1, { timeoutMs: 10_000, featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 0, upgradeType: SAFE_DOWNGRADE }], validateOnly: false });
     expect(res).toMatchObject({ errorCode: ErrorCode.NONE, results: [{ feature: 'transaction.version', errorCode: 0 }] });
     // The broker that forwarded it has the change when it answers; the others get it from the log.
-    expect(finalized(await apiVersions(conns[1], 4))).toEqual({ 'metadata.version': [25, 25] });
+    expect(finalized(await apiVersions(conns[1], 4))).toEqual({ 'metadata.version': [25, 25], 'group.version': [1, 1] });
     await waitFor('every broker at transaction.version 0', async () => {
       for (const c of conns) if ('transaction.version' in finalized(await apiVersions(c, 4))) return false;
       return true;
@@ -151,10 +183,10 @@ describe('a 3-broker cluster', () => {
     const [host, port] = cluster.controllerAddress.split(':');
     const ctl = await connect(host, Number(port), { clientId: 'features-test' });
     try {
-      expect(finalized(await apiVersions(ctl, 4))).toEqual({ 'metadata.version': [25, 25] });
-      const refused = await ctl.send('UpdateFeatures', 2, { timeoutMs: 10_000, featureUpdates: [{ feature: 'group.version', maxVersionLevel: 1, upgradeType: UPGRADE }], validateOnly: false });
+      expect(finalized(await apiVersions(ctl, 4))).toEqual({ 'metadata.version': [25, 25], 'group.version': [1, 1] });
+      const refused = await ctl.send('UpdateFeatures', 2, { timeoutMs: 10_000, featureUpdates: [{ feature: 'group.version', maxVersionLevel: 2, upgradeType: UPGRADE }], validateOnly: false });
       expect(refused.errorCode).toBe(ErrorCode.INVALID_UPDATE_VERSION);
-      expect(refused.errorMessage).toMatch(/group.version. Local controller 3000 does not support this feature\.$/);
+      expect(refused.errorMessage).toMatch(/group.version. Local controller 3000 only supports versions 0-1$/);
     } finally {
       await ctl.close();
     }

@@ -53,7 +53,7 @@ describe('planFeatureUpdates (FeatureControlManager.updateFeature)', () => {
     const tv1Broker = { id: 4, supportedFeatures: new Map([[TV, { min: 0, max: 1 }]]) };
     expect(failure(ctx(finalized, [tv1Broker]), TV, 2)).toBe('Invalid update version 2 for feature transaction.version. Broker 4 only supports versions 0-1');
     expect(planFeatureUpdates(ctx(finalized), [{ feature: TV, level: 2, upgradeType: UPGRADE }])).toEqual({ ok: true, records: [{ name: TV, featureLevel: 2 }] });
-    expect(failure(ctx(finalized), FeatureName.GROUP_VERSION, 1)).toBe('Invalid update version 1 for feature group.version. Local controller 3000 does not support this feature.');
+    expect(failure(ctx(finalized), FeatureName.GROUP_VERSION, 2)).toBe('Invalid update version 2 for feature group.version. Local controller 3000 only supports versions 0-1');
     expect(failure(ctx(finalized), 'no.such.feature', 1)).toBe('Invalid update version 1 for feature no.such.feature. Local controller 3000 does not support this feature.');
     expect(failure(ctx(finalized), 'no.such.feature', 0)).toBe('Invalid update version 0 for feature no.such.feature. Feature no.such.feature not found.');
     expect(failure(ctx(finalized), TV, -1, SAFE_DOWNGRADE)).toBe('Invalid update version -1 for feature transaction.version. A feature version cannot be less than 0.');
@@ -106,18 +106,19 @@ describe('checkBrokerFeatures (ClusterControlManager.processRegistrationFeature)
 });
 
 describe('finalized features through the Controller', () => {
-  test('a fresh log starts with metadata.version 25 and transaction.version 2 (Kafka 4.0’s default at 4.0-IV3), replayed after a restart', async () => {
+  test('a fresh log starts with metadata.version 25, transaction.version 2 and group.version 1 (Kafka 4.0’s defaults at 4.0-IV3), replayed after a restart', async () => {
     const log = new InMemoryMetadataLog();
     const c = testController(log);
     expect(log.readAll()[0].records).toEqual([
       { type: 'FeatureLevelRecord', data: { name: MV, featureLevel: 25 } },
       { type: 'FeatureLevelRecord', data: { name: TV, featureLevel: 2 } },
+      { type: 'FeatureLevelRecord', data: { name: FeatureName.GROUP_VERSION, featureLevel: 1 } },
     ]);
-    expect(c.image.finalizedFeatures()).toEqual(new Map([[MV, 25], [TV, 2]]));
+    expect(c.image.finalizedFeatures()).toEqual(new Map([[MV, 25], [TV, 2], [FeatureName.GROUP_VERSION, 1]]));
     await c.close();
     const again = testController(log);
     expect(log.readAll()).toHaveLength(1);
-    expect(again.image.finalizedFeatures()).toEqual(new Map([[MV, 25], [TV, 2]]));
+    expect(again.image.finalizedFeatures()).toEqual(new Map([[MV, 25], [TV, 2], [FeatureName.GROUP_VERSION, 1]]));
     await again.close();
   });
 
@@ -127,7 +128,7 @@ describe('finalized features through the Controller', () => {
     const c = testController(log);
     const batches = log.readAll();
     expect(batches).toHaveLength(2);
-    expect(batches[1].records.map((r) => r.type)).toEqual(['FeatureLevelRecord', 'FeatureLevelRecord']);
+    expect(batches[1].records.map((r) => r.type)).toEqual(['FeatureLevelRecord', 'FeatureLevelRecord', 'FeatureLevelRecord']);
     expect(c.image.featureLevel(MV)).toBe(25);
     expect(c.image.nextProducerId).toBe(1000n);
     await c.close();
@@ -146,13 +147,13 @@ describe('finalized features through the Controller', () => {
     const refused = await c.updateFeatures(
       [
         { feature: TV, level: 0, upgradeType: SAFE_DOWNGRADE },
-        { feature: FeatureName.GROUP_VERSION, level: 1, upgradeType: UPGRADE },
+        { feature: FeatureName.GROUP_VERSION, level: 2, upgradeType: UPGRADE },
       ],
       false,
     );
     expect(refused).toEqual({
       errorCode: ErrorCode.INVALID_UPDATE_VERSION,
-      errorMessage: 'The update failed for all features since the following feature had an error: Invalid update version 1 for feature group.version. Local controller 0 does not support this feature.',
+      errorMessage: 'The update failed for all features since the following feature had an error: Invalid update version 2 for feature group.version. Local controller 0 only supports versions 0-1',
     });
     expect(end()).toBe(before);
     expect(broker.featureLevel(TV)).toBe(2);
@@ -160,7 +161,7 @@ describe('finalized features through the Controller', () => {
     expect(await c.updateFeatures([{ feature: TV, level: 0, upgradeType: SAFE_DOWNGRADE }], false)).toEqual({ errorCode: ErrorCode.NONE, errorMessage: null });
     expect(end()).toBe(before + 1);
     expect(broker.featureLevel(TV)).toBe(0);
-    expect(broker.finalizedFeatures()).toEqual(new Map([[MV, 25]]));
+    expect(broker.finalizedFeatures()).toEqual(new Map([[MV, 25], [FeatureName.GROUP_VERSION, 1]]));
     expect(await c.updateFeatures([{ feature: TV, level: 1, upgradeType: UPGRADE }], false)).toMatchObject({ errorCode: ErrorCode.NONE });
     expect(broker.featureLevel(TV)).toBe(1);
     expect(await c.updateFeatures([{ feature: TV, level: 2, upgradeType: UPGRADE }], false)).toMatchObject({ errorCode: ErrorCode.NONE });

@@ -278,13 +278,14 @@ describe('through the Controller', () => {
     const features: MetadataRecord[] = [
       { type: 'FeatureLevelRecord', data: { name: 'metadata.version', featureLevel: 25 } },
       { type: 'FeatureLevelRecord', data: { name: 'transaction.version', featureLevel: 2 } },
+      { type: 'FeatureLevelRecord', data: { name: 'group.version', featureLevel: 1 } },
     ];
-    expect(log.readAll()).toEqual([{ records: [...features, ...boot], lastOffset: 2n }]);
+    expect(log.readAll()).toEqual([{ records: [...features, ...boot], lastOffset: 3n }]);
     expect(c.image.scramCredential('admin', 2)?.iterations).toBe(4096);
     await c.close();
     const other: MetadataRecord[] = [{ type: 'UserScramCredentialRecord', data: scramCredentialRecord(SCRAM_SHA_512, 'other', SALT, SALTED, 4096) }];
     const again = testController(log, { bootstrapRecords: other });
-    expect(log.logEndOffset).toBe(3n);
+    expect(log.logEndOffset).toBe(4n);
     expect(again.image.scramCredential('other', 2)).toBeUndefined();
     expect(again.image.scramCredential('admin', 2)).toBeDefined();
     await again.close();
