@@ -39,6 +39,7 @@ export function tieredConfig(extra: Record<string, string | number | boolean> = 
   };
 }
 
+/** A tiered broker on LocalTieredStorage unless `extra` names another storage manager. */
 export function startTieredBroker(extra: Record<string, string | number | boolean> = {}): Promise<RunningBroker> {
   return startBroker({ logLevel: 'warn', config: tieredConfig(extra) });
 }

@@ -304,7 +304,16 @@ export class RemoteLogManager {
   stopPartitions(partitions: readonly TopicIdPartition[], o: { deleteRemoteLog: boolean }): Promise<void> {
     for (const tp of partitions) this.cancelTask(topicIdPartitionString(tp));
     const done = o.deleteRemoteLog ? Promise.all(partitions.map((tp) => this.deleteRemoteLogPartition(tp))).then(() => undefined) : Promise.resolve();
-    return done.finally(() => this.opts.rlmm.onStopPartitions(partitions));
+    // Never rejects: the deletion logs its own failures, and the metadata manager may have been
+    // closed meanwhile (broker shutdown).
+    return done.then(() => {
+      if (this.closed) return;
+      try {
+        this.opts.rlmm.onStopPartitions(partitions);
+      } catch (err) {
+        this.log.warn(`the metadata manager could not drop ${partitions.map(topicIdPartitionString).join(', ')}: ${(err as Error).message}`);
+      }
+    });
   }
 
   private async deleteRemoteLogPartition(tp: TopicIdPartition): Promise<void> {

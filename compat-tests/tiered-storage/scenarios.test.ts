@@ -1,14 +1,13 @@
 /**
- * Tiered storage (KIP-405) end to end on an embedded broker configured as Kafka's own tiered-storage
- * tests configure theirs (LocalTieredStorage in a directory, the topic-based metadata manager over
- * `__remote_log_metadata`): a tiered topic's rolled segments are copied and then deleted locally,
+ * Tiered storage (KIP-405) end to end on an embedded broker, once on each remote store
+ * (backends.ts: Kafka's LocalTieredStorage in a directory, as Kafka's own tiered-storage tests
+ * configure it, and a real S3 server with Aiven's property names), the topic-based metadata
+ * manager over `__remote_log_metadata`: a tiered topic's rolled segments are copied and then deleted locally,
  * and real clients still read everything from offset 0: KafkaJS 2.2.4 (Fetch v11), librdkafka
  * (node-rdkafka, Fetch v16), read_committed over remote data; ListOffsets -4 / -5; retention by
  * DeleteRecords reaches remote storage; tiering turned on for an existing topic, copying
  * disabled (remote data kept read-only), tiering turned off with remote.log.delete.on.disable.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import type { RunningBroker } from '../../broker';
 import { connect } from '../../client/network-client';
@@ -17,21 +16,30 @@ import { disconnectAll } from '../helpers/kafkajs';
 import { rdkafkaConsumeValues } from '../helpers/rdkafka';
 import { waitFor } from '../replication/helpers';
 import { createTieredTopic, removeRemoteDirs, startTieredBroker, waitUntilTiered } from './helpers';
+import { openBackend, type BackendName, type RemoteBackend } from './backends';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
+jest.setTimeout(60_000);
+
+describe.each(['local', 's3'] as BackendName[])('tiered storage on %s', (backendName) => {
 let broker: RunningBroker;
 let kafka: Kafka;
+let backend: RemoteBackend;
 
 beforeAll(async () => {
-  broker = await startTieredBroker();
+  backend = await openBackend(backendName);
+  broker = await startTieredBroker(backend.configs);
   kafka = new Kafka({ clientId: 'krill-tiered', brokers: broker.bootstrapServers, logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1000 } });
 });
 
 afterAll(async () => {
   await broker?.close();
+  await backend?.close();
   removeRemoteDirs();
 });
+
+const remoteLogFiles = async (topic: string): Promise<string[]> => (await backend.files(topic, 0)).filter((f) => f.endsWith('.log'));
 
 const value = (i: number): string => `v${String(i).padStart(5, '0')}-${'x'.repeat(80)}`;
 
@@ -81,12 +89,11 @@ test('rolled segments move to remote storage, local ones go, and KafkaJS and lib
   await waitUntilTiered(broker, topic, 0, log.activeSegment.baseOffset);
   expect(log.logStartOffset).toBe(0n);
   expect(log.localLogStartOffset).toBeGreaterThan(0n);
-  // the copies are where LocalTieredStorage keeps them, in Kafka's layout
-  const remoteRoot = path.join(broker.server.config.originals().get('rsm.config.dir')!, 'kafka-tiered-storage');
-  const partitionDir = fs.readdirSync(remoteRoot).find((d) => d.startsWith(`${topic}-0-`))!;
-  const files = fs.readdirSync(path.join(remoteRoot, partitionDir));
+  // the copies are in the store, in its layout (LocalTieredStorage's files, Aiven's objects)
+  const files = await backend.files(topic, 0);
   expect(files.some((f) => f.endsWith('.log'))).toBe(true);
-  expect(files.some((f) => f.endsWith('.leader_epoch_checkpoint'))).toBe(true);
+  expect(files.some((f) => f.endsWith('.index'))).toBe(true);
+  expect(files.some((f) => f.endsWith(backendName === 'local' ? '.leader_epoch_checkpoint' : '.leader-epoch-checkpoint'))).toBe(true);
   expect(files.some((f) => f.endsWith('.snapshot'))).toBe(true);
   // the metadata topic exists, as Kafka names it
   expect(broker.server.metadata.topic('__remote_log_metadata')).toBeDefined();
@@ -129,9 +136,7 @@ test('DeleteRecords moves the log start offset and the remote segments below it 
   await produce(topic, 300);
   const log = broker.server.logManager.getLog(topic, 0)!;
   await waitUntilTiered(broker, topic, 0, log.activeSegment.baseOffset);
-  const remoteRoot = path.join(broker.server.config.originals().get('rsm.config.dir')!, 'kafka-tiered-storage');
-  const dir = path.join(remoteRoot, fs.readdirSync(remoteRoot).find((d) => d.startsWith(`${topic}-0-`))!);
-  const segmentsBefore = fs.readdirSync(dir).filter((f) => f.endsWith('.log')).length;
+  const segmentsBefore = (await remoteLogFiles(topic)).length;
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -142,7 +147,7 @@ test('DeleteRecords moves the log start offset and the remote segments below it 
     await admin.disconnect();
   }
   expect(log.logStartOffset).toBe(150n);
-  await waitFor('remote segments below offset 150 deleted', () => fs.readdirSync(dir).filter((f) => f.endsWith('.log')).length < segmentsBefore, 20_000, 50);
+  await waitFor('remote segments below offset 150 deleted', async () => (await remoteLogFiles(topic)).length < segmentsBefore, 20_000, 50);
   // what remains reads from the new log start
   const rest = await kafkajsReadAll(topic, 150);
   expect(rest[0]).toBe(value(150));
@@ -159,11 +164,6 @@ async function alterTopic(topic: string, configs: Record<string, string>): Promi
   }
 }
 
-const remoteLogFiles = (topic: string): string[] => {
-  const remoteRoot = path.join(broker.server.config.originals().get('rsm.config.dir')!, 'kafka-tiered-storage');
-  const dir = fs.readdirSync(remoteRoot).find((d) => d.startsWith(`${topic}-0-`));
-  return dir ? fs.readdirSync(path.join(remoteRoot, dir)).filter((f) => f.endsWith('.log')) : [];
-};
 
 test('tiering turned on for an existing topic, then copying disabled, then tiering turned off with its remote data deleted', async () => {
   const topic = 'tiered-d';
@@ -176,7 +176,7 @@ test('tiering turned on for an existing topic, then copying disabled, then tieri
   await alterTopic(topic, { 'remote.storage.enable': 'true', 'segment.bytes': '2048', 'local.retention.bytes': '1', 'retention.ms': '-1' });
   await waitUntilTiered(broker, topic, 0, log.activeSegment.baseOffset);
   expect(log.logStartOffset).toBe(0n);
-  const copied = remoteLogFiles(topic).length;
+  const copied = (await remoteLogFiles(topic)).length;
   expect(copied).toBeGreaterThan(3);
   // copying disabled: the remote data stays readable, new segments stay local (local retention
   // falls back to retention.ms = -1, so nothing local is deleted)
@@ -186,15 +186,16 @@ test('tiering turned on for an existing topic, then copying disabled, then tieri
   const localStart = log.localLogStartOffset;
   await produce(topic, 100);
   await new Promise((r) => setTimeout(r, 500)); // several task intervals (100 ms): nothing may be copied
-  expect(remoteLogFiles(topic).length).toBe(copied);
+  expect((await remoteLogFiles(topic)).length).toBe(copied);
   expect(log.highestOffsetInRemoteStorage).toBe(highest);
   expect(log.localLogStartOffset).toBe(localStart);
   expect((await kafkajsReadAll(topic, 250))[0]).toBe(value(0));
   // tiering off, and the remote data with it: the log starts at its local segments
   await alterTopic(topic, { 'remote.storage.enable': 'false', 'remote.log.delete.on.disable': 'true', 'segment.bytes': '2048', 'retention.ms': '-1' });
-  await waitFor('the remote copies deleted', () => remoteLogFiles(topic).length === 0, 20_000, 50);
+  await waitFor('the remote copies deleted', async () => (await remoteLogFiles(topic)).length === 0, 20_000, 50);
   expect(log.remoteLogEnabled()).toBe(false);
   expect(log.logStartOffset).toBe(localStart);
   const rest = await kafkajsReadAll(topic, 250 - Number(localStart));
   expect(rest[0]).toBe(value(Number(localStart)));
+});
 });
