@@ -959,6 +959,10 @@ function renderText(r: Report): string {
     const rows: string[][] = [['workload (tiered latency)', 'fetches', 'p50 ms', 'p99 ms', 'max ms', 'cache hits', 'misses', 'bytes/response']];
     for (const l of r.tiered.latency) rows.push([l.name, String(l.fetches), l.p50Ms.toFixed(1), l.p99Ms.toFixed(1), l.maxMs.toFixed(1), String(l.hits), String(l.misses), String(l.responseBytes)]);
     out.push(table(rows));
+    for (const l of r.tiered.latency.filter((x) => x.neverFetched)) {
+      const n = l.neverFetched!;
+      out.push(`  ${l.name}: of these, the first ${n.fetches} (one per segment, none fetched before): p50 ${n.p50Ms.toFixed(1)} ms, max ${n.maxMs.toFixed(1)} ms`);
+    }
     out.push('');
   }
   if (r.tiered.copyLag.length) {

@@ -14,7 +14,8 @@
  *   offset again (the cache holds its indexes; checked with the cache's hit counter); miss: with
  *   remote.log.index.file.cache.total.size.bytes=1 (a dynamic cluster default, removed again
  *   afterwards) so every lookup fetches the three indexes from S3 first (checked with the miss
- *   counter), cycling over the segments.
+ *   counter), cycling over the segments; the miss row runs first, so the first pass of its first
+ *   run is over segments never fetched before (reported apart).
  * - 'tiered copy lag s3 1KiB': a producer writes 1 KiB records at a steady rate for ~10 s to a
  *   tiered topic with 1 MiB segments; every 100 ms the leader log's onlyLocalLogSegmentsSize and
  *   the number of rolled local segments not yet copied (onlyLocalLogSegmentsCount - 1, the active
@@ -77,6 +78,8 @@ export interface TieredLatencyRow {
   misses: number;
   /** Bytes per response (median). */
   responseBytes: number;
+  /** miss row: the first pass of its first run, over segments no fetch had touched (before the hit and catch-up rows). */
+  neverFetched?: { fetches: number; p50Ms: number; maxMs: number };
 }
 
 export interface TieredCopyLagRow {
@@ -367,6 +370,47 @@ export async function measureTiered(o: { quick: boolean; runs: number }, selecte
       if (tlog.localLogStartOffset <= 0n || segs.length === 0) throw new Error('nothing of the tiered topic is in remote storage');
       const end = BigInt(records);
 
+      // an offset in the middle of each remote segment
+      const mids = segs.map((s) => s.start + (s.end - s.start) / 2n);
+      const perRun = o.quick ? 20 : 60;
+      // the miss row first: its first pass is over segments nothing has fetched yet
+      for (const kind of [...wantLatency].sort((x, y) => (x === 'miss' ? -1 : y === 'miss' ? 1 : 0))) {
+        const pooled: { ms: number[]; hits: number; misses: number; bytes: number[] } = { ms: [], hits: 0, misses: 0, bytes: [] };
+        const neverFetched: number[] = [];
+        if (kind === 'miss') await setIndexCacheSize(conn, cache, 1);
+        try {
+          for (let r = 0; r < o.runs; r++) {
+            // hit: one segment, warmed by one untimed fetch; miss: every segment in turn, the cache holding nothing
+            const offsets = kind === 'hit' ? [mids[r % mids.length]] : mids;
+            if (kind === 'hit') await timedFetches(client, 'tiered', offsets, 1, cache);
+            const s = await timedFetches(client, 'tiered', offsets, perRun, cache);
+            if (kind === 'miss' && r === 0) neverFetched.push(...s.ms.slice(0, mids.length));
+            pooled.ms.push(...s.ms);
+            pooled.bytes.push(...s.bytes);
+            pooled.hits += s.hits;
+            pooled.misses += s.misses;
+            log(`  ${tieredLatencyName(kind)} run ${r + 1}/${o.runs}: p50 ${median(s.ms).toFixed(1)} ms, max ${Math.max(...s.ms).toFixed(1)} ms (${s.hits} hits, ${s.misses} misses)`);
+          }
+        } finally {
+          if (kind === 'miss') await setIndexCacheSize(conn, cache, null);
+        }
+        if (kind === 'hit' && pooled.misses > 0) throw new Error(`index-cache hit row: ${pooled.misses} lookups missed`);
+        if (kind === 'miss' && pooled.hits > 0) throw new Error(`index-cache miss row: ${pooled.hits} lookups hit`);
+        const sorted = [...pooled.ms].sort((a, b) => a - b);
+        report.latency.push({
+          name: tieredLatencyName(kind),
+          fetches: sorted.length,
+          p50Ms: percentile(sorted, 50),
+          p99Ms: percentile(sorted, 99),
+          maxMs: sorted[sorted.length - 1],
+          hits: pooled.hits,
+          misses: pooled.misses,
+          responseBytes: median(pooled.bytes),
+          ...(neverFetched.length ? { neverFetched: { fetches: neverFetched.length, p50Ms: median(neverFetched), maxMs: Math.max(...neverFetched) } } : {}),
+        });
+        report.latency.sort((x, y) => x.name.localeCompare(y.name));
+      }
+
       if (wantCatchUp) {
         const samples: { tiered: FetchResult; local: FetchResult }[] = [];
         for (let r = 0; r < o.runs; r++) {
@@ -398,42 +442,6 @@ export async function measureTiered(o: { quick: boolean; runs: number }, selecte
           tieredSeconds: median(samples.map((s) => s.tiered.seconds)),
           localSeconds: median(samples.map((s) => s.local.seconds)),
           emptyTieredFetches: samples.reduce((n, s) => n + s.tiered.empty, 0),
-        });
-      }
-
-      // an offset in the middle of each remote segment
-      const mids = segs.map((s) => s.start + (s.end - s.start) / 2n);
-      const perRun = o.quick ? 20 : 60;
-      for (const kind of wantLatency) {
-        const pooled: { ms: number[]; hits: number; misses: number; bytes: number[] } = { ms: [], hits: 0, misses: 0, bytes: [] };
-        if (kind === 'miss') await setIndexCacheSize(conn, cache, 1);
-        try {
-          for (let r = 0; r < o.runs; r++) {
-            // hit: one segment, warmed by one untimed fetch; miss: every segment in turn, the cache holding nothing
-            const offsets = kind === 'hit' ? [mids[r % mids.length]] : mids;
-            if (kind === 'hit') await timedFetches(client, 'tiered', offsets, 1, cache);
-            const s = await timedFetches(client, 'tiered', offsets, perRun, cache);
-            pooled.ms.push(...s.ms);
-            pooled.bytes.push(...s.bytes);
-            pooled.hits += s.hits;
-            pooled.misses += s.misses;
-            log(`  ${tieredLatencyName(kind)} run ${r + 1}/${o.runs}: p50 ${median(s.ms).toFixed(1)} ms, max ${Math.max(...s.ms).toFixed(1)} ms (${s.hits} hits, ${s.misses} misses)`);
-          }
-        } finally {
-          if (kind === 'miss') await setIndexCacheSize(conn, cache, null);
-        }
-        if (kind === 'hit' && pooled.misses > 0) throw new Error(`index-cache hit row: ${pooled.misses} lookups missed`);
-        if (kind === 'miss' && pooled.hits > 0) throw new Error(`index-cache miss row: ${pooled.hits} lookups hit`);
-        const sorted = [...pooled.ms].sort((a, b) => a - b);
-        report.latency.push({
-          name: tieredLatencyName(kind),
-          fetches: sorted.length,
-          p50Ms: percentile(sorted, 50),
-          p99Ms: percentile(sorted, 99),
-          maxMs: sorted[sorted.length - 1],
-          hits: pooled.hits,
-          misses: pooled.misses,
-          responseBytes: median(pooled.bytes),
         });
       }
     }
