@@ -36,7 +36,10 @@
  * for comparison, on a single krill broker; then the TLS rows ('tls': bench/tls.ts), KafkaJS produce
  * and fetch over an SSL listener as a ratio to PLAINTEXT on the same broker; then the log cleaner
  * rows ('cleaner <size> records': a cleaning pass's MB/s read and written as a ratio to CRC32C over
- * the same bytes) and 'coordinator load after N commits' before and after cleaning (bench/cleaner.ts).
+ * the same bytes) and 'coordinator load after N commits' before and after cleaning (bench/cleaner.ts);
+ * then the tiered-storage rows (bench/tiered.ts, in the bench process with s3rver): 'tiered catch-up
+ * s3 1KiB' (a consumer reading a tiered topic from offset 0 through S3 as a ratio to the same read
+ * of an all-local topic), 'tiered fetch latency s3 index-cache hit|miss' and 'tiered copy lag s3 1KiB'.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -73,6 +76,7 @@ import { consumeGroup, createReplicatedTopic, leaderHighWatermark, produceLatenc
 import { checkCommitted, checkOneProducer, produceIdempotent, produceTransactional, type Retried, type TxnResult } from './eos';
 import { measureTls, type TlsRow } from './tls';
 import { measureCleaner, type CleanerRow, type CoordinatorLoadRow } from './cleaner';
+import { measureTiered, type TieredReport } from './tiered';
 
 type TargetName = 'krill' | 'null';
 const TARGETS: readonly TargetName[] = ['krill', 'null'];
@@ -433,6 +437,7 @@ interface Report {
   tls: TlsRow[];
   cleaner: CleanerRow[];
   coordinatorLoad: CoordinatorLoadRow[];
+  tiered: TieredReport;
   notes: string[];
   durationSeconds: number;
 }
@@ -730,6 +735,7 @@ async function main(): Promise<void> {
   const latency = await measureLatency(o, selected);
   const tls = await measureTls(o, selected, log);
   const { cleaner, coordinatorLoad } = await measureCleaner(o, selected, log);
+  const tiered = await measureTiered(o, selected, log);
 
   const rdkafka = loadRdkafka();
   const notes = [
@@ -802,6 +808,16 @@ async function main(): Promise<void> {
         'from the leadership change to the partition being served, before and after the partition is cleaned (two passes; tombstones removed); records = what the load replayed.',
     );
   }
+  if (tiered.catchUp.length || tiered.latency.length || tiered.copyLag.length) {
+    notes.push(
+      'tiered rows: s3rver and one krill broker (startBroker, Aiven S3 property names) in the bench process with the client, so all three share one event loop; ' +
+        'reads are Fetch v11 from the bench wire client (10 MB max, 1 MiB per partition, one in flight), 1 KiB records in batches of 100. catch-up: a tiered topic ' +
+        '(local.retention.bytes=1, only the active segment local) and an all-local topic of the same records and segment size, each read from offset 0 per run, order alternating; ' +
+        'ratio = median tiered MB/s / median local MB/s. latency: one fetch in flight at the middle offset of a remote segment; hit = the same segment again, ' +
+        'miss = remote.log.index.file.cache.total.size.bytes=1 (every lookup fetches the indexes), percentiles over all runs pooled. copy lag: ' +
+        `remote.log.manager.task.interval.ms=${tiered.copyLag[0]?.taskIntervalMs ?? 500}, local-only bytes = onlyLocalLogSegmentsSize (the active segment included), uncopied = rolled local segments not yet in S3.`,
+    );
+  }
   const report: Report = {
     options: { ...o, only: o.only?.source ?? null },
     machine: { cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}`, loadAverageAtStart: loadAtStart },
@@ -813,6 +829,7 @@ async function main(): Promise<void> {
     tls,
     cleaner,
     coordinatorLoad,
+    tiered,
     notes,
     durationSeconds: round((Date.now() - t0) / 1000),
   };
@@ -926,6 +943,33 @@ function renderText(r: Report): string {
   if (r.coordinatorLoad.length) {
     const rows: string[][] = [['workload (coordinator)', 'before ms', 'records', 'cleaned ms', 'records', 'before/cleaned']];
     for (const c of r.coordinatorLoad) rows.push([c.name, c.beforeMs.toFixed(0), String(c.beforeRecords), c.afterMs.toFixed(1), String(c.afterRecords), c.ratio.toFixed(0)]);
+    out.push(table(rows));
+    out.push('');
+  }
+  if (r.tiered.catchUp.length) {
+    const rows: string[][] = [['workload (tiered)', 'MB', 'remote segments', 'tiered MB/s', 'local MB/s', 'ratio tiered/local', 'tiered s', 'local s', 'empty fetches']];
+    for (const c of r.tiered.catchUp) {
+      rows.push([c.name, String(c.mb), String(c.remoteSegments), c.tieredMBps.toFixed(1), c.localMBps.toFixed(1), c.ratio.toFixed(2) + (c.ratio < 0.5 ? ' *' : ''), c.tieredSeconds.toFixed(2), c.localSeconds.toFixed(2), String(c.emptyTieredFetches)]);
+    }
+    out.push(table(rows));
+    out.push('  * below the 0.5 goal');
+    out.push('');
+  }
+  if (r.tiered.latency.length) {
+    const rows: string[][] = [['workload (tiered latency)', 'fetches', 'p50 ms', 'p99 ms', 'max ms', 'cache hits', 'misses', 'bytes/response']];
+    for (const l of r.tiered.latency) rows.push([l.name, String(l.fetches), l.p50Ms.toFixed(1), l.p99Ms.toFixed(1), l.maxMs.toFixed(1), String(l.hits), String(l.misses), String(l.responseBytes)]);
+    out.push(table(rows));
+    for (const l of r.tiered.latency.filter((x) => x.neverFetched)) {
+      const n = l.neverFetched!;
+      out.push(`  ${l.name}: of these, the first ${n.fetches} (one per segment, none fetched before): p50 ${n.p50Ms.toFixed(1)} ms, max ${n.maxMs.toFixed(1)} ms`);
+    }
+    out.push('');
+  }
+  if (r.tiered.copyLag.length) {
+    const rows: string[][] = [['workload (tiered copy lag)', 'seconds', 'produced MB/s', 'segment MiB', 'task ms', 'local-only MiB p50', 'max', 'uncopied segments p50', 'max']];
+    for (const c of r.tiered.copyLag) {
+      rows.push([c.name, String(c.seconds), c.rateMBps.toFixed(1), String(c.segmentBytes / 1048576), String(c.taskIntervalMs), (c.medianLocalOnlyBytes / 1048576).toFixed(2), (c.maxLocalOnlyBytes / 1048576).toFixed(2), String(c.medianUncopiedSegments), String(c.maxUncopiedSegments)]);
+    }
     out.push(table(rows));
     out.push('');
   }

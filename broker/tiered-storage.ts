@@ -163,6 +163,11 @@ export class BrokerTieredStorage {
     return this.closed ? null : this.rlm;
   }
 
+  /** The remote index cache (its hit / miss counters for the bench and tests); null before start or after close. */
+  get remoteIndexCache(): RemoteIndexCache | null {
+    return this.closed ? null : this.indexes;
+  }
+
   /** Dynamic broker configs this subsystem follows (Kafka's RemoteLogManager reconfigure). */
   reconfigure(config: KafkaConfig): void {
     if (!this.rlm) return;

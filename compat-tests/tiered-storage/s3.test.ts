@@ -1,8 +1,8 @@
 /**
  * Tiered storage on an S3-compatible object store: a real S3 HTTP server (s3rver on 127.0.0.1)
  * and a broker configured with the property names of Aiven's tiered-storage plugin, as a Kafka
- * user's server.properties would have them. Segments are copied as objects and read back by a
- * consumer from offset 0; during an outage of the store the broker keeps serving, logs its
+ * user's server.properties would have them. Segments are copied as objects and read back from
+ * offset 0 by KafkaJS and by librdkafka (node-rdkafka); during an outage of the store the broker keeps serving, logs its
  * failures, and its local log stays bounded by the topic's retention; once the store is back,
  * copying resumes where it stopped.
  */
@@ -15,6 +15,7 @@ import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import type { RunningBroker } from '../../broker';
 import { startBroker } from '../../broker';
 import { disconnectAll } from '../helpers/kafkajs';
+import { rdkafkaConsumeValues } from '../helpers/rdkafka';
 import { waitFor } from '../replication/helpers';
 import { createTieredTopic, waitUntilTiered } from './helpers';
 
@@ -133,7 +134,7 @@ async function readFromStart(topic: string, expected: number): Promise<string[]>
   return got;
 }
 
-test('segments become objects in the bucket under the key prefix, and a consumer reads from offset 0 through the store', async () => {
+test('segments become objects in the bucket under the key prefix, and KafkaJS and librdkafka read from offset 0 through the store', async () => {
   const topic = 's3-a';
   await createTieredTopic(broker, topic);
   await produce(topic, 0, 300);
@@ -141,7 +142,11 @@ test('segments become objects in the bucket under the key prefix, and a consumer
   await waitUntilTiered(broker, topic, 0, log.activeSegment.baseOffset);
   const keys = await objectKeys();
   expect(keys.filter((k) => k.startsWith(`krill/${topic}-`) && k.endsWith('.log')).length).toBeGreaterThan(3);
-  expect(await readFromStart(topic, 300)).toEqual(Array.from({ length: 300 }, (_, i) => value(i)));
+  const expected = Array.from({ length: 300 }, (_, i) => value(i));
+  expect(await readFromStart(topic, 300)).toEqual(expected);
+  // librdkafka (node-rdkafka, Fetch v16) through the same store
+  const rd = await rdkafkaConsumeValues({ 'metadata.broker.list': broker.bootstrapServers.join(','), 'group.id': `rd-${topic}` }, topic, 1, 300, 30_000);
+  expect(rd).toEqual(expected);
 });
 
 test('an outage of the store: the broker keeps serving, the local log stays within retention.bytes, copying resumes afterwards', async () => {

@@ -26,6 +26,9 @@
  *   the partition stopped, the manager closed), so a stale task never publishes.
  * - Remote failures are logged with the partition and retried at the next interval; they never
  *   take the log offline.
+ * - A remote read fetches a bounded byte range (the budget + REMOTE_READ_SLACK_BYTES from the
+ *   index position) and falls back to the rest of the segment only when that range holds no
+ *   whole batch at or after the fetch offset, so its answer is what a whole-segment read gives.
  *
  * Concurrency: krill is single-threaded; the await points are the metadata manager's and the
  * storage manager's calls and the index lookups. Between them the log may be appended to, rolled,
@@ -97,6 +100,13 @@ export interface RemoteIndexLookups {
   /** The segment was deleted: drop its cached indexes. */
   remove(segmentId: string): void;
 }
+
+/**
+ * A remote read asks the storage manager for the fetch's byte budget plus this much from the
+ * position the offset index gives (which is at most index.interval.bytes, 4 KiB by default, plus
+ * one batch before the fetch offset's batch), instead of the rest of the segment.
+ */
+export const REMOTE_READ_SLACK_BYTES = 64 * 1024;
 
 /** A fetch of one partition that must be served from remote storage (Kafka's RemoteStorageFetchInfo). */
 export interface RemoteFetchInfo {
@@ -729,9 +739,19 @@ export class RemoteLogManager {
     }
     while (m) {
       const startPos = this.opts.indexes ? await this.opts.indexes.lookupOffset(m, f.fetchOffset) : 0;
-      const data = await this.opts.rsm.fetchLogSegment(m, startPos);
+      // Only what this fetch can return (plus the offset index's granularity), not the rest of the
+      // segment; the rest when that range holds no whole batch at or after the offset (a batch
+      // larger than the budget, or a compacted stretch).
+      // (Without an index cache the position is 0 and the offset may be anywhere: the rest of the segment.)
+      const rangeEnd = this.opts.indexes ? startPos + f.maxBytes + REMOTE_READ_SLACK_BYTES - 1 : Infinity;
+      let data = await this.opts.rsm.fetchLogSegment(m, startPos, rangeEnd < m.segmentSizeInBytes - 1 ? rangeEnd : undefined);
       this.fetchQuota.add(data.length, this.opts.time.milliseconds());
-      const first = firstBatchAtOrAfter(data, f.fetchOffset);
+      let first = firstBatchAtOrAfter(data, f.fetchOffset);
+      if (!first && rangeEnd < m.segmentSizeInBytes - 1 && data.length === rangeEnd - startPos + 1) {
+        data = await this.opts.rsm.fetchLogSegment(m, startPos);
+        this.fetchQuota.add(data.length, this.opts.time.milliseconds());
+        first = firstBatchAtOrAfter(data, f.fetchOffset);
+      }
       if (first) {
         const firstSize = first.size;
         if (!f.minOneMessage && firstSize > f.maxBytes) {
