@@ -681,23 +681,7 @@ export class LogManager {
       this.fs.mkdirSync(dir, { recursive: true });
       this.fs.fsyncDirSync(target);
       if (current.topicId) writePartitionMetadata(this.fs, dir, current.topicId);
-      const future = UnifiedLog.load({
-        dir,
-        tp,
-        topicId: current.topicId,
-        config: current.config,
-        fs: this.fs,
-        time: this.time,
-        scheduler: this.scheduler,
-        logger: this.logger,
-        recoveryPoint: 0n,
-        logStartOffset: 0n,
-        hadCleanShutdown: false,
-        producerIdExpirationMs: this.opts.producerIdExpirationMs,
-        onIoError: (l, message) => this.handleLogDirFailure(l.parentDir, message),
-        flushStats: this.flushStats,
-        remoteStorageSystemEnable: this.opts.remoteStorageSystemEnable,
-      });
+      const future = this.loadEmptyLog(dir, tp, current.topicId, current.config);
       if (current.remoteLogEnabled() && current.localLogStartOffset > current.logStartOffset) this.restartTieredFuture(current, future);
       else if (current.logStartOffset > 0n) future.truncateFullyAndStartAt(current.logStartOffset);
       this.futureLogs.set(key, future);
@@ -755,6 +739,27 @@ export class LogManager {
       logStartOffset: current.logStartOffset,
       epochs: current.leaderEpochCache.entries,
       producerSnapshot: snapshot ? this.fs.readFileSync(snapshot) : ProducerStateManager.emptySnapshot(),
+    });
+  }
+
+  /** A log in a directory just created for it (a new partition, or a future replica). */
+  private loadEmptyLog(dir: string, tp: TopicPartition, topicId: string | undefined, config: LogConfig): UnifiedLog {
+    return UnifiedLog.load({
+      dir,
+      tp,
+      topicId,
+      config,
+      fs: this.fs,
+      time: this.time,
+      scheduler: this.scheduler,
+      logger: this.logger,
+      recoveryPoint: 0n,
+      logStartOffset: 0n,
+      hadCleanShutdown: false,
+      producerIdExpirationMs: this.opts.producerIdExpirationMs,
+      remoteStorageSystemEnable: this.opts.remoteStorageSystemEnable,
+      onIoError: (l, message) => this.handleLogDirFailure(l.parentDir, message),
+      flushStats: this.flushStats,
     });
   }
 
@@ -843,23 +848,7 @@ export class LogManager {
         this.fs.fsyncDirSync(d.path);
       }
       if (topicId) writePartitionMetadata(this.fs, dir, topicId);
-      const log = UnifiedLog.load({
-        dir,
-        tp,
-        topicId,
-        config: config ?? this.configFor(topic),
-        fs: this.fs,
-        time: this.time,
-        scheduler: this.scheduler,
-        logger: this.logger,
-        recoveryPoint: 0n,
-        logStartOffset: 0n,
-        hadCleanShutdown: false,
-        producerIdExpirationMs: this.opts.producerIdExpirationMs,
-        remoteStorageSystemEnable: this.opts.remoteStorageSystemEnable,
-        onIoError: (l, message) => this.handleLogDirFailure(l.parentDir, message),
-        flushStats: this.flushStats,
-      });
+      const log = this.loadEmptyLog(dir, tp, topicId, config ?? this.configFor(topic));
       if (this._cleaner) log.cleanerHooks = this.cleanerHooks;
       this.logs.set(key, log);
       // The preferred directory (AlterReplicaLogDirs before the replica existed) is satisfied.

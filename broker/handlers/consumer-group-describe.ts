@@ -23,20 +23,14 @@ import { ErrorCode } from '../../protocol/errors';
 import { AUTHORIZED_OPERATIONS_OMITTED, authHelper } from '../security/authorize';
 import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer';
 import { defineHandler } from './define-handler';
+import { describedConsumerGroupError } from '../../coordinator/group/consumer-group-manager';
 import { consumerGroupProtocolEnabled } from './consumer-group-protocol';
 
 /** KIP-1099's member type of a member speaking the consumer protocol. */
 const CONSUMER_MEMBER_TYPE = 1;
 
 const denied = (groupId: string, errorCode: number, errorMessage: string | null = null) => ({
-  groupId,
-  errorCode,
-  errorMessage,
-  groupState: '',
-  groupEpoch: 0,
-  assignmentEpoch: 0,
-  assignorName: '',
-  members: [],
+  ...describedConsumerGroupError(groupId, errorCode, errorMessage),
   authorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
 });
 

@@ -11,6 +11,8 @@ import { startBroker, type RunningBroker } from '../../broker';
 import { connect } from '../../client/network-client';
 import { createTopic } from '../recovery/helpers';
 import { waitFor } from '../replication/helpers';
+import type { Kafka } from 'kafkajs';
+import { disconnectAll } from '../helpers/kafkajs';
 
 export const LOCAL_TIERED_STORAGE = 'org.apache.kafka.server.log.remote.storage.LocalTieredStorage';
 
@@ -67,4 +69,29 @@ export async function waitUntilTiered(broker: RunningBroker, topic: string, part
     timeoutMs,
     50,
   );
+}
+
+/** The values a fresh KafkaJS group consumer reads from the beginning of `topic`, once it has `expected` of them (bounded). */
+export async function kafkajsReadFromStart(kafka: Kafka, topic: string, expected: number, opts: { readCommitted?: boolean; timeoutMs?: number } = {}): Promise<string[]> {
+  const consumer = kafka.consumer({ groupId: `g-${topic}-${Math.random()}`, maxWaitTimeInMs: 200, readUncommitted: !opts.readCommitted });
+  const got: string[] = [];
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`KafkaJS read ${got.length} of ${expected} from ${topic}`)), opts.timeoutMs ?? 30_000);
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          got.push(message.value!.toString());
+          if (got.length >= expected) {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+      });
+    });
+  } finally {
+    await disconnectAll(consumer);
+  }
+  return got;
 }

@@ -17,7 +17,7 @@ import { startBroker } from '../../broker';
 import { disconnectAll } from '../helpers/kafkajs';
 import { rdkafkaConsumeValues } from '../helpers/rdkafka';
 import { waitFor } from '../replication/helpers';
-import { createTieredTopic, waitUntilTiered } from './helpers';
+import { createTieredTopic, waitUntilTiered, kafkajsReadFromStart } from './helpers';
 
 jest.setTimeout(90_000);
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
@@ -110,29 +110,7 @@ async function produce(topic: string, from: number, n: number): Promise<void> {
   }
 }
 
-async function readFromStart(topic: string, expected: number): Promise<string[]> {
-  const consumer = kafka.consumer({ groupId: `g-${topic}-${Math.random()}`, maxWaitTimeInMs: 200 });
-  const got: string[] = [];
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`read ${got.length} of ${expected}`)), 30_000);
-      void consumer.run({
-        eachMessage: async ({ message }) => {
-          got.push(message.value!.toString());
-          if (got.length >= expected) {
-            clearTimeout(timer);
-            resolve();
-          }
-        },
-      });
-    });
-  } finally {
-    await disconnectAll(consumer);
-  }
-  return got;
-}
+const readFromStart = (topic: string, expected: number): Promise<string[]> => kafkajsReadFromStart(kafka, topic, expected);
 
 test('segments become objects in the bucket under the key prefix, and KafkaJS and librdkafka read from offset 0 through the store', async () => {
   const topic = 's3-a';

@@ -15,7 +15,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { disconnectAll } from '../helpers/kafkajs';
 import { rdkafkaConsumeValues } from '../helpers/rdkafka';
 import { waitFor } from '../replication/helpers';
-import { createTieredTopic, removeRemoteDirs, startTieredBroker, waitUntilTiered } from './helpers';
+import { createTieredTopic, removeRemoteDirs, startTieredBroker, waitUntilTiered, kafkajsReadFromStart } from './helpers';
 import { openBackend, type BackendName, type RemoteBackend } from './backends';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
@@ -55,29 +55,8 @@ async function produce(topic: string, n: number): Promise<void> {
   }
 }
 
-async function kafkajsReadAll(topic: string, expected: number, isolation?: 'read_committed'): Promise<string[]> {
-  const consumer = kafka.consumer({ groupId: `g-${topic}-${Math.random()}`, maxWaitTimeInMs: 200, readUncommitted: isolation !== 'read_committed' });
-  const got: string[] = [];
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`KafkaJS read ${got.length} of ${expected}`)), 20_000);
-      void consumer.run({
-        eachMessage: async ({ message }) => {
-          got.push(message.value!.toString());
-          if (got.length >= expected) {
-            clearTimeout(timer);
-            resolve();
-          }
-        },
-      });
-    });
-  } finally {
-    await disconnectAll(consumer);
-  }
-  return got;
-}
+const kafkajsReadAll = (topic: string, expected: number, isolation?: 'read_committed'): Promise<string[]> =>
+  kafkajsReadFromStart(kafka, topic, expected, { readCommitted: isolation === 'read_committed', timeoutMs: 20_000 });
 
 test('rolled segments move to remote storage, local ones go, and KafkaJS and librdkafka read everything from offset 0', async () => {
   const topic = 'tiered-a';

@@ -168,6 +168,11 @@ export function validateHeartbeatRequest(p: ConsumerGroupHeartbeatParams, assign
   }
 }
 
+/** A ConsumerGroupDescribe answer for a group that is not described (an error, no members). */
+export function describedConsumerGroupError(groupId: string, errorCode: number, errorMessage: string | null = null): DescribedConsumerGroup {
+  return { groupId, errorCode, errorMessage, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] };
+}
+
 export class ConsumerGroupManager {
   readonly groups = new Map<string, ConsumerGroup>();
   private readonly log: Logger;
@@ -509,16 +514,7 @@ export class ConsumerGroupManager {
   // ---- ConsumerGroupDescribe ------------------------------------------------------------------
 
   describe(groupId: string): DescribedConsumerGroup {
-    const none = (errorCode: number, errorMessage: string | null): DescribedConsumerGroup => ({
-      groupId,
-      errorCode,
-      errorMessage,
-      groupState: '',
-      groupEpoch: 0,
-      assignmentEpoch: 0,
-      assignorName: '',
-      members: [],
-    });
+    const none = (errorCode: number, errorMessage: string | null): DescribedConsumerGroup => describedConsumerGroupError(groupId, errorCode, errorMessage);
     let group: ConsumerGroup;
     try {
       group = this.consumerGroup(groupId);

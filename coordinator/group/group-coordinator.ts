@@ -64,7 +64,7 @@ import {
   type TopicPartitionErrors,
 } from './offset-metadata-manager';
 import type { GroupMetadataValue } from '../../protocol/generated/records/group-coordinator/group-metadata-value';
-import { ConsumerGroupManager, heartbeatError, type ConsumerGroupHeartbeatParams, type ConsumerGroupHeartbeatResult, type DescribedConsumerGroup } from './consumer-group-manager';
+import { ConsumerGroupManager, describedConsumerGroupError, heartbeatError, type ConsumerGroupHeartbeatParams, type ConsumerGroupHeartbeatResult, type DescribedConsumerGroup } from './consumer-group-manager';
 import { resolveConsumerGroupAssignors } from './consumer/assignors';
 import { DEFAULT_CONSUMER_GROUP_CONFIG } from './group-coordinator-config';
 import type { TopicsView } from './consumer/consumer-group';
@@ -516,16 +516,7 @@ export class GroupCoordinator {
   }
 
   consumerGroupDescribe(groupId: string): Promise<DescribedConsumerGroup> {
-    const fail = (errorCode: number, errorMessage: string | null = null): DescribedConsumerGroup => ({
-      groupId,
-      errorCode,
-      errorMessage,
-      groupState: '',
-      groupEpoch: 0,
-      assignmentEpoch: 0,
-      assignorName: '',
-      members: [],
-    });
+    const fail = (errorCode: number, errorMessage: string | null = null): DescribedConsumerGroup => describedConsumerGroupError(groupId, errorCode, errorMessage);
     if (!this.active) return Promise.resolve(fail(ErrorCode.COORDINATOR_NOT_AVAILABLE));
     if (groupId === '') return Promise.resolve(fail(ErrorCode.INVALID_GROUP_ID));
     return this.withGroup(groupId, (code) => fail(code), () => this.consumerGroups.describe(groupId));
