@@ -12,6 +12,12 @@
  * leadership changes that arrive before (none do in krill's start-up order: partitions are
  * created after start) are kept and replayed.
  *
+ * The topic-based metadata manager is configured (which creates `__remote_log_metadata` if needed)
+ * at the first leadership change of a tiered partition, not at startup: in a cluster that is just
+ * forming, the first broker up would otherwise create the topic with the replication factor of the
+ * brokers alive at that moment (one), and a later loss of that broker would leave partitions of
+ * the topic without a leader.
+ *
  * Invariants: the broker starts only if every plugin loaded and configured (a misconfiguration
  * stops startup with the plugin's message, naming the key); nothing reaches a plugin after
  * close(); close() stops the manager's tasks first, then the metadata manager, the index cache
@@ -35,7 +41,7 @@ import type { RemoteLogSegmentMetadata, TopicIdPartition } from '../storage/remo
 import type { IndexType, RemoteStorageManager } from '../storage/remote/remote-storage-manager';
 import { createRemoteStorageManager } from '../storage/remote/remote-storage-manager-loader';
 import { InvalidConfigurationError } from '../storage/remote/remote-storage-config';
-import { rlmmConfigsOf, TopicBasedRemoteLogMetadataManager } from '../coordinator/remote-log-metadata/topic-based-remote-log-metadata-manager';
+import { parseTopicBasedRlmmConfig, rlmmConfigsOf, TopicBasedRemoteLogMetadataManager } from '../coordinator/remote-log-metadata/topic-based-remote-log-metadata-manager';
 
 export const TOPIC_BASED_RLMM_CLASS_NAME = 'org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager';
 
@@ -64,6 +70,15 @@ export class BrokerTieredStorage {
   private rlmm: RemoteLogMetadataManager | null = null;
   private indexes: RemoteIndexCache | null = null;
   private pending: { leaders: TopicIdPartition[]; followers: TopicIdPartition[] }[] = [];
+  private rlmmConfigs: Record<string, string> | null = null;
+  private rlmmConfigured = false;
+
+  /** Configures the metadata manager once, at the first tiered partition (see the header). */
+  private configureRlmm(): void {
+    if (this.rlmmConfigured || !this.rlmm || !this.rlmmConfigs) return;
+    this.rlmmConfigured = true;
+    this.rlmm.configure(this.rlmmConfigs);
+  }
   private closed = false;
 
   constructor(private readonly deps: BrokerTieredStorageDeps) {}
@@ -87,7 +102,9 @@ export class BrokerTieredStorage {
       security: this.deps.security,
       logger: logger.child('remote-log-metadata'),
     });
-    rlmm.configure(rlmmConfigsOf(originals, nodeId, this.deps.clusterId));
+    // Parsed now, so a bad rlmm.config.* stops startup; applied at the first tiered partition.
+    this.rlmmConfigs = rlmmConfigsOf(originals, nodeId, this.deps.clusterId);
+    parseTopicBasedRlmmConfig(this.rlmmConfigs);
     this.rlmm = rlmm;
     const firstLogDir = path.resolve(config.logDirs()[0]);
     this.indexes = new RemoteIndexCache({
@@ -116,6 +133,7 @@ export class BrokerTieredStorage {
       logger: logger.child('remote-log-manager'),
     });
     logger.info(`tiered storage is on: ${created.className}, ${rlmmClass}, index cache in ${path.join(firstLogDir, 'remote-log-index-cache')}`);
+    if (this.pending.length > 0) this.configureRlmm();
     for (const p of this.pending) this.rlm.onLeadershipChange(p.leaders, p.followers);
     this.pending = [];
   }
@@ -138,7 +156,10 @@ export class BrokerTieredStorage {
   onLeadershipChange(leaders: readonly TopicIdPartition[], followers: readonly TopicIdPartition[]): void {
     if (this.closed) return;
     if (!this.rlm) this.pending.push({ leaders: [...leaders], followers: [...followers] });
-    else this.rlm.onLeadershipChange(leaders, followers);
+    else {
+      if (leaders.length > 0 || followers.length > 0) this.configureRlmm();
+      this.rlm.onLeadershipChange(leaders, followers);
+    }
   }
 
   stopPartitions(partitions: readonly TopicIdPartition[], o: { deleteRemoteLog: boolean }): Promise<void> {

@@ -66,6 +66,9 @@ test('leader copies, followers follow, a wiped follower rebuilds from remote sto
   const followers = replicas.filter((r) => r !== leader);
   const leaderLog = logOn(leader)!;
   await waitFor('the leader tiers its rolled segments', () => leaderLog.localLogStartOffset >= leaderLog.activeSegment.baseOffset && leaderLog.highestOffsetInRemoteStorage >= leaderLog.activeSegment.baseOffset - 1n, 20_000, 50);
+  // the metadata topic was created once the cluster had formed: replicated on all three brokers
+  const metadataTopic = cluster.broker(leader).server.metadata.topic('__remote_log_metadata')!;
+  expect([...metadataTopic.partitions.values()].map((p) => p.replicas.length)).toEqual([...metadataTopic.partitions.values()].map(() => 3));
   // every copy is the leader's, once per segment
   const starts = remoteStarts();
   expect(new Set(starts.map(String)).size).toBe(starts.length);
