@@ -1,7 +1,8 @@
 /**
  * The record-level questions storage asks of a stored batch, in one place:
  *  - ListOffsets by timestamp: the first RECORD with timestamp >= target (not the batch's first offset);
- *  - ListOffsets MAX_TIMESTAMP: the offset of the first record carrying the batch's max timestamp.
+ *  - ListOffsets MAX_TIMESTAMP: the offset of the first record carrying the batch's max timestamp;
+ *  - after a read: the offset following the last batch of its chunks (headers only; -1 for none).
  *
  * LogAppendTime batches answer from the header (every record's timestamp is the batch's max);
  * CreateTime batches are iterated with protocol/records/record.ts (decompressing once if needed).
@@ -10,7 +11,7 @@
  */
 import { KafkaError } from '../protocol/errors';
 import { RecordIterator, findFirstRecordAtOrAfter } from '../protocol/records/record';
-import { RecordBatch, TimestampType } from '../protocol/records/record-batch';
+import { RECORD_BATCH_OVERHEAD, RecordBatch, TimestampType } from '../protocol/records/record-batch';
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
@@ -57,4 +58,18 @@ export function offsetOfMaxTimestamp(batch: Buffer): bigint {
     if (!(e instanceof KafkaError)) throw e;
   }
   return b.baseOffset;
+}
+
+/** The offset after the last batch of a read's record chunks (batch headers only); -1 when they hold none. */
+export function nextOffsetAfter(chunks: readonly Buffer[]): bigint {
+  let next = -1n;
+  for (const c of chunks) {
+    let pos = 0;
+    while (pos + RECORD_BATCH_OVERHEAD <= c.length) {
+      const rb = new RecordBatch(c, pos);
+      next = rb.lastOffset + 1n;
+      pos += 12 + c.readInt32BE(pos + 8);
+    }
+  }
+  return next;
 }

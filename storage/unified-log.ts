@@ -53,6 +53,7 @@ import { LoadParams, LoadedLog, RecoveryReport, loadLog, loadLogAsync } from './
 import { FetchDataInfo, LogOffsetMetadata, LogSegment } from './log-segment';
 import { AppendOrigin, validateForFollower, validateForLeader } from './log-validator';
 import { offsetOfMaxTimestamp } from './record-access';
+import { nextOffsetAfter } from './record-access';
 import { ProducerAppendUpdate, ProducerStateManager, snapshotFileName, type ProducerBatch, type VerificationGuard } from './producer-state-manager';
 import { ControlRecordType, readEndTxnMarker } from '../protocol/records/control-record';
 import { TXN_INDEX_ENTRY_SIZE, type AbortedTxn } from './index/transaction-index';
@@ -127,19 +128,6 @@ function producerViewOf(rb: RecordBatch, firstOffset: bigint, lastOffset: bigint
   };
 }
 
-/** The offset after the last batch of a read's record chunks (batch headers only). */
-function nextOffsetAfter(chunks: readonly Buffer[]): bigint {
-  let next = -1n;
-  for (const c of chunks) {
-    let pos = 0;
-    while (pos + RECORD_BATCH_OVERHEAD <= c.length) {
-      const rb = new RecordBatch(c, pos);
-      next = rb.lastOffset + 1n;
-      pos += 12 + c.readInt32BE(pos + 8);
-    }
-  }
-  return next;
-}
 
 export interface AppendAsLeaderOptions {
   leaderEpoch: number;

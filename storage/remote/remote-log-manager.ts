@@ -41,11 +41,12 @@ import { Rate } from '../../common/rate';
 import type { ScheduledTask, Scheduler } from '../../common/scheduler';
 import type { Time } from '../../common/time';
 import { ErrorCode, KafkaError } from '../../protocol/errors';
-import { BASE_OFFSET_OFFSET, BATCH_LENGTH_OFFSET, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, MAX_TIMESTAMP_OFFSET, RECORD_BATCH_OVERHEAD } from '../../protocol/records/record-batch';
+import { ATTRIBUTES_OFFSET, BASE_OFFSET_OFFSET, BATCH_LENGTH_OFFSET, CONTROL_FLAG_MASK, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../../protocol/records/record-batch';
 import type { AbortedTxn, TxnIndexSearchResult } from '../index/transaction-index';
 import { LeaderEpochCheckpointFile, type EpochEntry } from '../leader-epoch-file-cache';
 import type { FetchDataInfo } from '../log-segment';
 import type { UnifiedLog } from '../unified-log';
+import { firstRecordAtOrAfter, nextOffsetAfter, type RecordTimestampAndOffset } from '../record-access';
 import type { RemoteLogMetadataManager } from './remote-log-metadata-manager';
 import {
   RemoteLogSegmentMetadata,
@@ -766,7 +767,7 @@ export class RemoteLogManager {
           sizeInBytes: records.length,
           firstEntryIncomplete: false,
         };
-        if (f.readCommitted) info.abortedTransactions = await this.abortedTransactions(f.tp, log, m, first.baseOffset, nextOffsetAfterBatches(records, m.endOffset + 1n));
+        if (f.readCommitted) info.abortedTransactions = await this.abortedTransactions(f.tp, log, m, first.baseOffset, records.length > 0 ? nextOffsetAfter([records]) : m.endOffset + 1n);
         return info;
       }
       m = await this.fetchRemoteLogSegmentMetadata(f.tp, log, m.endOffset + 1n);
@@ -810,7 +811,7 @@ export class RemoteLogManager {
         if (m.maxTimestampMs < timestamp || m.endOffset < startingOffset) continue;
         const startPos = this.opts.indexes ? await this.opts.indexes.lookupTimestamp(m, Number(timestamp), startingOffset) : 0;
         const data = await this.opts.rsm.fetchLogSegment(m, startPos);
-        const found = firstRecordAtOrAfter(data, timestamp, startingOffset);
+        const found = firstRemoteRecordAtOrAfter(data, timestamp, startingOffset);
         if (found) return { ...found, leaderEpoch: log.leaderEpochCache.epochForOffset(found.offset) };
       }
     }
@@ -863,43 +864,20 @@ function wholeBatchesEnd(data: Buffer, start: number, budget: number): number {
   return pos;
 }
 
-/** The offset after the last batch in `records`, or `fallback` when there is none. */
-function nextOffsetAfterBatches(records: Buffer, fallback: bigint): bigint {
-  let pos = 0;
-  let next = fallback;
-  while (pos + RECORD_BATCH_OVERHEAD <= records.length) {
-    const size = LOG_OVERHEAD + records.readInt32BE(pos + BATCH_LENGTH_OFFSET);
-    next = records.readBigInt64BE(pos) + BigInt(records.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET)) + 1n;
-    pos += size;
-  }
-  return next;
-}
 
 /**
- * The first record with timestamp >= `timestamp` and offset >= `startingOffset` in the batches of
- * `data`: batches whose max timestamp is below the target are skipped by their header; the others
- * are decoded (records.ts decodes compressed batches too).
+ * The first record with timestamp >= `timestamp` and offset >= `startingOffset` in the whole
+ * batches of `data` (control batches skipped); each batch is looked at by record-access.ts, as a
+ * local segment's search does (LogAppendTime from the header, CreateTime record by record).
  */
-function firstRecordAtOrAfter(data: Buffer, timestamp: bigint, startingOffset: bigint): { offset: bigint; timestamp: bigint } | null {
-  // Loaded lazily: only ListOffsets by timestamp over remote data needs record decoding.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { splitBatches } = require('../../protocol/records/record-batch') as typeof import('../../protocol/records/record-batch');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { readRecords } = require('../../protocol/records/record') as typeof import('../../protocol/records/record');
+function firstRemoteRecordAtOrAfter(data: Buffer, timestamp: bigint, startingOffset: bigint): RecordTimestampAndOffset | null {
   let pos = 0;
   while (pos + RECORD_BATCH_OVERHEAD <= data.length) {
     const size = LOG_OVERHEAD + data.readInt32BE(pos + BATCH_LENGTH_OFFSET);
     if (pos + size > data.length) break;
-    const base = data.readBigInt64BE(pos);
-    const last = base + BigInt(data.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET));
-    const maxTs = data.readBigInt64BE(pos + MAX_TIMESTAMP_OFFSET);
-    if (last >= startingOffset && maxTs >= timestamp) {
-      for (const batch of splitBatches(data.subarray(pos, pos + size))) {
-        if (batch.isControlBatch) continue;
-        for (const r of readRecords(batch)) {
-          if (r.offset >= startingOffset && r.timestamp >= timestamp) return { offset: r.offset, timestamp: r.timestamp };
-        }
-      }
+    if ((data.readInt16BE(pos + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) === 0) {
+      const hit = firstRecordAtOrAfter(data.subarray(pos, pos + size), timestamp, startingOffset);
+      if (hit) return hit;
     }
     pos += size;
   }
