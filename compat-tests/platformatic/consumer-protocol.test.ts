@@ -18,7 +18,7 @@ import { runNodeScript } from '../helpers/node-script';
 jest.setTimeout(90_000);
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
-const SCRIPT = path.join(__dirname, 'consumer-protocol.mjs');
+const SCRIPT = path.join(__dirname, 'consume.mjs');
 const TOPIC = 'pf-kip848';
 const GROUP = 'pf-kip848-group';
 let broker: RunningBroker;
@@ -49,7 +49,7 @@ test('a @platformatic/kafka consumer on the consumer protocol reads and commits 
   const out = path.join(tmp, 'read.json');
   let stdout: string;
   try {
-    stdout = await runNodeScript(SCRIPT, [broker.bootstrapServers[0], TOPIC, GROUP, String(values.length), out], 60_000);
+    stdout = await runNodeScript(SCRIPT, [broker.bootstrapServers[0], TOPIC, GROUP, String(values.length), out, 'consumer', 'each'], 60_000);
   } finally {
     rec.stop();
   }

@@ -1,7 +1,7 @@
 /**
  * Tiered storage (KIP-405) seen by more clients, on an embedded broker with LocalTieredStorage
  * (helpers.ts): topics of 2 KiB segments whose rolled segments are copied and then leave the disk.
- * - @platformatic/kafka (ESM only, so its consumer runs in a child process: platformatic.mjs)
+ * - @platformatic/kafka (ESM only, so its consumer runs in a child process: ../platformatic/consume.mjs)
  *   reads a tiered topic from offset 0, every record at its offset, once its old segments are only
  *   in remote storage.
  * - read_committed across remote segments: a KafkaJS transactional producer writes committed and
@@ -25,7 +25,7 @@ import { createTieredTopic, removeRemoteDirs, startTieredBroker, waitUntilTiered
 jest.setTimeout(90_000);
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
-const SCRIPT = path.join(__dirname, 'platformatic.mjs');
+const SCRIPT = path.join(__dirname, '..', 'platformatic', 'consume.mjs');
 
 let broker: RunningBroker;
 let kafka: Kafka;
@@ -84,7 +84,7 @@ test('@platformatic/kafka reads a tiered topic from offset 0 after its old segme
   expect(remoteFiles(topic, '.log').length).toBeGreaterThan(5);
 
   const out = path.join(tmp, 'platformatic.json');
-  expect(await runNodeScript(SCRIPT, [broker.bootstrapServers[0], topic, 'g-platformatic-tiered', String(n), out], 60_000)).toBe(`ok ${n}\n`);
+  expect(await runNodeScript(SCRIPT, [broker.bootstrapServers[0], topic, 'g-platformatic-tiered', String(n), out, 'classic', 'none'], 60_000)).toBe(`ok ${n}\n`);
   const read = JSON.parse(fs.readFileSync(out, 'utf8')) as { offset: string; value: string }[];
   expect(read.map((r) => r.offset)).toEqual(Array.from({ length: n }, (_, i) => String(i)));
   expect(read.map((r) => r.value)).toEqual(Array.from({ length: n }, (_, i) => value(i)));
