@@ -683,12 +683,8 @@ export class KafkaServer implements Broker {
 
   /** leader/follower.replication.throttled.rate (dynamic only; Long.MAX_VALUE: no bound) into the quota managers. */
   private updateReplicationQuotaBounds(config: KafkaConfig): void {
-    const bound = (name: string): number => {
-      const v = config.getLongExact(name);
-      return v >= 9223372036854775807n ? Infinity : Number(v);
-    };
-    this.replicationQuotas.leader.updateQuota(bound('leader.replication.throttled.rate'));
-    this.replicationQuotas.follower.updateQuota(bound('follower.replication.throttled.rate'));
+    this.replicationQuotas.leader.updateQuota(config.getLongBound('leader.replication.throttled.rate'));
+    this.replicationQuotas.follower.updateQuota(config.getLongBound('follower.replication.throttled.rate'));
   }
 
   /** A topic's throttled-replicas configs into the quota managers (Kafka's TopicConfigHandler): the entries naming this broker, or `*`. */

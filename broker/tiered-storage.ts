@@ -45,11 +45,6 @@ import { parseTopicBasedRlmmConfig, rlmmConfigsOf, TopicBasedRemoteLogMetadataMa
 
 export const TOPIC_BASED_RLMM_CLASS_NAME = 'org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager';
 
-/** A Long.MAX_VALUE rate (Kafka's "no limit") as Infinity. */
-function rate(config: KafkaConfig, name: string): number {
-  const v = config.getLong(name);
-  return v >= Number.MAX_SAFE_INTEGER ? Infinity : v;
-}
 
 export interface BrokerTieredStorageDeps {
   nodeId: number;
@@ -121,8 +116,8 @@ export class BrokerTieredStorage {
         ...DEFAULT_REMOTE_LOG_MANAGER_CONFIG,
         brokerId: nodeId,
         taskIntervalMs: config.getLong('remote.log.manager.task.interval.ms'),
-        copyMaxBytesPerSecond: rate(config, 'remote.log.manager.copy.max.bytes.per.second'),
-        fetchMaxBytesPerSecond: rate(config, 'remote.log.manager.fetch.max.bytes.per.second'),
+        copyMaxBytesPerSecond: config.getLongBound('remote.log.manager.copy.max.bytes.per.second'),
+        fetchMaxBytesPerSecond: config.getLongBound('remote.log.manager.fetch.max.bytes.per.second'),
       },
       rsm: this.rsm,
       rlmm,
@@ -192,8 +187,8 @@ export class BrokerTieredStorage {
   /** Dynamic broker configs this subsystem follows (Kafka's RemoteLogManager reconfigure). */
   reconfigure(config: KafkaConfig): void {
     if (!this.rlm) return;
-    this.rlm.updateCopyQuota(rate(config, 'remote.log.manager.copy.max.bytes.per.second'));
-    this.rlm.updateFetchQuota(rate(config, 'remote.log.manager.fetch.max.bytes.per.second'));
+    this.rlm.updateCopyQuota(config.getLongBound('remote.log.manager.copy.max.bytes.per.second'));
+    this.rlm.updateFetchQuota(config.getLongBound('remote.log.manager.fetch.max.bytes.per.second'));
     this.indexes?.resizeCacheSize(config.getLong('remote.log.index.file.cache.total.size.bytes'));
   }
 

@@ -36,6 +36,7 @@ import {
   configTypeId,
   ConfigValue,
   formatValue,
+  LONG_MAX,
   parseAndValidate,
   REQUIRED,
 } from './config-types';
@@ -312,6 +313,11 @@ export class KafkaConfig {
   /** A LONG config exactly. */
   getLongExact(name: string): bigint {
     return this.#nonNull(name, this.#typed(name, ['long'])) as bigint;
+  }
+  /** A long rate or size bound where Long.MAX_VALUE is Kafka's "no limit": that value as Infinity, others as numbers. */
+  getLongBound(name: string): number {
+    const v = this.getLongExact(name);
+    return v >= LONG_MAX ? Infinity : Number(v);
   }
   getDouble(name: string): number {
     return this.#nonNull(name, this.#typed(name, ['double'])) as number;
