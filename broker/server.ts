@@ -72,7 +72,8 @@ import { ReplicationQuotaManager, parseThrottledPartitions } from '../replicatio
 import { remoteAlterPartition } from '../replication/alter-partition-manager';
 import { interBrokerEndpoint } from '../client/broker-channels';
 import { LogManager } from '../storage/log-manager';
-import { BrokerTieredStorage } from './tiered-storage';
+// Loaded only by a broker with remote.log.storage.system.enable (its plugins and engine are ~14 modules).
+import type { BrokerTieredStorage } from './tiered-storage';
 import { TimerScheduler } from '../common/scheduler';
 import { cleanerConfig, type CleanerConfig } from '../storage/cleaner/cleaner-config';
 import { readMetaProperties } from '../storage/meta-properties';
@@ -287,7 +288,8 @@ export class KafkaServer implements Broker {
       remoteStorageSystemEnable: config.getBoolean('remote.log.storage.system.enable'),
     });
     this.tieredStorage = config.getBoolean('remote.log.storage.system.enable')
-      ? new BrokerTieredStorage({
+      ? // eslint-disable-next-line @typescript-eslint/no-require-imports
+        new (require('./tiered-storage') as typeof import('./tiered-storage')).BrokerTieredStorage({
           nodeId: this.nodeId,
           clusterId,
           config,

@@ -43,7 +43,7 @@ import type { ReplicaQuota } from './replication-quota-manager';
 import { topicPartitionKey } from '../common/topic-partition';
 import type { RemoteLogSegmentMetadata, TopicIdPartition } from '../storage/remote/remote-log-segment-metadata';
 import { IndexType } from '../storage/remote/remote-storage-manager';
-import { parseLeaderEpochCheckpoint } from '../storage/remote/remote-log-manager';
+import { LeaderEpochCheckpointFile } from '../storage/leader-epoch-file-cache';
 
 export interface FetcherConfig {
   maxWaitMs: number;
@@ -484,7 +484,7 @@ export class ReplicaFetcher {
       this.delay(s, `no remote segment holds offset ${previous} (epoch ${targetEpoch}) yet: cannot build the state from remote storage`);
       return;
     }
-    const epochs = parseLeaderEpochCheckpoint(await tiered.fetchIndex(m, IndexType.LEADER_EPOCH), `leader-epoch checkpoint of remote segment ${m.remoteLogSegmentId.id}`);
+    const epochs = LeaderEpochCheckpointFile.decode((await tiered.fetchIndex(m, IndexType.LEADER_EPOCH)).toString('utf8'), `leader-epoch checkpoint of remote segment ${m.remoteLogSegmentId.id}`);
     const producerSnapshot = await tiered.fetchIndex(m, IndexType.PRODUCER_SNAPSHOT);
     if (!this.current(s)) return;
     p.log.rebuildFromRemote({ localLogStartOffset: local.offset, logStartOffset: start.offset, epochs, producerSnapshot });

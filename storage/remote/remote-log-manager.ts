@@ -232,10 +232,6 @@ export function leaderEpochCheckpointBytes(entries: readonly EpochEntry[]): Buff
   return Buffer.from(LeaderEpochCheckpointFile.encode(entries), 'utf8');
 }
 
-/** A remote segment's LEADER_EPOCH index back to entries; throws CorruptCheckpointError on garbage. */
-export function parseLeaderEpochCheckpoint(bytes: Buffer, what: string): EpochEntry[] {
-  return LeaderEpochCheckpointFile.decode(bytes.toString('utf8'), what);
-}
 
 /** A fresh segment id: 16 random bytes in Kafka's base64 form (URL-safe, unpadded), as topic ids. */
 export function newRemoteSegmentUuid(): string {
