@@ -14,8 +14,8 @@
  * the principal may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED with Kafka's message. With
  * include_authorized_operations the groups described without error carry the principal's
  * operations on them (else Kafka's "not requested" value).
- * Version notes: v1 (KIP-1099, Kafka 4.0) adds each member's type: always 1 (consumer protocol),
- * krill's consumer groups having no classic members.
+ * Version notes: v1 (KIP-1099, Kafka 4.0) adds each member's type: 0 for a member speaking the
+ * classic protocol inside the consumer group, 1 for the consumer protocol.
  */
 import type { ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse } from '../../protocol/generated/consumer-group-describe';
 import { ApiKey } from '../../protocol/generated';
@@ -25,9 +25,6 @@ import { AclOperation, ResourceType } from '../../metadata/authorizer/authorizer
 import { defineHandler } from './define-handler';
 import { describedConsumerGroupError } from '../../coordinator/group/consumer-group-manager';
 import { consumerGroupProtocolEnabled } from './consumer-group-protocol';
-
-/** KIP-1099's member type of a member speaking the consumer protocol. */
-const CONSUMER_MEMBER_TYPE = 1;
 
 const denied = (groupId: string, errorCode: number, errorMessage: string | null = null) => ({
   ...describedConsumerGroupError(groupId, errorCode, errorMessage),
@@ -61,7 +58,7 @@ export const consumerGroupDescribeHandler = defineHandler<ConsumerGroupDescribeR
           }
           return {
             ...g,
-            members: g.members.map((m) => ({ ...m, memberType: ctx.apiVersion >= 1 ? CONSUMER_MEMBER_TYPE : undefined })),
+            members: g.members.map((m) => ({ ...m, memberType: ctx.apiVersion >= 1 ? m.memberType : undefined })),
             authorizedOperations: req.includeAuthorizedOperations ? auth.authorizedOperations(ResourceType.GROUP, g.groupId) : AUTHORIZED_OPERATIONS_OMITTED,
           };
         }),

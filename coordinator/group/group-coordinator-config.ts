@@ -7,6 +7,7 @@
 import type { KafkaConfig } from '../../config/kafka-config';
 import { CompressionType } from '../../protocol/records/record-batch';
 import { CONSUMER_GROUP_ASSIGNORS_DEFAULT } from './consumer/assignor';
+import { parseMigrationPolicy, type ConsumerGroupMigrationPolicy } from './consumer-group-migration';
 
 /** The group.consumer.* settings of KIP-848 consumer groups. */
 export interface ConsumerGroupConfig {
@@ -18,6 +19,8 @@ export interface ConsumerGroupConfig {
   maxSize: number;
   /** group.consumer.assignors, in config order (the first is the default). */
   assignors: readonly string[];
+  /** group.consumer.migration.policy */
+  migrationPolicy: ConsumerGroupMigrationPolicy;
 }
 
 /** Kafka's defaults (for coordinators built without a KafkaConfig). */
@@ -26,6 +29,7 @@ export const DEFAULT_CONSUMER_GROUP_CONFIG: ConsumerGroupConfig = {
   heartbeatIntervalMs: 5_000,
   maxSize: 2_147_483_647,
   assignors: CONSUMER_GROUP_ASSIGNORS_DEFAULT,
+  migrationPolicy: 'bidirectional',
 };
 
 export interface GroupCoordinatorConfig {
@@ -69,6 +73,7 @@ export function groupCoordinatorConfig(c: KafkaConfig): GroupCoordinatorConfig {
       heartbeatIntervalMs: c.getInt('group.consumer.heartbeat.interval.ms'),
       maxSize: c.getInt('group.consumer.max.size'),
       assignors: c.getList('group.consumer.assignors') ?? CONSUMER_GROUP_ASSIGNORS_DEFAULT,
+      migrationPolicy: parseMigrationPolicy(c.getString('group.consumer.migration.policy') ?? 'bidirectional'),
     },
   };
 }

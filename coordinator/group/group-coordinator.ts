@@ -191,6 +191,7 @@ export class GroupCoordinator {
         heartbeatIntervalMs: consumer.heartbeatIntervalMs,
         maxSize: consumer.maxSize,
         assignors: new Map(resolveConsumerGroupAssignors(consumer.assignors).map((a) => [a.name(), a])),
+        migrationPolicy: consumer.migrationPolicy,
       },
       this.groupManager,
       topics,
@@ -488,9 +489,9 @@ export class GroupCoordinator {
       async () => {
         const cg = this.consumerGroups.group(p.groupId);
         if (cg) {
-          // The classic protocol in a consumer group: krill has no classic members there (Kafka's
-          // migration path), so only an empty consumer group gives way to a classic one.
-          if (!cg.isEmpty()) return { response: Promise.resolve(joinError(p.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL)) };
+          // A consumer group with members takes the classic member in (Kafka's
+          // classicGroupJoinToConsumerGroup); an empty one gives way to a classic group.
+          if (!cg.isEmpty()) return { response: Promise.resolve(await this.consumerGroups.classicJoin(p)) };
           const err = await this.append(p.groupId, this.consumerGroups.groupTombstones(cg));
           if (err !== ErrorCode.NONE) return { response: Promise.resolve(joinError(p.memberId, appendErrorToResponseError(err))) };
           this.consumerGroups.remove(cg);
@@ -530,7 +531,10 @@ export class GroupCoordinator {
       // A loading coordinator has lost the rebalance in progress: rejoin (older clients do not
       // know COORDINATOR_LOAD_IN_PROGRESS here).
       (code) => ({ response: Promise.resolve(syncError(code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS ? ErrorCode.REBALANCE_IN_PROGRESS : code)) }),
-      () => this.groupManager.syncGroup(p),
+      () => {
+        if (this.consumerGroups.group(p.groupId)) return { response: Promise.resolve(this.consumerGroups.classicSync(p)) };
+        return this.groupManager.syncGroup(p);
+      },
     );
     return pending.response;
   }
@@ -542,7 +546,10 @@ export class GroupCoordinator {
       groupId,
       // Still loading: the member cannot be checked yet, so it is not failed either.
       (code) => (code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS ? ErrorCode.NONE : code),
-      () => this.groupManager.heartbeat(groupId, memberId, groupInstanceId, generationId),
+      () =>
+        this.consumerGroups.group(groupId)
+          ? this.consumerGroups.classicHeartbeat(groupId, memberId, groupInstanceId, generationId)
+          : this.groupManager.heartbeat(groupId, memberId, groupInstanceId, generationId),
     );
   }
 
@@ -553,7 +560,9 @@ export class GroupCoordinator {
     const fail = (errorCode: number) => ({ errorCode, members: [] as LeaveMemberResult[] });
     if (!this.active) return Promise.resolve(fail(ErrorCode.COORDINATOR_NOT_AVAILABLE));
     if (groupId === '') return Promise.resolve(fail(ErrorCode.INVALID_GROUP_ID));
-    return this.withGroup(groupId, fail, () => this.groupManager.leaveGroup(groupId, members));
+    return this.withGroup(groupId, fail, () =>
+      this.consumerGroups.group(groupId) ? this.consumerGroups.classicLeave(groupId, members) : this.groupManager.leaveGroup(groupId, members),
+    );
   }
 
   // ---- offsets --------------------------------------------------------------------------------

@@ -12,6 +12,9 @@
  * - `assignedPartitions` and `partitionsPendingRevocation` are disjoint.
  * - A new member starts at epoch 0 with previous epoch -1, STABLE, nothing assigned (Kafka's
  *   Builder defaults); `withMemberEpoch` moves the old epoch into `previousMemberEpoch`.
+ * - `classicMemberMetadata` is non-null exactly for a member that speaks the classic protocol
+ *   (JoinGroup / SyncGroup / Heartbeat) inside a consumer group: its session timeout and the
+ *   protocols (assignor name + ConsumerProtocolSubscription bytes) of its last JoinGroup, in order.
  */
 import { EMPTY_ASSIGNMENT, assignmentsEqual, type Assignment } from './assignor';
 
@@ -38,6 +41,18 @@ export function memberStateFromValue(value: number): MemberState {
   }
 }
 
+/** A classic protocol a member of a consumer group supports (a JoinGroup protocol). */
+export interface ClassicProtocol {
+  readonly name: string;
+  readonly metadata: Buffer;
+}
+
+/** Kafka's ConsumerGroupMemberMetadataValue.ClassicMemberMetadata. */
+export interface ClassicMemberMetadata {
+  readonly sessionTimeoutMs: number;
+  readonly supportedProtocols: readonly ClassicProtocol[];
+}
+
 export interface ConsumerGroupMember {
   readonly memberId: string;
   readonly memberEpoch: number;
@@ -53,6 +68,7 @@ export interface ConsumerGroupMember {
   readonly serverAssignorName: string | null;
   readonly assignedPartitions: Assignment;
   readonly partitionsPendingRevocation: Assignment;
+  readonly classicMemberMetadata: ClassicMemberMetadata | null;
 }
 
 const NO_TOPICS: ReadonlySet<string> = new Set();
@@ -74,6 +90,7 @@ export function newConsumerGroupMember(memberId: string, fields: Partial<Omit<Co
     serverAssignorName: null,
     assignedPartitions: EMPTY_ASSIGNMENT,
     partitionsPendingRevocation: EMPTY_ASSIGNMENT,
+    classicMemberMetadata: null,
     ...fields,
   };
 }
@@ -91,6 +108,18 @@ export function withMemberEpoch(member: ConsumerGroupMember, memberEpoch: number
 /** Kafka's isReconciledTo: STABLE at the target assignment epoch. */
 export function isReconciledTo(member: ConsumerGroupMember, targetAssignmentEpoch: number): boolean {
   return member.state === MemberState.STABLE && member.memberEpoch === targetAssignmentEpoch;
+}
+
+/** Whether the member speaks the classic protocol (Kafka's useClassicProtocol). */
+export function usesClassicProtocol(member: Pick<ConsumerGroupMember, 'classicMemberMetadata'>): boolean {
+  return member.classicMemberMetadata !== null;
+}
+
+function classicMetadataEqual(a: ClassicMemberMetadata | null, b: ClassicMemberMetadata | null): boolean {
+  if (a === b) return true;
+  if (a === null || b === null) return false;
+  if (a.sessionTimeoutMs !== b.sessionTimeoutMs || a.supportedProtocols.length !== b.supportedProtocols.length) return false;
+  return a.supportedProtocols.every((p, i) => p.name === b.supportedProtocols[i].name && p.metadata.equals(b.supportedProtocols[i].metadata));
 }
 
 function setsEqual(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
@@ -116,6 +145,7 @@ export function membersEqual(a: ConsumerGroupMember, b: ConsumerGroupMember): bo
       a.subscribedTopicRegex === b.subscribedTopicRegex &&
       a.serverAssignorName === b.serverAssignorName &&
       assignmentsEqual(a.assignedPartitions, b.assignedPartitions) &&
-      assignmentsEqual(a.partitionsPendingRevocation, b.partitionsPendingRevocation))
+      assignmentsEqual(a.partitionsPendingRevocation, b.partitionsPendingRevocation) &&
+      classicMetadataEqual(a.classicMemberMetadata, b.classicMemberMetadata))
   );
 }

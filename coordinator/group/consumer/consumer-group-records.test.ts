@@ -127,3 +127,26 @@ test('every record type and its tombstone round-trips through the loader parser 
   });
   expect(memberTombstones('g', 'm1').map((r) => (r.type === 'tombstone' ? r.keyVersion : 0))).toEqual([8, 7, 5]);
 });
+
+test("a classic member's metadata (session timeout, JoinGroup protocols) rides in tagged field 0 of the member metadata value", () => {
+  const member = newConsumerGroupMember('c1', {
+    clientId: 'kafkajs',
+    clientHost: '/10.0.0.1',
+    subscribedTopicNames: new Set(['foo']),
+    rebalanceTimeoutMs: 60_000,
+    classicMemberMetadata: {
+      sessionTimeoutMs: 30_000,
+      supportedProtocols: [
+        { name: 'RoundRobinAssigner', metadata: Buffer.from([0, 0, 0, 0, 0, 1, 0, 3, 102, 111, 111, 0, 0, 0, 0]) },
+        { name: 'range', metadata: Buffer.from([0, 1]) },
+      ],
+    },
+  });
+  const rec = serializeConsumerGroupRecord(memberSubscriptionRecord('g', member));
+  const parsed = parseCoordinatorRecord(rec.key, rec.value);
+  expect(parsed).toEqual({ type: 'consumer', record: memberSubscriptionRecord('g', member) });
+  // A member on the consumer protocol writes no tagged field: its value is shorter by exactly it.
+  const plain = serializeConsumerGroupRecord(memberSubscriptionRecord('g', { ...member, classicMemberMetadata: null }));
+  expect(parseCoordinatorRecord(plain.key, plain.value)).toMatchObject({ record: { subscription: { classicMemberMetadata: null } } });
+  expect(plain.value!.length).toBeLessThan(rec.value!.length);
+});

@@ -10,7 +10,9 @@
  *   key v7 ConsumerGroupTargetAssignmentMemberKey   -> value v0 ConsumerGroupTargetAssignmentMemberValue
  *   key v8 ConsumerGroupCurrentMemberAssignmentKey  -> value v0 ConsumerGroupCurrentMemberAssignmentValue
  * The key version is the record type, as for every __consumer_offsets record; a null value is a
- * tombstone (a member leaving: v8, v7, v5 in that order; a deleted group: every record type).
+ * tombstone (a member leaving: v8, v7, v5 in that order; a deleted group: every record type). A
+ * member that speaks the classic protocol has its ClassicMemberMetadata (tagged field 0 of the
+ * member metadata value: session timeout, JoinGroup protocols).
  * Partitions are written in ascending order, topics in the assignment's order. Invariant: for every
  * record r, parseConsumerGroupRecord(serializeConsumerGroupRecord(r)) describes the same change
  * (a member subscription or current assignment record carries only its own fields of the member).
@@ -49,7 +51,15 @@ export const CURRENT_MEMBER_ASSIGNMENT_KEY_VERSION = 8;
 /** The fields of a member that its ConsumerGroupMemberMetadata record carries. */
 export type MemberSubscription = Pick<
   ConsumerGroupMember,
-  'instanceId' | 'rackId' | 'clientId' | 'clientHost' | 'subscribedTopicNames' | 'subscribedTopicRegex' | 'rebalanceTimeoutMs' | 'serverAssignorName'
+  | 'instanceId'
+  | 'rackId'
+  | 'clientId'
+  | 'clientHost'
+  | 'subscribedTopicNames'
+  | 'subscribedTopicRegex'
+  | 'rebalanceTimeoutMs'
+  | 'serverAssignorName'
+  | 'classicMemberMetadata'
 >;
 
 /** Record types by key version (the tombstone of each names its key only). */
@@ -74,12 +84,22 @@ export function subscriptionMetadataRecord(groupId: string, topics: ReadonlyMap<
 }
 
 export function memberSubscriptionRecord(groupId: string, member: ConsumerGroupMember): ConsumerGroupRecord {
-  const { instanceId, rackId, clientId, clientHost, subscribedTopicNames, subscribedTopicRegex, rebalanceTimeoutMs, serverAssignorName } = member;
+  const { instanceId, rackId, clientId, clientHost, subscribedTopicNames, subscribedTopicRegex, rebalanceTimeoutMs, serverAssignorName, classicMemberMetadata } = member;
   return {
     type: 'memberSubscription',
     groupId,
     memberId: member.memberId,
-    subscription: { instanceId, rackId, clientId, clientHost, subscribedTopicNames, subscribedTopicRegex, rebalanceTimeoutMs, serverAssignorName },
+    subscription: {
+      instanceId,
+      rackId,
+      clientId,
+      clientHost,
+      subscribedTopicNames,
+      subscribedTopicRegex,
+      rebalanceTimeoutMs,
+      serverAssignorName,
+      classicMemberMetadata,
+    },
   };
 }
 
@@ -148,7 +168,13 @@ export function serializeConsumerGroupRecord(r: ConsumerGroupRecord): Coordinato
             subscribedTopicRegex: m.subscribedTopicRegex,
             rebalanceTimeoutMs: m.rebalanceTimeoutMs,
             serverAssignor: m.serverAssignorName,
-            classicMemberMetadata: null,
+            classicMemberMetadata:
+              m.classicMemberMetadata === null
+                ? null
+                : {
+                    sessionTimeoutMs: m.classicMemberMetadata.sessionTimeoutMs,
+                    supportedProtocols: m.classicMemberMetadata.supportedProtocols.map((p) => ({ name: p.name, metadata: p.metadata })),
+                  },
           }),
         ),
       };
@@ -261,6 +287,13 @@ export function parseConsumerGroupRecord(keyVersion: ConsumerGroupRecordKeyVersi
           subscribedTopicRegex: v.subscribedTopicRegex ?? '',
           rebalanceTimeoutMs: v.rebalanceTimeoutMs,
           serverAssignorName: v.serverAssignor,
+          classicMemberMetadata:
+            v.classicMemberMetadata === null
+              ? null
+              : {
+                  sessionTimeoutMs: v.classicMemberMetadata.sessionTimeoutMs,
+                  supportedProtocols: v.classicMemberMetadata.supportedProtocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata) })),
+                },
         },
       };
     }

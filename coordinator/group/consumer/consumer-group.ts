@@ -10,6 +10,8 @@
  * - `staticMembers` maps each instance id to the member id that holds it in `members`.
  * - `partitionEpochs` holds, for every partition in some member's assigned or pending-revocation
  *   partitions, that member's epoch; a partition is in at most one member's current assignment.
+ * - `numClassicProtocolMembers` counts the members with classic member metadata, and
+ *   `classicProtocolCounts` counts, per protocol name, the classic members that support it.
  * - The state is derived (Kafka's maybeUpdateGroupState): Empty without members, Assigning while
  *   the group epoch is ahead of the target assignment epoch, Reconciling while a member is not
  *   reconciled to the target assignment epoch, Stable otherwise.
@@ -21,7 +23,7 @@
  *   accepted by krill; the common syntax (classes, alternation, quantifiers) means the same.
  */
 import { EMPTY_ASSIGNMENT, type Assignment, type TopicId, type TopicMetadata } from './assignor';
-import { isReconciledTo, newConsumerGroupMember, updateMember, type ConsumerGroupMember } from './consumer-group-member';
+import { MemberState, isReconciledTo, newConsumerGroupMember, updateMember, type ConsumerGroupMember } from './consumer-group-member';
 import type { ConsumerGroupRecord } from './consumer-group-records';
 
 export type ConsumerGroupState = 'Empty' | 'Assigning' | 'Reconciling' | 'Stable' | 'Dead';
@@ -56,8 +58,54 @@ export class ConsumerGroup {
   /** Gone (deleted, or its partition unloaded): operations queued behind that find nothing. */
   dead = false;
   private readonly regexCache = new Map<string, RegExp | null>();
+  private classicMembers = 0;
+  private readonly classicProtocolCounts = new Map<string, number>();
 
   constructor(readonly groupId: string) {}
+
+  /** How many members speak the classic protocol. */
+  get numClassicProtocolMembers(): number {
+    return this.classicMembers;
+  }
+
+  /**
+   * Kafka's supportsClassicProtocols: a classic member may join with protocol type "consumer" and
+   * at least one protocol every classic member already supports (any, when none is classic yet).
+   */
+  supportsClassicProtocols(protocolType: string, protocolNames: readonly string[]): boolean {
+    if (protocolType !== 'consumer') return false;
+    if (this.classicMembers === 0) return protocolNames.length > 0;
+    return protocolNames.some((n) => (this.classicProtocolCounts.get(n) ?? 0) === this.classicMembers);
+  }
+
+  /** Whether every member but `memberId`, which speaks the consumer protocol, speaks the classic one. */
+  allMembersUseClassicProtocolExcept(memberId: string): boolean {
+    const m = this.members.get(memberId);
+    return m !== undefined && m.classicMemberMetadata === null && this.classicMembers === this.members.size - 1;
+  }
+
+  /**
+   * Kafka's waitingOnUnreleasedPartition: the member waits for a partition of its target that its
+   * previous owner has not released yet.
+   */
+  waitingOnUnreleasedPartition(member: ConsumerGroupMember): boolean {
+    if (member.state !== MemberState.UNRELEASED_PARTITIONS) return false;
+    for (const [topicId, partitions] of this.targetAssignment.get(member.memberId) ?? EMPTY_ASSIGNMENT) {
+      const assigned = member.assignedPartitions.get(topicId);
+      for (const p of partitions) if (!assigned?.has(p) && this.currentPartitionEpoch(topicId, p) !== -1) return true;
+    }
+    return false;
+  }
+
+  private countClassic(m: ConsumerGroupMember, delta: number): void {
+    if (m.classicMemberMetadata === null) return;
+    this.classicMembers += delta;
+    for (const p of m.classicMemberMetadata.supportedProtocols) {
+      const n = (this.classicProtocolCounts.get(p.name) ?? 0) + delta;
+      if (n === 0) this.classicProtocolCounts.delete(p.name);
+      else this.classicProtocolCounts.set(p.name, n);
+    }
+  }
 
   get state(): ConsumerGroupState {
     if (this.dead) return 'Dead';
@@ -71,7 +119,7 @@ export class ConsumerGroup {
     return this.state === state;
   }
 
-  /** Always: its members speak the consumer protocol (what OffsetDelete asks of a classic group too). */
+  /** Always: its members speak the consumer protocol or embed it in the classic one (what OffsetDelete asks of a classic group too). */
   get usesConsumerProtocol(): boolean {
     return true;
   }
@@ -243,6 +291,7 @@ export class ConsumerGroup {
         const old = memberId === null ? undefined : this.members.get(memberId);
         if (old === undefined) return;
         this.removePartitionEpochs(old);
+        this.countClassic(old, -1);
         this.members.delete(old.memberId);
         if (old.instanceId !== null && this.staticMembers.get(old.instanceId) === old.memberId) this.staticMembers.delete(old.instanceId);
         return;
@@ -271,6 +320,7 @@ export class ConsumerGroup {
   private putMember(old: ConsumerGroupMember | undefined, next: ConsumerGroupMember): void {
     if (old !== undefined) {
       this.removePartitionEpochs(old);
+      this.countClassic(old, -1);
       if (old.instanceId !== null && old.instanceId !== next.instanceId && this.staticMembers.get(old.instanceId) === old.memberId) {
         this.staticMembers.delete(old.instanceId);
       }
@@ -278,6 +328,7 @@ export class ConsumerGroup {
     this.members.set(next.memberId, next);
     if (next.instanceId !== null) this.staticMembers.set(next.instanceId, next.memberId);
     this.addPartitionEpochs(next);
+    this.countClassic(next, 1);
   }
 
   private removePartitionEpochs(m: ConsumerGroupMember): void {
