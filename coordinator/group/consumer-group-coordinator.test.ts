@@ -160,7 +160,18 @@ describe('consumer groups (KIP-848)', () => {
     expect((await c.consumerGroupDescribe('g')).members[0].assignment.topicPartitions).toEqual([{ topicId: FOO2, topicName: 'foo2', partitions: [0] }]);
 
     const bad = await c.consumerGroupHeartbeat(hb('g', 'x', 0, { subscribedTopicRegex: '(' }));
-    expect(bad.errorCode).toBe(ErrorCode.INVALID_REGULAR_EXPRESSION);
+    expect(bad).toMatchObject({
+      errorCode: ErrorCode.INVALID_REGULAR_EXPRESSION,
+      errorMessage: 'SubscribedTopicRegex `(` is not a valid regular expression: missing closing ).',
+    });
+    // RE2/J syntax, as Kafka: no lookarounds or backreferences.
+    const lookahead = await c.consumerGroupHeartbeat(hb('g', 'x', 0, { subscribedTopicRegex: 'foo(?!2)' }));
+    expect(lookahead).toMatchObject({ errorCode: ErrorCode.INVALID_REGULAR_EXPRESSION });
+    expect(lookahead.errorMessage).toMatch(/^SubscribedTopicRegex `foo\(\?!2\)` is not a valid regular expression: invalid or unsupported Perl syntax/);
+    // The whole name must match: "fo" alone matches neither foo nor foo2.
+    const partial = await c.consumerGroupHeartbeat(hb('h', 'y', 0, { subscribedTopicNames: null, subscribedTopicRegex: 'fo' }));
+    expect(partial).toMatchObject({ errorCode: ErrorCode.NONE });
+    expect(owned(partial)).toEqual([]);
   });
 
   test("requests are validated with Kafka's messages; epochs, sizes and group types are enforced", async () => {

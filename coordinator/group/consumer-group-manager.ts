@@ -43,7 +43,7 @@ import {
   type PartitionAssignor,
   type TopicMetadata,
 } from './consumer/assignor';
-import { ConsumerGroup, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, compileTopicRegex, type TopicsView } from './consumer/consumer-group';
+import { ConsumerGroup, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, compileTopicRegex, TopicRegexSyntaxError, type TopicsView } from './consumer/consumer-group';
 import { MemberState, isReconciledTo, membersEqual, newConsumerGroupMember, updateMember, usesClassicProtocol, type ConsumerGroupMember } from './consumer/consumer-group-member';
 import { CurrentAssignmentBuilder, validateMemberEpoch, type OwnedTopicPartitions } from './consumer/current-assignment-builder';
 import { TargetAssignmentBuilder, type TargetAssignmentMember } from './consumer/target-assignment-builder';
@@ -173,9 +173,10 @@ export function validateHeartbeatRequest(p: ConsumerGroupHeartbeatParams, assign
     try {
       compileTopicRegex(p.subscribedTopicRegex);
     } catch (err) {
+      if (!(err instanceof TopicRegexSyntaxError)) throw err;
       throw new KafkaError(
         ErrorCode.INVALID_REGULAR_EXPRESSION,
-        `SubscribedTopicRegex \`${p.subscribedTopicRegex}\` is not a valid regular expression: ${(err as Error).message}.`,
+        `SubscribedTopicRegex \`${p.subscribedTopicRegex}\` is not a valid regular expression: ${err.description}.`,
       );
     }
   }

@@ -18,10 +18,11 @@
  * - Regular expressions (SubscribedTopicRegex) are resolved against the topics of the cluster
  *   whenever the subscription metadata is computed; nothing about them is persisted beyond the
  *   member's regex (Kafka 4.0 also keeps the resolved topics in a record this snapshot has no schema
- *   for). krill matches them with JavaScript's RegExp anchored at both ends (RE2/J's `matches()`).
- *   RE2 has no lookaround or backreferences, so a pattern using them is refused by Kafka and
- *   accepted by krill; the common syntax (classes, alternation, quantifiers) means the same.
+ *   for). They are RE2 syntax matched against the whole topic name, with re2js, the JavaScript port
+ *   of the RE2/J engine Kafka uses (`Pattern.compile(regex).matcher(topic).matches()`), so the same
+ *   patterns are refused (lookarounds, backreferences) and match the same topics.
  */
+import { RE2JS } from 're2js';
 import { EMPTY_ASSIGNMENT, type Assignment, type TopicId, type TopicMetadata } from './assignor';
 import { MemberState, isReconciledTo, newConsumerGroupMember, updateMember, type ConsumerGroupMember } from './consumer-group-member';
 import type { ConsumerGroupRecord } from './consumer-group-records';
@@ -40,9 +41,28 @@ export interface TopicsView {
   topicById(id: TopicId): { name: string } | undefined;
 }
 
-/** A compiled subscription regex: Kafka matches the whole topic name. */
-export function compileTopicRegex(regex: string): RegExp {
-  return new RegExp(`^(?:${regex})$`);
+/** A compiled subscription regex. */
+export interface TopicRegex {
+  /** Whether the whole topic name matches (RE2/J's `matches()`). */
+  matches(topic: string): boolean;
+}
+
+/** RE2/J's PatternSyntaxException: `description` is its getDescription(). */
+export class TopicRegexSyntaxError extends Error {
+  constructor(readonly description: string) {
+    super(description);
+  }
+}
+
+/** Compiles a SubscribedTopicRegex as Kafka does (RE2/J syntax); throws TopicRegexSyntaxError. */
+export function compileTopicRegex(regex: string): TopicRegex {
+  try {
+    return RE2JS.compile(regex);
+  } catch (err) {
+    const e = err as { name?: string; error?: string; message?: string };
+    if (e.name === 'RE2JSSyntaxException' || e.error !== undefined) throw new TopicRegexSyntaxError(e.error ?? e.message ?? String(err));
+    throw err;
+  }
 }
 
 export class ConsumerGroup {
@@ -57,7 +77,7 @@ export class ConsumerGroup {
   metadataRefreshRequested = true;
   /** Gone (deleted, or its partition unloaded): operations queued behind that find nothing. */
   dead = false;
-  private readonly regexCache = new Map<string, RegExp | null>();
+  private readonly regexCache = new Map<string, TopicRegex | null>();
   private classicMembers = 0;
   private readonly classicProtocolCounts = new Map<string, number>();
 
@@ -154,7 +174,7 @@ export class ConsumerGroup {
   }
 
   /** The regex compiled, null when it is not valid. */
-  regex(source: string): RegExp | null {
+  regex(source: string): TopicRegex | null {
     let re = this.regexCache.get(source);
     if (re === undefined) {
       try {
@@ -176,7 +196,7 @@ export class ConsumerGroup {
     const re = this.regex(member.subscribedTopicRegex);
     if (re === null) return member.subscribedTopicNames;
     const out = new Set(member.subscribedTopicNames);
-    for (const t of topics.topics()) if (!t.name.startsWith('__') && re.test(t.name)) out.add(t.name);
+    for (const t of topics.topics()) if (!t.name.startsWith('__') && re.matches(t.name)) out.add(t.name);
     return out;
   }
 
@@ -228,7 +248,7 @@ export class ConsumerGroup {
   isSubscribedToTopic(topic: string): boolean {
     for (const m of this.members.values()) {
       if (m.subscribedTopicNames.has(topic)) return true;
-      if (m.subscribedTopicRegex !== '' && this.regex(m.subscribedTopicRegex)?.test(topic)) return true;
+      if (m.subscribedTopicRegex !== '' && this.regex(m.subscribedTopicRegex)?.matches(topic)) return true;
     }
     return false;
   }
