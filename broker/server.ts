@@ -33,6 +33,7 @@ import { crc32cImplementation } from '../protocol/records/crc32c';
 import { KafkaConfig, LISTENER_RELOADABLE_SSL_CONFIGS, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type KafkaConfigInit } from '../config/kafka-config';
 import { logConfigFrom, type EffectiveTopicConfig } from '../config/log-config-from';
 import { topicConfigDef } from '../config/topic-config-def';
+import { groupConfigBounds } from '../config/group-configs';
 import { brokerListDefault, effectiveBrokerConfig } from '../config/dynamic-broker-config';
 import { resolveAdvertisedEndpoints, type Endpoint } from '../config/listeners';
 import { Logger, type LogFormat, type LogLevel } from '../common/logger';
@@ -263,6 +264,7 @@ export class KafkaServer implements Broker {
         return typeof d === 'string' ? d : null;
       },
       brokerConfigDefault: brokerListDefault,
+      groupConfigBounds: () => groupConfigBounds(config),
       // A combined node's own static value: the fallback after the topic's, this node's dynamic and
       // the cluster default's values (Controller.uncleanLeaderElectionEnabled).
       staticUncleanLeaderElection: () => this.staticConfig.getBoolean('unclean.leader.election.enable'),
@@ -337,6 +339,8 @@ export class KafkaServer implements Broker {
       metadata: this.metadata,
       createOffsetsTopic: internalTopicCreator(this.controller, config, this.metadata, OFFSETS_TOPIC),
       transactionVerifier: this.transactionVerifier,
+      // Dynamic GROUP configs, as every broker applies them from the metadata log.
+      groupConfig: (groupId) => this.metadata.groupConfig(groupId),
     });
     this.producerIdManager = new ProducerIdManager(this.controller, this.nodeId, () => this.metadata.broker(this.nodeId)?.epoch ?? -1n);
     this.transactionCoordinator = new TransactionCoordinator({

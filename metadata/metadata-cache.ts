@@ -41,6 +41,11 @@
  * with the other configs: `clientMetricsConfig(name)`, `clientMetricsConfigs()` (those with at
  * least one key), and `clientMetricsConfigVersion`, which every such record bumps so that the
  * broker's ClientMetricsManager knows when to re-read them.
+ *
+ * Dynamic group configs are ConfigRecords of resource type GROUP (name = the group id), kept the
+ * same way: `groupConfig(groupId)` (empty when the group has none), which the group coordinator
+ * reads at each consumer group heartbeat and DescribeConfigs reports. DeleteGroups leaves them, as
+ * Kafka does.
  */
 import type {
   ClientQuotaRecordData,
@@ -500,6 +505,11 @@ export class MetadataCache {
   /** A client-metrics subscription's configs (CLIENT_METRICS resource; empty when there is none). */
   clientMetricsConfig(name: string): Map<string, string> {
     return new Map(this.configs.get(ConfigResourceType.CLIENT_METRICS)?.get(name) ?? []);
+  }
+
+  /** A group's dynamic configs (GROUP resource, name = the group id; empty when it has none). */
+  groupConfig(groupId: string): Map<string, string> {
+    return new Map(this.configs.get(ConfigResourceType.GROUP)?.get(groupId) ?? []);
   }
 
   /** Every client-metrics subscription with at least one config: name -> a copy of its configs. */

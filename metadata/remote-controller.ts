@@ -1,7 +1,7 @@
 /**
  * RemoteController: the ControllerApi of a broker whose controller runs elsewhere. Each call is
  * the matching Kafka request to the controller listener (CreateTopics, DeleteTopics,
- * CreatePartitions, IncrementalAlterConfigs / AlterConfigs (topic, broker and CLIENT_METRICS resources), ElectLeaders, AllocateProducerIds,
+ * CreatePartitions, IncrementalAlterConfigs / AlterConfigs (topic, broker, CLIENT_METRICS and GROUP resources), ElectLeaders, AllocateProducerIds,
  * AlterClientQuotas, AlterUserScramCredentials, CreateAcls, DeleteAcls, UpdateFeatures, AlterPartitionReassignments, ListPartitionReassignments), as
  * Kafka's brokers forward admin requests. After a successful write it waits until this broker's
  * metadata includes it, so a client that created a topic through this broker sees it at once.
@@ -33,10 +33,12 @@ import type { ListReassignmentsResult, ReassignmentRequestTopic, ReassignmentRes
 import type { AclBinding, AclBindingFilter } from './authorizer/authorizer';
 import type { FeatureUpdate } from './controller/feature-control-manager';
 import type { ClientMetricsConfigChange } from './controller/client-metrics-config-control';
+import type { GroupConfigChange } from './controller/group-config-control';
 
 const TOPIC_RESOURCE = 2;
 const CLIENT_METRICS_RESOURCE = 16;
 const BROKER_RESOURCE = 4;
+const GROUP_RESOURCE = 32;
 
 export interface RemoteControllerOptions {
   channel: NodeChannel;
@@ -148,6 +150,12 @@ export class RemoteController implements ControllerApi {
     validateOnly: boolean,
   ): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]> {
     const results = await this.forwardConfigChanges(CLIENT_METRICS_RESOURCE, changes.map((c) => ({ ...c, resourceName: c.name })), validateOnly);
+    return results.map((r, i) => ({ name: changes[i].name, errorCode: r.errorCode, errorMessage: r.errorMessage }));
+  }
+
+  /** As alterTopicConfigs, with GROUP resources. */
+  async alterGroupConfigs(changes: GroupConfigChange[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]> {
+    const results = await this.forwardConfigChanges(GROUP_RESOURCE, changes.map((c) => ({ ...c, resourceName: c.name })), validateOnly);
     return results.map((r, i) => ({ name: changes[i].name, errorCode: r.errorCode, errorMessage: r.errorMessage }));
   }
 

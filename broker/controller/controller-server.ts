@@ -23,6 +23,7 @@ import { KafkaConfig, type KafkaConfigInit } from '../../config/kafka-config';
 import { logConfigFrom } from '../../config/log-config-from';
 import { topicConfigDef } from '../../config/topic-config-def';
 import { brokerListDefault } from '../../config/dynamic-broker-config';
+import { groupConfigBounds } from '../../config/group-configs';
 import { Logger, type LogFormat, type LogLevel } from '../../common/logger';
 import { RequestDispatcher } from '../request-dispatcher';
 import { SocketServer, type SocketServerOptions } from '../network/socket-server';
@@ -132,6 +133,7 @@ export class ControllerServer implements ControllerNode {
         return typeof d === 'string' ? d : null;
       },
       brokerConfigDefault: brokerListDefault,
+      groupConfigBounds: () => groupConfigBounds(config),
       sessions: { sessionTimeoutMs: config.getInt('broker.session.timeout.ms') },
       // The last fallback after the topic's, this node's dynamic and the cluster default's values (Controller.uncleanLeaderElectionEnabled).
       staticUncleanLeaderElection: () => config.getBoolean('unclean.leader.election.enable'),

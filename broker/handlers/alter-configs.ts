@@ -9,8 +9,10 @@
  * and not changed; an unknown resource type gets UNSUPPORTED_VERSION "Unknown resource type N.".
  * BROKER resources (dynamic broker configs, KIP-226; resource name = this broker's id or "" for
  * the cluster default): the whole dynamic set of the resource is replaced, after this broker's
- * checks (broker-config-preprocess.ts), by the controller. GROUP resources get INVALID_REQUEST
- * saying krill does not alter them, rather than a pretend success.
+ * checks (broker-config-preprocess.ts), by the controller. A GROUP resource (a group's dynamic
+ * configs, as Kafka 4.0's ControllerApis.handleLegacyAlterConfigs) has its whole config set
+ * replaced, with Kafka's GroupConfig validation (metadata/controller/group-config-control.ts).
+ * BROKER_LOGGER resources get INVALID_REQUEST (legacy AlterConfigs does not alter them).
  * Authorization (ControllerApis.authorizeAlterResource, after the duplicate and type checks):
  * ALTER_CONFIGS on the CLUSTER for BROKER and CLIENT_METRICS resources (else
  * CLUSTER_AUTHORIZATION_FAILED), on the TOPIC for a topic (TOPIC_AUTHORIZATION_FAILED), on the
@@ -105,7 +107,7 @@ export function resultsByKey<R extends { resourceType: number; resourceName: str
  * The response entries, in order of first listing: an unknown resource type UNSUPPORTED_VERSION
  * (each listing), a resource listed twice INVALID_REQUEST "Duplicate resource." (once), a denied
  * one its authorization error, a resource with a result (topics, brokers, CLIENT_METRICS
- * subscriptions, IncrementalAlterConfigs' BROKER_LOGGER resources) that result, other resource
+ * subscriptions, groups, IncrementalAlterConfigs' BROKER_LOGGER resources) that result, other resource
  * types INVALID_REQUEST with `unsupportedMessage` (krill does not alter them).
  */
 export function alterConfigsResponses(
@@ -167,7 +169,17 @@ export const alterConfigsHandler = defineHandler<AlterConfigsRequest, AlterConfi
       clientMetrics.map((r) => ({ name: r.resourceName, incremental: false, ops: r.configs.map((c) => ({ name: c.name, op: 0, value: c.value })) })),
       req.validateOnly,
     );
-    const results = new Map([...resultsByKey(topics, topicResults), ...brokerResults, ...resultsByKey(clientMetrics, clientMetricsResults)]);
+    const groups = resourcesToAlter(req.resources, ConfigResourceType.GROUP, denials);
+    const groupResults = await broker.controller.alterGroupConfigs(
+      groups.map((r) => ({ name: r.resourceName, incremental: false, ops: r.configs.map((c) => ({ name: c.name, op: 0, value: c.value })) })),
+      req.validateOnly,
+    );
+    const results = new Map([
+      ...resultsByKey(topics, topicResults),
+      ...brokerResults,
+      ...resultsByKey(clientMetrics, clientMetricsResults),
+      ...resultsByKey(groups, groupResults),
+    ]);
     return { responses: alterConfigsResponses(req.resources, results, undefined, denials) };
   },
 });

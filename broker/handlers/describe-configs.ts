@@ -13,6 +13,11 @@
  * Client metrics resources (16, KIP-714 subscriptions): the subscription's stored configs with
  * source DYNAMIC_CLIENT_METRICS_CONFIG, all of them whatever configuration_keys says (as Kafka);
  * none for a name with no configs; an empty name INVALID_REQUEST.
+ * Group resources (32, a group's dynamic configs; config/group-configs.ts): every group config, or
+ * those in configuration_keys, with the group's value and source DYNAMIC_GROUP_CONFIG, else the
+ * default (the broker's group.consumer.* value for the consumer ones) and DEFAULT_CONFIG; with
+ * include_synonyms each has one synonym, itself with that source (Kafka's createGroupConfigEntry);
+ * the group need not exist; an empty name INVALID_REQUEST "Group name must not be empty".
  * include_documentation (v3+) and config_type (v3+) are filled in.
  * Authorization (ConfigHelper.handleDescribeConfigsRequest): DESCRIBE_CONFIGS on the CLUSTER for
  * broker, broker logger and client metrics resources (else CLUSTER_AUTHORIZATION_FAILED), on the
@@ -34,6 +39,7 @@ import type { DescribeConfigEntry } from '../../config/kafka-config';
 import { ConfigResourceType } from '../../metadata/metadata-records';
 import { defineHandler } from './define-handler';
 import { describeBrokerLoggers } from './broker-logger-configs';
+import { describeGroupConfigs, groupConfigBounds } from '../../config/group-configs';
 import { AUTHORIZATION_ERROR_MESSAGE, authHelper, type AuthHelper } from '../security/authorize';
 import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../../metadata/authorizer/authorizer';
 
@@ -116,6 +122,10 @@ export const describeConfigsHandler = defineHandler<DescribeConfigsRequest, Desc
               configType: ConfigType.UNKNOWN,
               documentation: null,
             }));
+            break;
+          case ConfigResourceType.GROUP:
+            if (res.resourceName === '') throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Group name must not be empty');
+            entries = describeGroupConfigs(broker.metadata.groupConfig(res.resourceName), groupConfigBounds(broker.config), opts);
             break;
           default:
             throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);

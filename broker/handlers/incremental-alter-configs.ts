@@ -9,10 +9,14 @@
  * set, checked by this broker (broker-config-preprocess.ts) and written by the controller.
  * CLIENT_METRICS resources (KIP-714 subscriptions): SET and DELETE, validated as Kafka does
  * (metadata/controller/client-metrics-config-control.ts).
+ * GROUP (32) resources (a group's dynamic configs, Kafka 4.0's GroupConfig: consumer.session.timeout.ms,
+ * consumer.heartbeat.interval.ms and the share.* ones): SET and DELETE, written by the controller
+ * as ConfigRecords after Kafka's validation (metadata/controller/group-config-control.ts,
+ * config/group-configs.ts: INVALID_CONFIG "Unknown group config name: x", the bound messages).
  * BROKER_LOGGER (8) resources change this broker's log levels at run time, with Kafka's validation
  * (broker-logger-configs.ts); a failed resource changes nothing.
- * Not implemented: GROUP resources get INVALID_REQUEST.
- * Authorization: ALTER_CONFIGS as for AlterConfigs (see alter-configs.ts); a BROKER_LOGGER resource
+ * Authorization: ALTER_CONFIGS as for AlterConfigs (see alter-configs.ts; a GROUP resource: on the
+ * GROUP, else GROUP_AUTHORIZATION_FAILED); a BROKER_LOGGER resource
  * needs ALTER_CONFIGS on the CLUSTER (else CLUSTER_AUTHORIZATION_FAILED without a message, as
  * ConfigAdminManager.preprocess answers it).
  */
@@ -64,6 +68,15 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
       })),
       req.validateOnly,
     );
+    const groups = resourcesToAlter(req.resources, ConfigResourceType.GROUP, denials);
+    const groupResults = await broker.controller.alterGroupConfigs(
+      groups.map((r) => ({
+        name: r.resourceName,
+        incremental: true,
+        ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })),
+      })),
+      req.validateOnly,
+    );
     const brokerLogger = (r: (typeof req.resources)[number]): { errorCode: number; errorMessage: string | null } => {
       try {
         alterBrokerLoggers(broker.logger, broker.nodeId, r.resourceName, r.configs, req.validateOnly);
@@ -79,6 +92,7 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
       ...resultsByKey(topics, topicResults),
       ...brokerResults,
       ...resultsByKey(clientMetrics, clientMetricsResults),
+      ...resultsByKey(groups, groupResults),
       ...resultsByKey(loggers, loggers.map(brokerLogger)),
     ]);
     return { responses: alterConfigsResponses(req.resources, results, undefined, denials) };

@@ -5,7 +5,9 @@
  * the subscribed topics change, target assignments recomputed by the server-side assignor when the
  * group epoch is ahead of the assignment epoch, per-member reconciliation (revocations before
  * assignments), leaving (-1), static members' temporary leave (-2) and replacement, session and
- * rebalance timeouts that fence members, group.consumer.max.size.
+ * rebalance timeouts that fence members, group.consumer.max.size. A group's dynamic configs
+ * (consumer.session.timeout.ms, consumer.heartbeat.interval.ms; ConsumerGroupSettings.groupConfig)
+ * override the broker's session timeout and heartbeat interval, read at each heartbeat.
  *
  * Owns the in-memory consumer groups. Every method runs on the group's serial queue (the
  * GroupCoordinator guarantees it). A heartbeat computes the records of its change first
@@ -71,6 +73,11 @@ export interface ConsumerGroupSettings {
   assignors: ReadonlyMap<string, PartitionAssignor>;
   /** group.consumer.migration.policy */
   migrationPolicy: ConsumerGroupMigrationPolicy;
+  /**
+   * The group's dynamic overrides of sessionTimeoutMs / heartbeatIntervalMs (Kafka's
+   * GroupConfigManager.groupConfig), looked up whenever one is used; absent: none.
+   */
+  groupConfig?: (groupId: string) => { sessionTimeoutMs?: number; heartbeatIntervalMs?: number };
 }
 
 export interface ConsumerGroupHeartbeatParams {
@@ -523,7 +530,7 @@ export class ConsumerGroupManager {
       if (isNew) {
         this.groups.set(groupId, group);
         // Members converted from the classic group keep their classic session timeouts.
-        for (const m of group.members.values()) this.scheduleSessionTimeout(groupId, m.memberId, this.sessionTimeoutOf(m));
+        for (const m of group.members.values()) this.scheduleSessionTimeout(groupId, m.memberId, this.sessionTimeoutOf(groupId, m));
       }
       for (const r of records) group.replay(r);
     }
@@ -533,7 +540,7 @@ export class ConsumerGroupManager {
       if (updated.state === MemberState.UNREVOKED_PARTITIONS) this.scheduleRebalanceTimeout(groupId, updated.memberId, updated.memberEpoch, updated.rebalanceTimeoutMs);
       else this.ctx.timer.cancel(rebalanceKey(groupId, updated.memberId));
     }
-    this.scheduleSessionTimeout(groupId, updated.memberId, this.settings.sessionTimeoutMs);
+    this.scheduleSessionTimeout(groupId, updated.memberId, this.groupSessionTimeoutMs(groupId));
 
     const isFullRequest =
       p.memberEpoch === 0 ||
@@ -544,7 +551,7 @@ export class ConsumerGroupManager {
       errorMessage: null,
       memberId: updated.memberId,
       memberEpoch: updated.memberEpoch,
-      heartbeatIntervalMs: this.settings.heartbeatIntervalMs,
+      heartbeatIntervalMs: this.settings.groupConfig?.(groupId).heartbeatIntervalMs ?? this.settings.heartbeatIntervalMs,
       assignment: isFullRequest || assignmentChanged ? { topicPartitions: toTopicPartitions(updated.assignedPartitions) } : null,
     };
   }
@@ -869,7 +876,7 @@ export class ConsumerGroupManager {
       this.throwIfRebalanceInProgress(group, member);
       const assignment = serializeAssignment(member.assignedPartitions, this.topics, consumerProtocolVersion(protocols[0].metadata));
       this.ctx.timer.cancel(syncKey(p.groupId, member.memberId));
-      this.scheduleSessionTimeout(p.groupId, member.memberId, this.sessionTimeoutOf(member));
+      this.scheduleSessionTimeout(p.groupId, member.memberId, this.sessionTimeoutOf(p.groupId, member));
       return { errorCode: ErrorCode.NONE, protocolType: p.protocolType, protocolName: p.protocolName, assignment };
     } catch (err) {
       if (err instanceof KafkaError) return syncError(err.code);
@@ -899,7 +906,7 @@ export class ConsumerGroupManager {
       const group = this.consumerGroup(groupId);
       const member = this.classicMember(group, memberId, instanceId);
       ConsumerGroupManager.throwIfGenerationIdUnmatched(member, generationId);
-      this.scheduleSessionTimeout(groupId, member.memberId, this.sessionTimeoutOf(member));
+      this.scheduleSessionTimeout(groupId, member.memberId, this.sessionTimeoutOf(groupId, member));
       if (
         member.memberEpoch < group.groupEpoch ||
         member.state === MemberState.UNREVOKED_PARTITIONS ||
@@ -965,9 +972,14 @@ export class ConsumerGroupManager {
 
   // ---- timers ---------------------------------------------------------------------------------
 
-  /** The member's session timeout: its JoinGroup's for a classic member, group.consumer.session.timeout.ms otherwise. */
-  private sessionTimeoutOf(m: ConsumerGroupMember): number {
-    return m.classicMemberMetadata?.sessionTimeoutMs ?? this.settings.sessionTimeoutMs;
+  /** The member's session timeout: its JoinGroup's for a classic member, the group's (groupSessionTimeoutMs) otherwise. */
+  private sessionTimeoutOf(groupId: string, m: ConsumerGroupMember): number {
+    return m.classicMemberMetadata?.sessionTimeoutMs ?? this.groupSessionTimeoutMs(groupId);
+  }
+
+  /** The group's consumer.session.timeout.ms, else group.consumer.session.timeout.ms. */
+  private groupSessionTimeoutMs(groupId: string): number {
+    return this.settings.groupConfig?.(groupId).sessionTimeoutMs ?? this.settings.sessionTimeoutMs;
   }
 
   private scheduleSessionTimeout(groupId: string, memberId: string, timeoutMs: number): void {
@@ -1014,7 +1026,7 @@ export class ConsumerGroupManager {
     const err = await this.fenceMember(group, member);
     if (err !== ErrorCode.NONE) {
       this.log.warn(`could not fence member ${memberId} of consumer group ${groupId}; retrying at its next session timeout`, { error: err });
-      this.scheduleSessionTimeout(groupId, memberId, this.sessionTimeoutOf(member));
+      this.scheduleSessionTimeout(groupId, memberId, this.sessionTimeoutOf(groupId, member));
     }
   }
 
@@ -1129,7 +1141,7 @@ export class ConsumerGroupManager {
   onLoaded(group: ConsumerGroup): void {
     group.metadataRefreshRequested = true;
     for (const m of group.members.values()) {
-      this.scheduleSessionTimeout(group.groupId, m.memberId, this.sessionTimeoutOf(m));
+      this.scheduleSessionTimeout(group.groupId, m.memberId, this.sessionTimeoutOf(group.groupId, m));
       if (m.state === MemberState.UNREVOKED_PARTITIONS && !usesClassicProtocol(m)) {
         this.scheduleRebalanceTimeout(group.groupId, m.memberId, m.memberEpoch, m.rebalanceTimeoutMs);
       }

@@ -4,7 +4,8 @@
  * group, queues the request on the group, and delegates to GroupMetadataManager (classic groups:
  * membership, rebalances), ConsumerGroupManager (KIP-848 consumer groups: ConsumerGroupHeartbeat,
  * ConsumerGroupDescribe) and OffsetMetadataManager (offsets). A group id is a classic group or a
- * consumer group, never both at once.
+ * consumer group, never both at once. A consumer group's dynamic configs (GROUP config resources,
+ * `groupConfig`: the broker's metadata cache) override its session timeout and heartbeat interval.
  *
  * Ownership follows __consumer_offsets leadership: a group belongs to partition
  * `abs(hash(groupId)) % partitions`, and this broker coordinates it while it leads that partition.
@@ -36,6 +37,7 @@ import type { Partition } from '../../replication/partition';
 import type { Logger } from '../../common/logger';
 import { OFFSETS_TOPIC } from '../../config/kafka-config';
 import { coordinatorAppendError } from '../coordinator-append-error';
+import { consumerGroupOverrides } from '../../config/group-configs';
 import { topicPartitionKey } from '../../common/topic-partition';
 import { ClassicGroup, joinError, syncError, type JoinResult, type SyncResult } from './classic-group';
 import { CoordinatorTimer } from './coordinator-timer';
@@ -88,6 +90,11 @@ export interface GroupCoordinatorOptions {
   metadata: MetadataCache;
   /** Creates __consumer_offsets (with Kafka's internal topic settings); resolves NONE if it exists. */
   createOffsetsTopic(): Promise<number>;
+  /**
+   * A group's dynamic configs (the ConfigRecords of its GROUP resource, as the metadata cache holds
+   * them); their consumer.* values override the group.consumer.* settings. Absent: none.
+   */
+  groupConfig?: (groupId: string) => ReadonlyMap<string, string>;
   /** Adds the offsets partition to a TxnOffsetCommit v5 producer's transaction (absent: those commits fail). */
   transactionVerifier?: TransactionVerifier;
   now?: () => number;
@@ -192,6 +199,7 @@ export class GroupCoordinator {
         maxSize: consumer.maxSize,
         assignors: new Map(resolveConsumerGroupAssignors(consumer.assignors).map((a) => [a.name(), a])),
         migrationPolicy: consumer.migrationPolicy,
+        groupConfig: opts.groupConfig ? (groupId) => consumerGroupOverrides(opts.groupConfig!(groupId)) : undefined,
       },
       this.groupManager,
       topics,

@@ -1,6 +1,6 @@
 /**
  * The controller: the single writer of the cluster metadata log. Every change to topics,
- * partitions, configs (client-metrics subscriptions: client-metrics-config-control.ts), client quotas (client-quota-control-manager.ts), SCRAM credentials
+ * partitions, configs (client-metrics subscriptions: client-metrics-config-control.ts; group configs: group-config-control.ts), client quotas (client-quota-control-manager.ts), SCRAM credentials
  * (scram-control-manager.ts), ACLs (acl-control-manager.ts), partition reassignments
  * (partition-reassignment.ts), broker registrations and producer id blocks is validated here, written to
  * the metadata log as one atomic batch of KRaft-shaped records, applied to the controller's own
@@ -46,6 +46,8 @@ import { ScramControlManager, type ScramAlterationResult, type ScramCredentialDe
 import { AclControlManager, type AclCreateResult, type AclDeleteResult } from './acl-control-manager';
 import type { AclBinding, AclBindingFilter } from '../authorizer/authorizer';
 import { clientMetricsConfigRecords, type ClientMetricsConfigChange } from './client-metrics-config-control';
+import { groupConfigRecords, type GroupConfigChange } from './group-config-control';
+import { GROUP_CONFIG_BOUNDS_DEFAULTS, type GroupConfigBounds } from '../../config/group-configs';
 
 export interface ControllerOptions {
   nodeId: number;
@@ -60,6 +62,8 @@ export interface ControllerOptions {
   topicConfigDefault?: (name: string) => string | null;
   /** A broker config's default, which APPEND/SUBTRACT on a BROKER resource start from when unset. */
   brokerConfigDefault?: (name: string) => string | null;
+  /** This node's group.consumer.* settings, which GROUP configs are validated against (absent: Kafka's defaults). */
+  groupConfigBounds?: () => GroupConfigBounds;
   /** Cluster mode: brokers register fenced and keep sessions by heartbeating. Absent: combined node. */
   sessions?: { sessionTimeoutMs: number };
   /**
@@ -232,6 +236,8 @@ export interface ControllerApi {
   ): Promise<{ topic: string; errorCode: number; errorMessage: string | null }[]>;
   /** CLIENT_METRICS (KIP-714 subscription) config changes (client-metrics-config-control.ts): one result per change. */
   alterClientMetricsConfigs(changes: ClientMetricsConfigChange[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]>;
+  /** GROUP (dynamic group config) changes (group-config-control.ts): one result per change. */
+  alterGroupConfigs(changes: GroupConfigChange[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]>;
   /**
    * Dynamic broker configs (KIP-226): ConfigRecords of resource type BROKER, name = a broker id or
    * "" for the cluster-wide default. The forwarding broker has already checked that the changes
@@ -1160,6 +1166,29 @@ export class Controller implements ControllerApi {
           return { name: c.name, errorCode: ErrorCode.NONE, errorMessage: null };
         } catch (err) {
           if (!(err instanceof KafkaError)) this.log.error('alterClientMetricsConfigs failed', { subscription: c.name, err });
+          return { name: c.name, errorCode: toErrorCode(err), errorMessage: (err as Error).message };
+        }
+      });
+      if (!validateOnly) this.commit(records);
+      return results;
+    });
+  }
+
+  /**
+   * Group config changes (GROUP resources): each validated against this image and this node's
+   * group.consumer.* settings and planned by groupConfigRecords; the records of every accepted
+   * change are committed as one batch unless validate_only.
+   */
+  alterGroupConfigs(changes: GroupConfigChange[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]> {
+    return this.queue.run(() => {
+      const bounds = this.opts.groupConfigBounds?.() ?? GROUP_CONFIG_BOUNDS_DEFAULTS;
+      const records: MetadataRecord[] = [];
+      const results = changes.map((c) => {
+        try {
+          records.push(...groupConfigRecords(c, this.image.groupConfig(c.name), bounds));
+          return { name: c.name, errorCode: ErrorCode.NONE, errorMessage: null };
+        } catch (err) {
+          if (!(err instanceof KafkaError)) this.log.error('alterGroupConfigs failed', { group: c.name, err });
           return { name: c.name, errorCode: toErrorCode(err), errorMessage: (err as Error).message };
         }
       });

@@ -1,7 +1,7 @@
 /**
  * AlterConfigs (33), v0-2, on the controller listener: replaces a topic's config overrides or a
  * BROKER resource's dynamic configs (resource name checked as ControllerConfigurationValidator does)
- * (INVALID_CONFIG, UNKNOWN_TOPIC_OR_PARTITION); CLIENT_METRICS subscriptions as on a broker; other resource types get INVALID_REQUEST, unknown
+ * (INVALID_CONFIG, UNKNOWN_TOPIC_OR_PARTITION); CLIENT_METRICS subscriptions and GROUP configs as on a broker; other resource types get INVALID_REQUEST, unknown
  * ones UNSUPPORTED_VERSION, a resource listed twice one INVALID_REQUEST "Duplicate resource.".
  * Authorization (ControllerApis.authorizeAlterResource), against the principal of this connection:
  * ALTER_CONFIGS on the CLUSTER (broker, client metrics), TOPIC or GROUP; see
@@ -14,8 +14,8 @@ import { alterConfigsDenials, alterConfigsResponses, resourcesToAlter, resultsBy
 import { ConfigResourceType } from '../../../metadata/metadata-records';
 import { authHelper } from '../../security/authorize';
 
-/** Topic, broker (KIP-226) and client-metrics (KIP-714) configs live in the controller; GROUP configs are not altered. */
-const NOT_ALTERED_MESSAGE = 'the controller only alters topic, broker and client metrics configs';
+/** Topic, broker (KIP-226), client-metrics (KIP-714) and group configs live in the controller; nothing else is altered here. */
+const NOT_ALTERED_MESSAGE = 'the controller only alters topic, broker, client metrics and group configs';
 
 export const controllerAlterConfigsHandler = defineControllerHandler<AlterConfigsRequest, AlterConfigsResponse>({
   apiKey: ApiKey.AlterConfigs,
@@ -39,7 +39,17 @@ export const controllerAlterConfigsHandler = defineControllerHandler<AlterConfig
       clientMetrics.map((r) => ({ name: r.resourceName, incremental: false, ops: r.configs.map((c) => ({ name: c.name, op: 0, value: c.value })) })),
       req.validateOnly,
     );
-    const results = new Map([...resultsByKey(topics, topicResults), ...resultsByKey(brokers, brokerResults), ...resultsByKey(clientMetrics, clientMetricsResults)]);
+    const groups = resourcesToAlter(req.resources, ConfigResourceType.GROUP, denials);
+    const groupResults = await node.controller.alterGroupConfigs(
+      groups.map((r) => ({ name: r.resourceName, incremental: false, ops: r.configs.map((c) => ({ name: c.name, op: 0, value: c.value })) })),
+      req.validateOnly,
+    );
+    const results = new Map([
+      ...resultsByKey(topics, topicResults),
+      ...resultsByKey(brokers, brokerResults),
+      ...resultsByKey(clientMetrics, clientMetricsResults),
+      ...resultsByKey(groups, groupResults),
+    ]);
     return { responses: alterConfigsResponses(req.resources, results, NOT_ALTERED_MESSAGE, denials) };
   },
 });

@@ -1,7 +1,7 @@
 /**
  * IncrementalAlterConfigs (44), v0-1, on the controller listener: SET / DELETE / APPEND / SUBTRACT
  * on topic config overrides and on BROKER resources' dynamic configs (which a broker has already
- * checked, as Kafka's forwarding brokers do); CLIENT_METRICS subscriptions as on a broker; other resource types get INVALID_REQUEST, unknown ones
+ * checked, as Kafka's forwarding brokers do); CLIENT_METRICS subscriptions and GROUP configs as on a broker; other resource types get INVALID_REQUEST, unknown ones
  * UNSUPPORTED_VERSION, a resource listed twice one INVALID_REQUEST "Duplicate resource.".
  * Authorization (ControllerApis.handleIncrementalAlterConfigs), against the principal of this
  * connection: ALTER_CONFIGS as for AlterConfigs; a BROKER_LOGGER resource needs CLUSTER_ACTION on
@@ -14,8 +14,8 @@ import { alterConfigsDenials, alterConfigsResponses, resourcesToAlter, resultsBy
 import { ConfigResourceType } from '../../../metadata/metadata-records';
 import { authHelper } from '../../security/authorize';
 
-/** Topic, broker (KIP-226) and client-metrics (KIP-714) configs live in the controller; GROUP configs are not altered. */
-const NOT_ALTERED_MESSAGE = 'the controller only alters topic, broker and client metrics configs';
+/** Topic, broker (KIP-226), client-metrics (KIP-714) and group configs live in the controller; nothing else is altered here. */
+const NOT_ALTERED_MESSAGE = 'the controller only alters topic, broker, client metrics and group configs';
 
 export const controllerIncrementalAlterConfigsHandler = defineControllerHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>({
   apiKey: ApiKey.IncrementalAlterConfigs,
@@ -39,7 +39,17 @@ export const controllerIncrementalAlterConfigsHandler = defineControllerHandler<
       clientMetrics.map((r) => ({ name: r.resourceName, incremental: true, ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })) })),
       req.validateOnly,
     );
-    const results = new Map([...resultsByKey(topics, topicResults), ...resultsByKey(brokers, brokerResults), ...resultsByKey(clientMetrics, clientMetricsResults)]);
+    const groups = resourcesToAlter(req.resources, ConfigResourceType.GROUP, denials);
+    const groupResults = await node.controller.alterGroupConfigs(
+      groups.map((r) => ({ name: r.resourceName, incremental: true, ops: r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })) })),
+      req.validateOnly,
+    );
+    const results = new Map([
+      ...resultsByKey(topics, topicResults),
+      ...resultsByKey(brokers, brokerResults),
+      ...resultsByKey(clientMetrics, clientMetricsResults),
+      ...resultsByKey(groups, groupResults),
+    ]);
     return { responses: alterConfigsResponses(req.resources, results, NOT_ALTERED_MESSAGE, denials) };
   },
 });
