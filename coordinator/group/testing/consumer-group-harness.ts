@@ -1,8 +1,10 @@
 /**
  * A GroupCoordinator for unit tests: an in-memory __consumer_offsets-0 (FakeOffsetsLog, which a
  * second coordinator can load to check a reload), a fake metadata cache whose topics tests add and
- * remove (FakeMetadata), Kafka-like defaults (CONFIG), and request builders for consumer group
- * heartbeats. Test-only: nothing outside *.test.ts imports it.
+ * remove (FakeMetadata), Kafka-like defaults (CONFIG), dynamic group configs a test may change at
+ * any time (`groupConfigs`: group id -> config name -> value, as the metadata cache holds GROUP
+ * ConfigRecords), and request builders for consumer group heartbeats. Test-only: nothing outside
+ * *.test.ts imports it.
  */
 import { ErrorCode } from '../../../protocol/errors';
 import { RecordBatch } from '../../../protocol/records/record-batch';
@@ -101,9 +103,18 @@ export const CONFIG: GroupCoordinatorConfig = {
 
 export const running: GroupCoordinator[] = [];
 
-export async function start(opts: { log?: FakeOffsetsLog; metadata?: FakeMetadata; consumer?: Partial<NonNullable<GroupCoordinatorConfig['consumer']>>; clock?: { now: number } } = {}) {
+export async function start(
+  opts: {
+    log?: FakeOffsetsLog;
+    metadata?: FakeMetadata;
+    consumer?: Partial<NonNullable<GroupCoordinatorConfig['consumer']>>;
+    clock?: { now: number };
+    groupConfigs?: Map<string, Map<string, string>>;
+  } = {},
+) {
   const log = opts.log ?? new FakeOffsetsLog();
   const metadata = opts.metadata ?? new FakeMetadata();
+  const groupConfigs = opts.groupConfigs ?? new Map<string, Map<string, string>>();
   const c = new GroupCoordinator({
     nodeId: 1,
     config: { ...CONFIG, consumer: { ...CONFIG.consumer!, ...opts.consumer } },
@@ -124,13 +135,14 @@ export async function start(opts: { log?: FakeOffsetsLog; metadata?: FakeMetadat
     },
     metadata: metadata.cache(),
     createOffsetsTopic: async () => ErrorCode.NONE,
+    groupConfig: (groupId) => groupConfigs.get(groupId) ?? new Map(),
     ...(opts.clock ? { now: () => opts.clock!.now } : {}),
   });
   running.push(c);
   c.startup();
   c.onMetadataDelta(delta([partitionState('__consumer_offsets', 'AAAAAAAAAAAAAAAAAAAAAA', 0)]));
   await waitFor(() => c.groupStatus('any') === ErrorCode.NONE);
-  return { c, log, metadata };
+  return { c, log, metadata, groupConfigs };
 }
 
 /** Shuts down every coordinator `start` made (call from afterEach). */
