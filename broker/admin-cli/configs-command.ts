@@ -1,17 +1,18 @@
 /**
- * `krill configs`: kafka-configs.sh over the Kafka protocol, for topics and brokers here, and for
- * client quotas (users, clients, ips) in configs-quotas.ts.
+ * `krill configs`: kafka-configs.sh over the Kafka protocol, for topics, brokers and groups (Kafka
+ * 4.0's dynamic group configs, GROUP resources) here, and for client quotas (users, clients, ips)
+ * in configs-quotas.ts.
  *
- *   krill configs --bootstrap-server H:P --describe --entity-type topics|brokers [--entity-name N | --entity-default] [--all]
- *   krill configs --bootstrap-server H:P --alter --entity-type topics|brokers (--entity-name N | --entity-default)
+ *   krill configs --bootstrap-server H:P --describe --entity-type topics|brokers|groups [--entity-name N | --entity-default] [--all]
+ *   krill configs --bootstrap-server H:P --alter --entity-type topics|brokers|groups (--entity-name N | --entity-default)
  *                 [--add-config k=v[,k=v...]] [--delete-config k[,k...]]
  *
  * --describe prints, per entity, "Dynamic configs for topic t are:" ("All configs" with --all,
  * "Default configs for brokers in the cluster are:" for --entity-default) and one line per config
  * `  name=value sensitive=false synonyms={SOURCE:name=value, ...}`, sorted by name, keeping only
- * the entity's dynamic configs (DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG or
+ * the entity's dynamic configs (DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_GROUP_CONFIG or
  * DYNAMIC_DEFAULT_BROKER_CONFIG) unless --all, as ConfigCommand does. Without --entity-name every
- * topic (or every broker and the default) is described.
+ * topic (every broker and the default; every consumer group that ListGroups lists) is described.
  * --alter sends IncrementalAlterConfigs (SET for --add-config, DELETE for --delete-config; a name to
  * delete that the entity does not have is refused first, "Invalid config(s): ...") and prints
  * "Completed updating config for topic t." (or "Completed updating default config for brokers in
@@ -21,6 +22,7 @@ import { ErrorCode, errorName } from '../../protocol/errors';
 import { ConfigSource } from '../../config/config-types';
 import { AdminConnection, ToolError } from './admin-connection';
 import { openAdmin } from './command-config';
+import { listGroups } from './groups-command';
 import { alterClientQuotaConfigs, describeClientQuotaConfigs, entityNamesInOrder, QUOTA_ENTITY_TYPES } from './configs-quotas';
 import { parseConfigPairs, parseToolArgs, type ParsedArgs } from './tool-args';
 import type { ToolOutput } from './tool-output';
@@ -39,12 +41,16 @@ const OPTIONS = {
   '--help': { flag: true },
 } as const;
 
-export const CONFIGS_USAGE = `usage: krill configs --bootstrap-server HOST:PORT [--command-config FILE] (--describe | --alter) --entity-type topics|brokers|users|clients|ips
+export const CONFIGS_USAGE = `usage: krill configs --bootstrap-server HOST:PORT [--command-config FILE] (--describe | --alter) --entity-type topics|brokers|groups|users|clients|ips
              (--entity-name NAME | --entity-default) [--all] [--add-config k=v,...] [--delete-config k,...]
              (users and clients may be given together: --entity-type users --entity-name U --entity-type clients --entity-name C)
 as kafka-configs.sh.`;
 
-const TYPES = { topics: { resource: 2, singular: 'topic', dynamic: ConfigSource.DYNAMIC_TOPIC_CONFIG }, brokers: { resource: 4, singular: 'broker', dynamic: ConfigSource.DYNAMIC_BROKER_CONFIG } } as const;
+const TYPES = {
+  topics: { resource: 2, singular: 'topic', dynamic: ConfigSource.DYNAMIC_TOPIC_CONFIG },
+  brokers: { resource: 4, singular: 'broker', dynamic: ConfigSource.DYNAMIC_BROKER_CONFIG },
+  groups: { resource: 32, singular: 'group', dynamic: ConfigSource.DYNAMIC_GROUP_CONFIG },
+} as const;
 const SOURCE_NAMES = Object.fromEntries(Object.entries(ConfigSource).map(([k, v]) => [v, k])) as Record<number, string>;
 
 export async function configsCommand(argv: readonly string[], out: ToolOutput): Promise<number> {
@@ -59,7 +65,7 @@ export async function configsCommand(argv: readonly string[], out: ToolOutput): 
   if (types.length === 0) throw new ToolError('At least one entity type must be specified');
   const dup = types.filter((t, i) => types.indexOf(t) !== i);
   if (dup.length > 0) throw new ToolError(`Duplicate entity type(s) specified: ${dup.join(',')}`);
-  for (const t of types) if (!(t in TYPES) && !(t in QUOTA_ENTITY_TYPES)) throw new ToolError(`Invalid entity type ${t}, the entity type must be one of topics, brokers, users, clients, ips with a --bootstrap-server argument`);
+  for (const t of types) if (!(t in TYPES) && !(t in QUOTA_ENTITY_TYPES)) throw new ToolError(`Invalid entity type ${t}, the entity type must be one of topics, brokers, groups, users, clients, ips with a --bootstrap-server argument`);
   if (types.length > 1 && !(types.length === 2 && types.includes('users') && types.includes('clients'))) throw new ToolError("Only 'users' and 'clients' entity types may be specified together");
   if (types[0] in QUOTA_ENTITY_TYPES) {
     const names = entityNamesInOrder(argv);
@@ -73,7 +79,7 @@ export async function configsCommand(argv: readonly string[], out: ToolOutput): 
   if (args.all('--entity-name').length > 1) throw new ToolError('--entity-name given twice');
   const typeName = types[0];
   const type = (TYPES as Record<string, (typeof TYPES)[keyof typeof TYPES]>)[typeName];
-  if (!type) throw new ToolError(`Invalid entity type ${typeName}, the entity type must be one of topics, brokers with a --bootstrap-server argument`);
+  if (!type) throw new ToolError(`Invalid entity type ${typeName}, the entity type must be one of topics, brokers, groups with a --bootstrap-server argument`);
   if (args.has('--entity-default') && typeName !== 'brokers') throw new ToolError('--entity-default applies to brokers only here');
   if (args.has('--entity-default') && args.has('--entity-name')) throw new ToolError('--entity-name and --entity-default cannot both be given');
   if (typeName === 'brokers' && args.has('--entity-name') && !/^\d+$/.test(args.get('--entity-name')!)) {
@@ -109,6 +115,7 @@ async function describe(admin: AdminConnection, args: ParsedArgs, type: (typeof 
   if (args.has('--entity-default')) names = [''];
   else if (args.has('--entity-name')) names = [args.get('--entity-name')!];
   else if (typeName === 'topics') names = (await admin.metadata(null)).topics.filter((t) => t.name !== null && t.errorCode === ErrorCode.NONE).map((t) => t.name!).sort();
+  else if (typeName === 'groups') names = await listGroups(admin);
   else names = [...(await admin.metadata([])).brokers.map((b) => String(b.nodeId)), ''];
   const all = args.has('--all');
   for (const name of names) {

@@ -101,7 +101,8 @@ export async function groupsCommand(argv: readonly string[], out: ToolOutput): P
   }
 }
 
-async function listGroups(admin: AdminConnection): Promise<string[]> {
+/** Every consumer group id (protocol type consumer or empty) of every broker's ListGroups, sorted (also `krill configs --entity-type groups`). */
+export async function listGroups(admin: AdminConnection): Promise<string[]> {
   await admin.metadata([]);
   const ids = new Set<string>();
   for (const id of admin.brokerIds) {

@@ -210,6 +210,30 @@ describe('krill configs', () => {
     expect(bad.code).toBe(1);
     expect(bad.err[0]).toContain('Invalid config(s): not.set');
   }, 30_000);
+
+  test('--entity-type groups: dynamic group configs altered, described and refused with Kafka\'s messages', async () => {
+    expect(await run('configs', '--alter', '--entity-type', 'groups', '--entity-name', 'cli-g', '--add-config', 'consumer.heartbeat.interval.ms=6000,consumer.session.timeout.ms=50000')).toEqual({
+      code: 0,
+      out: ['Completed updating config for group cli-g.'],
+      err: [],
+    });
+    const d = await run('configs', '--describe', '--entity-type', 'groups', '--entity-name', 'cli-g');
+    expect(d.out).toEqual([
+      'Dynamic configs for group cli-g are:',
+      '  consumer.heartbeat.interval.ms=6000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:consumer.heartbeat.interval.ms=6000}',
+      '  consumer.session.timeout.ms=50000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:consumer.session.timeout.ms=50000}',
+    ]);
+    const all = await run('configs', '--describe', '--entity-type', 'groups', '--entity-name', 'cli-g', '--all');
+    expect(all.out).toContain('  share.record.lock.duration.ms=30000 sensitive=false synonyms={DEFAULT_CONFIG:share.record.lock.duration.ms=30000}');
+    const bad = await run('configs', '--alter', '--entity-type', 'groups', '--entity-name', 'cli-g', '--add-config', 'consumer.heartbeat.interval.ms=1');
+    expect(bad.code).toBe(1);
+    expect(bad.err[0]).toContain('consumer.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms');
+    expect((await run('configs', '--alter', '--entity-type', 'groups', '--entity-name', 'cli-g', '--delete-config', 'consumer.heartbeat.interval.ms')).code).toBe(0);
+    expect((await run('configs', '--describe', '--entity-type', 'groups', '--entity-name', 'cli-g')).out.map((l) => l.split(' sensitive=')[0])).toEqual([
+      'Dynamic configs for group cli-g are:',
+      '  consumer.session.timeout.ms=50000',
+    ]);
+  }, 30_000);
 });
 
 describe('krill acls', () => {
