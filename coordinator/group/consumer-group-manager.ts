@@ -551,7 +551,7 @@ export class ConsumerGroupManager {
       errorMessage: null,
       memberId: updated.memberId,
       memberEpoch: updated.memberEpoch,
-      heartbeatIntervalMs: this.settings.groupConfig?.(groupId).heartbeatIntervalMs ?? this.settings.heartbeatIntervalMs,
+      heartbeatIntervalMs: this.groupHeartbeatIntervalMs(groupId),
       assignment: isFullRequest || assignmentChanged ? { topicPartitions: toTopicPartitions(updated.assignedPartitions) } : null,
     };
   }
@@ -980,6 +980,11 @@ export class ConsumerGroupManager {
   /** The group's consumer.session.timeout.ms, else group.consumer.session.timeout.ms. */
   private groupSessionTimeoutMs(groupId: string): number {
     return this.settings.groupConfig?.(groupId).sessionTimeoutMs ?? this.settings.sessionTimeoutMs;
+  }
+
+  /** The group's consumer.heartbeat.interval.ms, else group.consumer.heartbeat.interval.ms. */
+  private groupHeartbeatIntervalMs(groupId: string): number {
+    return this.settings.groupConfig?.(groupId).heartbeatIntervalMs ?? this.settings.heartbeatIntervalMs;
   }
 
   private scheduleSessionTimeout(groupId: string, memberId: string, timeoutMs: number): void {
