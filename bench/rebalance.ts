@@ -89,8 +89,10 @@ export interface RebalanceRow {
   median: Omit<RebalanceSample, 'run'>;
   /** Fastest and slowest run's stableMs. */
   stableRangeMs: [number, number];
-  /** librdkafka settings given with --rebalance-conf (on top of the defaults; classic rows only). */
+  /** librdkafka settings on top of the defaults (--quick's, then --rebalance-conf; classic rows only). */
   extraConf: Record<string, string>;
+  /** Arguments given to the krill process beyond port and data dir (--quick's, then --krill-arg). */
+  krillArgs: string[];
   /** Section wall time (all runs, warm-up, setup and teardown included), seconds. */
   sectionSeconds?: number;
 }
@@ -119,6 +121,8 @@ interface Member {
   clientId: string;
   consumer: any;
   owned: Set<number>;
+  /** disconnect() called: rebalance callbacks are no longer acted on. */
+  closing: boolean;
 }
 
 /** Every member's partitions, updated from the rebalance callbacks; watches for stability. */
@@ -244,7 +248,7 @@ class Tracker {
 
 /** A connected (not yet subscribed) librdkafka consumer of `row`'s protocol in `group`. */
 function newMember(rd: any, bootstrap: string, row: RowDef, group: string, clientId: string, tracker: Tracker, extra: Record<string, string>): Promise<Member> {
-  const m: Member = { clientId, consumer: undefined, owned: new Set() };
+  const m: Member = { clientId, consumer: undefined, owned: new Set(), closing: false };
   const conf: Record<string, unknown> = {
     // The consumer protocol takes its timings from the broker (group.consumer.*), not from these.
     ...(row.protocol === 'classic' ? extra : {}),
@@ -254,16 +258,28 @@ function newMember(rd: any, bootstrap: string, row: RowDef, group: string, clien
     'group.protocol': row.protocol,
     rebalance_cb: (err: { code: number }, assignment: { topic: string; partition: number }[]) => {
       const parts = assignment.filter((a) => a.topic === tracker.topic).map((a) => a.partition);
-      if (err.code === rd.CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
-        if (row.incremental) consumer.incrementalAssign(assignment);
-        else consumer.assign(assignment);
-        tracker.onCallback(m, 'assign', parts);
-      } else if (err.code === rd.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
-        if (row.incremental) consumer.incrementalUnassign(assignment);
-        else consumer.unassign();
-        // Eager: unassign() drops everything, whatever the list says.
-        tracker.onCallback(m, 'revoke', row.incremental ? parts : [...m.owned]);
+      const assign = err.code === rd.CODES.ERRORS.ERR__ASSIGN_PARTITIONS;
+      const revoke = err.code === rd.CODES.ERRORS.ERR__REVOKE_PARTITIONS;
+      const act = (): void => {
+        if (assign && row.incremental) consumer.incrementalAssign(assignment);
+        else if (assign) consumer.assign(assignment);
+        else if (revoke && row.incremental) consumer.incrementalUnassign(assignment);
+        else if (revoke) consumer.unassign();
+      };
+      if (m.closing) {
+        // During teardown, members still closing get the partitions of those already gone, and
+        // node-rdkafka throws from these calls once disconnect() has begun: nothing to track then.
+        try {
+          act();
+        } catch {
+          /* disconnected */
+        }
+        return;
       }
+      act();
+      // Eager: unassign() drops everything, whatever the list says.
+      if (assign) tracker.onCallback(m, 'assign', parts);
+      else if (revoke) tracker.onCallback(m, 'revoke', row.incremental ? parts : [...m.owned]);
     },
   };
   if (row.protocol === 'classic') conf['partition.assignment.strategy'] = row.assignor;
@@ -288,9 +304,13 @@ function subscribe(m: Member, topic: string): void {
 }
 
 function disconnect(m: Member): Promise<void> {
+  m.closing = true;
   if (!m.consumer.isConnected()) return Promise.resolve();
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, 30000);
+    const t = setTimeout(() => {
+      process.stderr.write(`${m.clientId}: disconnect() not done after 30 s\n`);
+      resolve();
+    }, 30000);
     m.consumer.disconnect(() => {
       clearTimeout(t);
       resolve();
@@ -417,8 +437,14 @@ export async function measureRebalance(
   const t0 = Date.now();
   const dir = makeTempDir('krill-bench-rebalance-');
   // Broker defaults (group.initial.rebalance.delay.ms 3000 lets the 10 first members join in one
-  // rebalance; it applies only to an empty group, not to the measured join).
-  const bp = await spawnBroker({ name: 'krill (rebalance)', args: [KRILL_BIN, '--port', '0', '--data-dir', dir, ...o.krillArgs], readyPattern: KRILL_READY, timeoutMs: 20000 });
+  // rebalance; it applies only to an empty group, not to the measured join). --quick, a smoke test,
+  // shortens every interval the figures wait for, so the section takes ~15 s instead of ~100 s.
+  const quickKrill = o.quick
+    ? ['group.consumer.min.heartbeat.interval.ms=500', 'group.consumer.heartbeat.interval.ms=500', 'group.initial.rebalance.delay.ms=500'].flatMap((kv) => ['--override', kv])
+    : [];
+  const krillArgs = [...quickKrill, ...o.krillArgs];
+  const extra = { ...(o.quick ? { 'heartbeat.interval.ms': '500' } : {}), ...o.rebalanceConf };
+  const bp = await spawnBroker({ name: 'krill (rebalance)', args: [KRILL_BIN, '--port', '0', '--data-dir', dir, ...krillArgs], readyPattern: KRILL_READY, timeoutMs: 20000 });
   let wire: BrokerConnection | null = null;
   const out: RebalanceRow[] = rows.map((r) => ({
     name: r.name,
@@ -429,7 +455,8 @@ export async function measureRebalance(
     samples: [],
     median: {} as RebalanceRow['median'],
     stableRangeMs: [NaN, NaN],
-    extraConf: o.rebalanceConf,
+    extraConf: extra,
+    krillArgs,
   }));
   try {
     wire = await connect(bp.host, bp.port, { clientId: 'krill-bench-rebalance' });
@@ -437,7 +464,7 @@ export async function measureRebalance(
     await createTopic(wire, topic, REBALANCE_PARTITIONS);
     for (let run = 1; run <= o.runs; run++) {
       for (let i = 0; i < rows.length; i++) {
-        const s = await oneRun(rd, bp, wire, rows[i], topic, run, REBALANCE_MEMBERS, o.rebalanceConf);
+        const s = await oneRun(rd, bp, wire, rows[i], topic, run, REBALANCE_MEMBERS, extra);
         out[i].samples.push(s);
         log(
           `  run ${run} ${rows[i].name.padEnd(38)} stable again after ${s.stableMs.toFixed(0).padStart(5)} ms; moved ${s.moved}, revoked ${s.revoked}, ` +
@@ -481,19 +508,26 @@ export async function measureRebalance(
 }
 
 /** The notes line for the rebalance rows: what was measured and with which settings. */
-export function rebalanceNote(rows: readonly RebalanceRow[], krillArgs: readonly string[], librdkafkaVersion: string): string {
+export function rebalanceNote(rows: readonly RebalanceRow[], librdkafkaVersion: string): string {
   const extra = Object.entries(rows[0]?.extraConf ?? {}).map(([k, v]) => `${k}=${v}`);
+  const krillArgs = rows[0]?.krillArgs ?? [];
+  const overridden = [
+    ...(extra.length ? [`librdkafka ${extra.join(', ')} (classic rows)`] : []),
+    ...(krillArgs.length ? [`krill ${krillArgs.join(' ')}`] : []),
+  ];
   return (
-    `rebalance rows: one krill process (broker defaults${krillArgs.length ? `, plus ${krillArgs.join(' ')}` : ''}), a ${REBALANCE_PARTITIONS}-partition topic (empty), ` +
+    `rebalance rows: one krill process, a ${REBALANCE_PARTITIONS}-partition topic (empty), ` +
     `${REBALANCE_MEMBERS} librdkafka ${librdkafkaVersion} consumers (node-rdkafka, flowing consume(), rebalance_cb doing assign/unassign or their incremental forms) in a fresh group per run; ` +
     'once the clients and the coordinator agree on a stable 10-member assignment, an 11th consumer (already connected) subscribes, and "stable again" is the time from its subscribe() ' +
     'to the rebalance callback after which all 11 members own something and every partition is owned exactly once (checked against DescribeGroups / ConsumerGroupDescribe afterwards). ' +
-    `Client settings: librdkafka defaults${extra.length ? ` plus ${extra.join(', ')} (classic rows)` : ''} (classic: heartbeat.interval.ms 3000, session.timeout.ms 45000, max.poll.interval.ms 300000 = the rebalance timeout; ` +
-    'consumer protocol: heartbeat interval and session timeout come from the broker, group.consumer.heartbeat.interval.ms 5000, group.consumer.session.timeout.ms 45000, ' +
-    `assignor uniform); node-rdkafka's consume loop polls ${CONSUME_TIMEOUT_MS} ms at a time with no sleep between empty polls (its defaults, 1000 ms and a 500 ms sleep, would delay callbacks on an empty topic ` +
-    'and make each close() wait out a poll). group.initial.rebalance.delay.ms (3000) applies to the 10 members forming the group, not to the measured join. ' +
-    'The 11th member subscribes right after the 10-member group settled (the "joined after" figure), i.e. just after every member\'s last heartbeat: the longest wait for the next one. ' +
-    'moved = partitions whose owner changed; revoked = partitions taken away in revoke callbacks (eager: all); longest unowned = the longest one partition went without an owner; ' +
-    'none owned = time with no partition owned at all (eager\'s stop-the-world); old members reacted = subscribe() to the first / last of the 10 old members\' first callback.'
+    'Settings are the defaults: classic consumers heartbeat.interval.ms 3000, session.timeout.ms 45000, max.poll.interval.ms 300000 (the rebalance timeout); ' +
+    'the consumer protocol takes its timings from the broker: group.consumer.heartbeat.interval.ms 5000, group.consumer.session.timeout.ms 45000, assignor uniform; ' +
+    'group.initial.rebalance.delay.ms 3000 (it applies to the 10 members forming the group, not to the measured join)' +
+    (overridden.length ? `; overridden in this run: ${overridden.join('; ')}` : '') +
+    `. node-rdkafka's consume loop polls ${CONSUME_TIMEOUT_MS} ms at a time with no sleep between empty polls (its defaults, 1000 ms and a 500 ms sleep, would delay callbacks on an empty topic ` +
+    'and make each close() wait out a poll). The 11th member subscribes right after the 10-member group settled ("joined after"), i.e. just after every member\'s last heartbeat: ' +
+    'the longest wait for the next one. moved = partitions whose owner changed; revoked = partitions taken away in revoke callbacks (eager: all); longest unowned = the longest one ' +
+    'partition went without an owner; none owned = time with no partition owned at all (eager\'s stop-the-world); old members reacted = subscribe() to the first / last of the 10 old ' +
+    'members\' first callback.'
   );
 }

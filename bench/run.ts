@@ -832,7 +832,7 @@ async function main(): Promise<void> {
         `remote.log.manager.task.interval.ms=${tiered.copyLag[0]?.taskIntervalMs ?? 500}, local-only bytes = onlyLocalLogSegmentsSize (the active segment included), uncopied = rolled local segments not yet in S3.`,
     );
   }
-  if (rebalance.length) notes.push(rebalanceNote(rebalance, o.krillArgs, rdkafka?.librdkafkaVersion ?? '?'));
+  if (rebalance.length) notes.push(rebalanceNote(rebalance, rdkafka?.librdkafkaVersion ?? '?'));
   const report: Report = {
     options: { ...o, only: o.only?.source ?? null },
     machine: { cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}`, loadAverageAtStart: loadAtStart },
