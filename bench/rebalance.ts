@@ -12,7 +12,7 @@
  * partitions revoked, the longest any partition went unowned, the time no partition was owned at
  * all (the eager row's stop-the-world), and the phase timings that show what the wait is made of.
  * Client and broker timings are their defaults (printed in the notes), except node-rdkafka's
- * consume-loop sleep (see CONSUME_LOOP_DELAY_MS).
+ * consume loop (CONSUME_LOOP_DELAY_MS, CONSUME_TIMEOUT_MS) and --quick's shorter intervals.
  */
 import { connect, type BrokerConnection } from '../client/network-client';
 import { readConsumerProtocolAssignment } from '../protocol/generated/message-data/consumer-protocol-assignment';
@@ -26,7 +26,7 @@ export const REBALANCE_MEMBERS = 10;
  * node-rdkafka's flowing consume() sleeps 500 ms (setDefaultConsumeLoopTimeoutDelay) after every
  * poll that timed out empty, and rebalance callbacks are served only while it polls. On this empty
  * topic every poll times out, so the sleep would delay each callback by up to 0.5 s, which a
- * consumer of a busy topic (always polling) does not see; it is 0 here (polls of 1 s back to back).
+ * consumer of a busy topic (always polling) does not see; it is 0 here (polls back to back).
  */
 const CONSUME_LOOP_DELAY_MS = 0;
 /**
@@ -405,8 +405,10 @@ async function oneRun(rd: any, bp: BrokerProcess, wire: BrokerConnection, row: R
     const joinAfterSettledMs = t0 - tracker.lastCallbackAt;
     const stableAt = tracker.watch(t0, late, members + 1);
     subscribe(late, topic);
-    const timeout = sleep(90000).then(() => NaN);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<number>((r) => (timer = setTimeout(() => r(NaN), 90000)));
     const t1 = await Promise.race([stableAt, timeout]);
+    clearTimeout(timer);
     const phases = tracker.endWatch();
     if (Number.isNaN(t1)) throw new Error(`${group}: not stable with ${members + 1} members within 90 s: ${JSON.stringify([...tracker.owners()])}`);
     const after = tracker.owners();
