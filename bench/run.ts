@@ -23,6 +23,11 @@
  *                    start-up measurements
  *   --krill-arg ARG  one more argument for the measured krill broker (repeatable), e.g.
  *                    `--krill-arg --metrics-port --krill-arg 0` to measure it with metrics on
+ *   --rebalance-conf KEY=VALUE
+ *                    one more librdkafka setting for the classic-protocol consumers of the rebalance
+ *                    rows (repeatable), e.g. `--rebalance-conf heartbeat.interval.ms=1000`; the
+ *                    consumer protocol's timings are the broker's (`--krill-arg --override --krill-arg
+ *                    group.consumer.heartbeat.interval.ms=...`)
  *
  * Also: 'consume group <size> kafkajs' (a KafkaJS group consumer reading the acks=1 topic back; krill
  * only, the null sink has no group coordinator); 'produce <size> idempotent acks=-1' (a KafkaJS
@@ -77,6 +82,7 @@ import { checkCommitted, checkOneProducer, produceIdempotent, produceTransaction
 import { measureTls, type TlsRow } from './tls';
 import { measureCleaner, type CleanerRow, type CoordinatorLoadRow } from './cleaner';
 import { measureTiered, type TieredReport } from './tiered';
+import { measureRebalance, rebalanceNote, type RebalanceRow } from './rebalance';
 
 type TargetName = 'krill' | 'null';
 const TARGETS: readonly TargetName[] = ['krill', 'null'];
@@ -90,10 +96,11 @@ interface Options {
   only: RegExp | null;
   priority: number | null;
   krillArgs: string[];
+  rebalanceConf: Record<string, string>;
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { quick: false, json: false, runs: 3, inFlight: 4, profileDir: null, only: null, priority: null, krillArgs: [] };
+  const o: Options = { quick: false, json: false, runs: 3, inFlight: 4, profileDir: null, only: null, priority: null, krillArgs: [], rebalanceConf: {} };
   let runsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -124,7 +131,12 @@ function parseOptions(argv: string[]): Options {
       const v = argv[++i];
       if (v === undefined) throw new Error('--krill-arg needs a value');
       o.krillArgs.push(v);
-    } else throw new Error(`unknown option ${a}\nusage: run.js [--quick] [--json] [--runs N] [--in-flight N] [--profile DIR] [--priority N] [--only REGEX] [--krill-arg ARG ...]`);
+    } else if (a === '--rebalance-conf') {
+      const v = argv[++i];
+      const eq = v?.indexOf('=') ?? -1;
+      if (!v || eq < 1) throw new Error('--rebalance-conf needs KEY=VALUE');
+      o.rebalanceConf[v.slice(0, eq)] = v.slice(eq + 1);
+    } else throw new Error(`unknown option ${a}\nusage: run.js [--quick] [--json] [--runs N] [--in-flight N] [--profile DIR] [--priority N] [--only REGEX] [--krill-arg ARG ...] [--rebalance-conf KEY=VALUE ...]`);
   }
   if (o.quick && !runsGiven) o.runs = 1;
   return o;
@@ -438,6 +450,7 @@ interface Report {
   cleaner: CleanerRow[];
   coordinatorLoad: CoordinatorLoadRow[];
   tiered: TieredReport;
+  rebalance: RebalanceRow[];
   notes: string[];
   durationSeconds: number;
 }
@@ -736,6 +749,7 @@ async function main(): Promise<void> {
   const tls = await measureTls(o, selected, log);
   const { cleaner, coordinatorLoad } = await measureCleaner(o, selected, log);
   const tiered = await measureTiered(o, selected, log);
+  const rebalance = await measureRebalance(o, selected, log);
 
   const rdkafka = loadRdkafka();
   const notes = [
@@ -818,6 +832,7 @@ async function main(): Promise<void> {
         `remote.log.manager.task.interval.ms=${tiered.copyLag[0]?.taskIntervalMs ?? 500}, local-only bytes = onlyLocalLogSegmentsSize (the active segment included), uncopied = rolled local segments not yet in S3.`,
     );
   }
+  if (rebalance.length) notes.push(rebalanceNote(rebalance, rdkafka?.librdkafkaVersion ?? '?'));
   const report: Report = {
     options: { ...o, only: o.only?.source ?? null },
     machine: { cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}`, loadAverageAtStart: loadAtStart },
@@ -830,6 +845,7 @@ async function main(): Promise<void> {
     cleaner,
     coordinatorLoad,
     tiered,
+    rebalance,
     notes,
     durationSeconds: round((Date.now() - t0) / 1000),
   };
@@ -971,6 +987,31 @@ function renderText(r: Report): string {
       rows.push([c.name, String(c.seconds), c.rateMBps.toFixed(1), String(c.segmentBytes / 1048576), String(c.taskIntervalMs), (c.medianLocalOnlyBytes / 1048576).toFixed(2), (c.maxLocalOnlyBytes / 1048576).toFixed(2), String(c.medianUncopiedSegments), String(c.maxUncopiedSegments)]);
     }
     out.push(table(rows));
+    out.push('');
+  }
+  if (r.rebalance.length) {
+    const rows: string[][] = [
+      ['workload (rebalance, 10 -> 11 members)', 'partitions', 'stable again ms', 'min-max', 'moved', 'revoked', 'longest unowned ms', 'none owned ms', 'old members reacted ms', 'new member first ms', 'callbacks', 'joined after ms'],
+    ];
+    for (const b of r.rebalance) {
+      const m = b.median;
+      rows.push([
+        b.name,
+        String(b.partitions),
+        String(m.stableMs),
+        `${b.stableRangeMs[0]}-${b.stableRangeMs[1]}`,
+        String(m.moved),
+        String(m.revoked),
+        String(m.maxUnownedMs),
+        String(m.allUnownedMs),
+        `${na(String(m.firstOldMemberReactMs))}-${na(String(m.lastOldMemberReactMs))} (${m.oldMembersInvolved})`,
+        String(m.newMemberFirstAssignMs),
+        String(m.callbacks),
+        String(m.joinAfterSettledMs),
+      ]);
+    }
+    out.push(table(rows));
+    out.push(`  medians of ${r.options.runs} run(s); old members reacted: first-last of the old members' first callbacks (how many had one); section took ${r.rebalance[0].sectionSeconds} s`);
     out.push('');
   }
   const s = r.startup;
