@@ -1,7 +1,7 @@
 /**
  * The KIP-848 consumer group protocol under membership churn and member failures, with librdkafka
  * 2.12 (node-rdkafka, `group.protocol: 'consumer'`, auto-commits) against one embedded broker with
- * a 3 s group.consumer.session.timeout.ms, while a producer writes to every partition throughout:
+ * a 4 s group.consumer.session.timeout.ms, while a producer writes to every partition throughout:
  * - four members join one by one on an 8-partition topic and leave one by one: after each step the
  *   group is Stable with assignments that are disjoint, complete and balanced (uniform assignor),
  *   the same in ConsumerGroupDescribe and in the members' rebalance callbacks; no partition is ever
@@ -22,8 +22,15 @@ import { ChildMember, describeGroup, InProcessMember, Ownership, readRanges, Str
 
 jest.setTimeout(60_000);
 
-const SESSION_TIMEOUT_MS = 3000;
+const SESSION_TIMEOUT_MS = 4000;
 const HEARTBEAT_INTERVAL_MS = 250;
+/**
+ * The session timeout runs from a member's last heartbeat, which came up to an interval before a
+ * kill (more on a loaded machine): a partition of a killed member moves at least this long after
+ * the kill (a leave would move it within milliseconds), and what must happen before the old
+ * session ends has to happen within it.
+ */
+const SESSION_LOWER_BOUND_MS = SESSION_TIMEOUT_MS - 1000;
 
 const sorted = (s: Iterable<number>) => [...s].sort((a, b) => a - b);
 
@@ -164,7 +171,7 @@ describe('KIP-848 consumer groups under churn and failures (librdkafka, group.pr
       return same ? new Map(fromC.map((q) => [q, o.get(q)!])) : undefined;
     });
     const settledAt = Date.now();
-    expect(settledAt - killedAt).toBeLessThan(SESSION_TIMEOUT_MS - HEARTBEAT_INTERVAL_MS);
+    expect(settledAt - killedAt).toBeLessThan(SESSION_LOWER_BOUND_MS);
     // Until the session timeout, c is still a member holding its partitions.
     const during = await describeGroup(broker.bootstrap, group);
     expect(during.members.map((m: any) => m.clientId).sort()).toEqual(['crash-a', 'crash-b', 'crash-c']);
@@ -173,8 +180,8 @@ describe('KIP-848 consumer groups under churn and failures (librdkafka, group.pr
     for (const q of fromC) {
       const heir = a.owned.has(q) ? a : b;
       const at = heir.assignedAt.get(q)!;
-      // Reassigned only once the session timed out (counted from c's last heartbeat before the kill).
-      expect(at - killedAt).toBeGreaterThanOrEqual(SESSION_TIMEOUT_MS - HEARTBEAT_INTERVAL_MS - 100);
+      // Reassigned only once the session timed out.
+      expect(at - killedAt).toBeGreaterThanOrEqual(SESSION_LOWER_BOUND_MS);
       expect(at).toBeGreaterThan(settledAt);
       await until(`the heir of partition ${q} reads it`, () => heir.firstAfterAssign.has(q));
       expect([q, heir.firstAfterAssign.get(q)]).toEqual([q, atKill.get(q)]);
@@ -236,7 +243,7 @@ describe('KIP-848 consumer groups under churn and failures (librdkafka, group.pr
     const refused = await child(sOpts, ownership);
     const fatal = await until('the second incarnation fails', () => refused.errors.find((e) => e.fatal));
     expect(fatal.msg).toMatch(/The instance ID is still used by another member in the consumer group/);
-    expect(Date.now() - killedAt).toBeLessThan(SESSION_TIMEOUT_MS - HEARTBEAT_INTERVAL_MS);
+    expect(Date.now() - killedAt).toBeLessThan(SESSION_LOWER_BOUND_MS);
     // Meanwhile the group still has the old member at its epoch, holding its partitions.
     const meanwhile = await describe();
     expect(meanwhile.groupEpoch).toBe(held.groupEpoch);
@@ -249,7 +256,7 @@ describe('KIP-848 consumer groups under churn and failures (librdkafka, group.pr
     //    id joins again as a new member and gets a balanced share.
     await waitStable(describe, [a, b], PARTITIONS);
     const fencedAfter = Math.min(...fromS.map((q) => (a.owned.has(q) ? a : b).assignedAt.get(q)!)) - killedAt;
-    expect(fencedAfter).toBeGreaterThanOrEqual(SESSION_TIMEOUT_MS - HEARTBEAT_INTERVAL_MS - 100);
+    expect(fencedAfter).toBeGreaterThanOrEqual(SESSION_LOWER_BOUND_MS);
     s = await child(sOpts, ownership);
     const rejoined = await waitStable(describe, [a, b, s], PARTITIONS);
     expect(memberOf(rejoined, 'instance-s').memberId).not.toBe(heldMember.memberId);

@@ -9,8 +9,8 @@
 // closes the consumer (a leave heartbeat: epoch -1, or -2 with an instance id); once librdkafka logs
 // "Consumer closed" (the leave was answered) the script reports {ev:'closed'} and ends itself with
 // SIGKILL: the rest of the client's teardown (rd_kafka_destroy, also run by process.exit) was seen to
-// hang for good here under load, its broker handles never released, after the group had closed
-// cleanly; the broker has nothing more to see by then. `debug: 'cgrp'` is set for that log line;
+// hang for good here under load with the flowing consume(), its broker handles never released,
+// after the group had closed cleanly; the broker has nothing more to see by then. `debug: 'cgrp'` is set for that log line;
 // opts.verbose copies librdkafka's log to stderr.
 const RdKafka = require('node-rdkafka');
 
@@ -67,18 +67,35 @@ consumer.on('data', (m) => {
     // no longer assigned: the next owner reads it again
   }
 });
+// Batches of up to 100 messages, each call waiting at most 100 ms, rather than the flowing
+// consume(), whose thread keeps messages in flight outside any call.
+let polled;
+const poll = () =>
+  new Promise((resolve) => {
+    const next = () => {
+      if (closing) return resolve();
+      consumer.consume(100, (err) => {
+        if (err && err.code !== RdKafka.CODES.ERRORS.ERR__TIMED_OUT && err.code !== RdKafka.CODES.ERRORS.ERR__FATAL) {
+          out({ ev: 'error', code: err.code, fatal: Boolean(err.isFatal), msg: String(err.message) });
+        }
+        if (err) setTimeout(next, 100);
+        else setImmediate(next);
+      });
+    };
+    next();
+  });
 consumer.on('ready', () => {
   consumer.subscribe(opts.topics);
-  consumer.consume((err) => {
-    if (err && err.code !== RdKafka.CODES.ERRORS.ERR__FATAL) out({ ev: 'error', code: err.code, fatal: Boolean(err.isFatal), msg: String(err.message) });
-  });
+  consumer.setDefaultConsumeTimeout(100);
+  polled = poll();
   out({ ev: 'ready' });
 });
 consumer.connect();
 
-process.on('SIGTERM', () => {
+process.on('SIGTERM', async () => {
   if (closing) return;
   closing = true;
+  await polled;
   consumer.disconnect(() => {
     out({ ev: 'closed' });
     process.kill(process.pid, 'SIGKILL');

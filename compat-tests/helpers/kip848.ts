@@ -147,6 +147,8 @@ export class InProcessMember extends Member {
   holdRevocations: Promise<void> | undefined;
   /** Revocation callbacks now waiting for holdRevocations. */
   heldRevocations = 0;
+  private stopping = false;
+  private polling: Promise<void> | undefined;
 
   static async start(opts: MemberOptions, ownership: Ownership): Promise<InProcessMember> {
     const m = new InProcessMember(opts, ownership);
@@ -208,16 +210,36 @@ export class InProcessMember extends Member {
       consumer.on('ready', () => {
         clearTimeout(timer);
         consumer.subscribe([this.opts.topic]);
-        consumer.consume();
+        consumer.setDefaultConsumeTimeout(100);
+        this.polling = this.poll();
         resolve();
       });
       consumer.connect();
     });
   }
 
+  /**
+   * Batches of up to 100 messages, each call waiting at most 100 ms, until stop(): no message is
+   * ever in flight outside a call (the flowing consume() keeps a thread that does, and a
+   * disconnect() then can hang in rd_kafka_destroy, keeping this process alive).
+   */
+  private async poll(): Promise<void> {
+    while (!this.stopping) {
+      const failed = await new Promise<boolean>((resolve) =>
+        this.consumer.consume(100, (err: { code: number; isFatal?: boolean; message: string } | null) => {
+          if (err && err.code !== RdKafka.CODES.ERRORS.ERR__TIMED_OUT) this.errors.push({ code: err.code, fatal: Boolean(err.isFatal), msg: String(err.message) });
+          resolve(err !== null && err !== undefined);
+        }),
+      );
+      await new Promise((r) => (failed ? setTimeout(r, 100) : setImmediate(r)));
+    }
+  }
+
   /** Closes the consumer (leave heartbeat), handing back its partitions. */
-  stop(): Promise<void> {
-    if (!this.consumer?.isConnected()) return Promise.resolve();
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.polling;
+    if (!this.consumer?.isConnected()) return;
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, 15_000);
       this.consumer.disconnect(() => {
