@@ -201,10 +201,10 @@ export class InMemoryRaftLog implements RaftLog {
   }
 
   truncateToEndOffset(endOffset: OffsetAndEpoch): bigint {
-    const leo = this.logEndOffset();
-    if (endOffset.offset >= leo) return leo;
+    // Where our log stops agreeing: the end of that epoch here, or the leader's end of it if sooner.
     const local = this.endOffsetForEpoch(endOffset.epoch);
-    const to = local.offset < endOffset.offset ? local.offset : endOffset.offset;
+    let to = local.offset < endOffset.offset ? local.offset : endOffset.offset;
+    if (to > this.logEndOffset()) to = this.logEndOffset();
     this.truncateTo(to);
     return this.logEndOffset();
   }

@@ -354,6 +354,8 @@ export class RaftNode {
   /** Kafka's maybeTransition: follow what a request or response says about the epoch and leader. */
   private maybeTransition(leaderId: number, epoch: number): void {
     const s = this.state;
+    // Our own leadership of an epoch we no longer lead (we resigned or restarted) is not a leader to follow.
+    if (leaderId === this.nodeId && s.name !== 'Leader') leaderId = -1;
     if (epoch === s.epoch && leaderId >= 0 && s.leaderId >= 0 && s.leaderId !== leaderId) {
       throw new Error(`replica ${this.nodeId}: leader ${leaderId} in epoch ${epoch} is inconsistent with the known leader ${s.leaderId}`);
     }
@@ -902,7 +904,7 @@ export class RaftNode {
       this.maybeTransition(leaderId, epoch);
       return true;
     }
-    if (epoch === s.epoch && leaderId >= 0 && s.leaderId < 0) {
+    if (epoch === s.epoch && leaderId >= 0 && leaderId !== this.nodeId && s.leaderId < 0) {
       this.transitionToFollower(epoch, leaderId);
       return error === ErrorCode.NONE ? null : true;
     }
@@ -921,9 +923,16 @@ export class RaftNode {
     const t = response.topics;
     if (t.length !== 1 || t[0].partitions.length !== 1) return false;
     const p = t[0].partitions[0];
-    // A voter still in an older epoch answers a pre-vote with its own epoch; the answer counts (it
-    // binds nothing), where any other response from an older epoch is stale.
-    if (f.preVote && p.errorCode === ErrorCode.NONE && p.leaderEpoch < this.state.epoch) return this.recordPreVote(source, f, p.voteGranted);
+    if (f.preVote && p.errorCode === ErrorCode.NONE && p.leaderEpoch <= this.state.epoch) {
+      // A pre-vote answer binds nothing, so one from a voter still in an older epoch counts too. A
+      // rejection naming the leader of our epoch means that voter still follows it: follow it again.
+      const s = this.state;
+      if (!p.voteGranted && p.leaderEpoch === s.epoch && p.leaderId >= 0 && p.leaderId !== this.nodeId && s.name === 'Prospective' && s.epoch === f.epoch) {
+        this.transitionToFollower(s.epoch, p.leaderId);
+        return true;
+      }
+      return this.recordPreVote(source, f, p.voteGranted);
+    }
     const handled = this.maybeHandleCommonResponse(p.errorCode, p.leaderId, p.leaderEpoch);
     if (handled !== null) return handled;
     if (p.errorCode !== ErrorCode.NONE) return false;

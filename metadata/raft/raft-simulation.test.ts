@@ -1,0 +1,208 @@
+/**
+ * The deterministic simulation of the consensus core (testing/raft-simulator.ts): random fault
+ * schedules on 3- and 5-node quorums (drops, delays, partitions, crashes and restarts, snapshots),
+ * checked continuously for election safety and the agreement and durability of the committed log,
+ * then healed and checked for a bounded re-election and replication; plus scenarios for a
+ * partitioned minority leader, pre-vote against a rejoining node, a leader restart and a snapshot
+ * catch-up. KRILL_RAFT_SIM_SEEDS=<n> runs n random schedules instead of the default 200.
+ */
+import { RaftSimulator, type SimNode } from './testing/raft-simulator';
+
+const SEEDS = Number(process.env.KRILL_RAFT_SIM_SEEDS ?? 200);
+const FAULT_PHASE_MS = 15_000;
+/** After the faults stop a leader must be agreed on within this (Kafka's default timeouts). */
+const ELECTION_BOUND_MS = 20_000;
+
+function randomSchedule(seed: number, nodeCount: number): { electedAfterMs: number; sim: RaftSimulator } {
+  const sim = new RaftSimulator({ seed, nodeCount, appendIntervalMs: 50 });
+  const rng = sim.rng;
+  const ids = sim.nodes.map((n) => n.id);
+  const end = sim.now + FAULT_PHASE_MS;
+  while (sim.now < end) {
+    sim.runFor(200 + rng.nextInt(1300));
+    const r = rng.next();
+    if (r < 0.15) {
+      const up = ids.filter((id) => sim.isUp(id));
+      if (up.length > 1) sim.crash(up[rng.nextInt(up.length)]);
+    } else if (r < 0.35) {
+      const down = ids.filter((id) => !sim.isUp(id));
+      if (down.length) sim.restart(down[rng.nextInt(down.length)]);
+    } else if (r < 0.5) {
+      const a: number[] = [];
+      const b: number[] = [];
+      for (const id of ids) (rng.chance(0.5) ? a : b).push(id);
+      sim.partition([a, b]);
+    } else if (r < 0.62) {
+      sim.heal();
+    } else if (r < 0.75) {
+      const d = [0, 0, 0.05, 0.2][rng.nextInt(4)];
+      const delay = [
+        [1, 5],
+        [1, 50],
+        [5, 300],
+      ][rng.nextInt(3)];
+      sim.network = { dropRate: d, minDelayMs: delay[0], maxDelayMs: delay[1] };
+    } else if (r < 0.85) {
+      const up = ids.filter((id) => sim.isUp(id));
+      if (up.length) sim.snapshot(up[rng.nextInt(up.length)]);
+    }
+  }
+  // The faults stop: everything heals and restarts.
+  sim.heal();
+  sim.network = { dropRate: 0, minDelayMs: 1, maxDelayMs: 5 };
+  for (const id of ids) sim.restart(id);
+  const faultsEnd = sim.now;
+  const at = sim.runUntilTrue(() => sim.stableLeader() !== null, ELECTION_BOUND_MS);
+  if (at === null) {
+    const states = sim.nodes.map((n) => `${n.id}:${n.raft!.stateName}@${n.raft!.epoch}(leader ${n.raft!.leaderId})`).join(' ');
+    throw new Error(`seed ${seed}: no agreed leader ${ELECTION_BOUND_MS} ms after the faults stopped: ${states}\n${sim.trace.slice(-30).join('\n')}`);
+  }
+  // Replication resumes: a fresh record commits everywhere.
+  const leader = sim.stableLeader()!;
+  const offset = sim.appendTo(leader)!;
+  const committed = sim.runUntilTrue(() => sim.nodes.every((n) => n.log.highWatermark() > offset), 5_000);
+  if (committed === null) {
+    const hw = sim.nodes.map((n) => `${n.id}:${n.log.highWatermark()}/${n.log.endOffset().offset}`).join(' ');
+    throw new Error(`seed ${seed}: offset ${offset} not committed on every node within 5 s: ${hw}`);
+  }
+  return { electedAfterMs: at - faultsEnd, sim };
+}
+
+describe('raft simulation: random fault schedules', () => {
+  it(`keeps election safety and the committed log across ${SEEDS} seeds, and recovers after faults`, () => {
+    let maxElection = 0;
+    let committed = 0;
+    let elections = 0;
+    let diverging = 0;
+    let snapshotChunks = 0;
+    const started = Date.now();
+    for (let seed = 1; seed <= SEEDS; seed++) {
+      const nodeCount = seed % 2 === 0 ? 3 : 5;
+      const { electedAfterMs, sim } = randomSchedule(seed, nodeCount);
+      maxElection = Math.max(maxElection, electedAfterMs);
+      committed += sim.committed.length;
+      elections += sim.leaders.size;
+      diverging += sim.divergingResponses;
+      snapshotChunks += sim.snapshotChunks;
+    }
+    // The schedules reach the interesting paths: re-elections, log divergence, snapshot transfer.
+    expect(elections).toBeGreaterThan(SEEDS * 1.5);
+    expect(diverging).toBeGreaterThan(0);
+    expect(snapshotChunks).toBeGreaterThan(0);
+    // Something was actually replicated and committed under the faults.
+    expect(committed).toBeGreaterThan(SEEDS * 10);
+    expect(maxElection).toBeLessThan(ELECTION_BOUND_MS);
+    if (process.env.KRILL_RAFT_SIM_SEEDS) {
+      // eslint-disable-next-line no-console
+      console.log(`${SEEDS} seeds in ${Date.now() - started} ms; slowest re-election ${maxElection} ms; ${committed} entries committed; ${elections} leaders; ${diverging} diverging fetches; ${snapshotChunks} snapshot chunks`);
+    }
+  });
+});
+
+function electLeader(sim: RaftSimulator): SimNode {
+  const t = sim.runUntilTrue(() => sim.stableLeader() !== null, 10_000);
+  if (t === null) throw new Error('no leader');
+  return sim.stableLeader()!;
+}
+
+describe('raft simulation: scenarios', () => {
+  it('a leader partitioned into a minority commits nothing and resigns; its entries are truncated after the heal', () => {
+    const sim = new RaftSimulator({ seed: 42, nodeCount: 5 });
+    const leader = electLeader(sim);
+    const epoch = leader.raft!.epoch;
+    for (let i = 0; i < 3; i++) sim.appendTo(leader);
+    sim.runFor(1_000);
+    const hwBefore = leader.log.highWatermark();
+    expect(hwBefore).toBe(leader.log.endOffset().offset);
+    const others = sim.nodes.filter((n) => n !== leader).map((n) => n.id);
+    const minority = [leader.id, others[0]];
+    sim.partition([minority, others.slice(1)]);
+    const stranded: bigint[] = [];
+    for (let i = 0; i < 3; i++) stranded.push(sim.appendTo(leader)!);
+    // Check-quorum: the old leader stops being leader within 1.5 fetch timeouts (plus a poll).
+    const resignedAt = sim.runUntilTrue(() => !leader.raft!.isLeader, 3_000 + 600);
+    expect(resignedAt).not.toBeNull();
+    expect(leader.log.highWatermark()).toBe(hwBefore);
+    expect(sim.node(others[0]).log.highWatermark()).toBeLessThanOrEqual(hwBefore);
+    // The majority elects a new leader in a later epoch and commits.
+    const t = sim.runUntilTrue(() => sim.nodes.some((n) => others.slice(1).includes(n.id) && n.raft!.isLeader), 10_000);
+    expect(t).not.toBeNull();
+    const newLeader = sim.nodes.find((n) => n.raft!.isLeader && n !== leader)!;
+    expect(newLeader.raft!.epoch).toBeGreaterThan(epoch);
+    sim.appendTo(newLeader);
+    sim.runFor(1_000);
+    sim.heal();
+    const l = electLeader(sim);
+    sim.appendTo(l);
+    sim.runFor(2_000);
+    // Every log agrees with the committed history; the stranded entries are gone.
+    const end = sim.committed.length;
+    for (const n of sim.nodes) {
+      expect(n.log.highWatermark()).toBe(BigInt(end));
+      expect(n.log.endOffset().offset).toBe(BigInt(end));
+    }
+    const strandedValues = sim.appended.filter((a) => stranded.includes(a.offset) && a.nodeId === leader.id).map((a) => a.value);
+    const history = sim.committed.join(',');
+    for (const v of strandedValues) expect(history).not.toContain(Buffer.from(v).toString('hex'));
+  });
+
+  it('pre-vote: a follower partitioned alone does not bump the epoch, and rejoining does not disturb the leader', () => {
+    const sim = new RaftSimulator({ seed: 7, nodeCount: 3, appendIntervalMs: 100 });
+    const leader = electLeader(sim);
+    const epoch = leader.raft!.epoch;
+    const loner = sim.nodes.find((n) => n !== leader)!;
+    sim.partition([[loner.id], sim.nodes.filter((n) => n !== loner).map((n) => n.id)]);
+    const states = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      sim.runFor(100);
+      states.add(loner.raft!.stateName);
+      expect(loner.raft!.epoch).toBe(epoch);
+      expect(leader.raft!.isLeader).toBe(true);
+    }
+    // It did time out and try (pre-vote), but never became a candidate.
+    expect(states.has('Prospective')).toBe(true);
+    expect(states.has('Candidate')).toBe(false);
+    sim.heal();
+    for (let i = 0; i < 100; i++) {
+      sim.runFor(100);
+      expect(leader.raft!.isLeader).toBe(true);
+      expect(leader.raft!.epoch).toBe(epoch);
+    }
+    expect(sim.stableLeader()).toBe(leader);
+    expect(loner.log.highWatermark()).toBeGreaterThan(0n);
+  });
+
+  it('a crashed leader is replaced; restarted, it comes back resigned and follows the new leader', () => {
+    const sim = new RaftSimulator({ seed: 3, nodeCount: 3, appendIntervalMs: 100 });
+    const leader = electLeader(sim);
+    sim.runFor(1_000);
+    const epoch = leader.raft!.epoch;
+    sim.crash(leader.id);
+    const t = sim.runUntilTrue(() => sim.nodes.some((n) => n.raft?.isLeader), 10_000);
+    expect(t).not.toBeNull();
+    sim.restart(leader.id);
+    expect(leader.raft!.stateName).toBe('Resigned');
+    const l = electLeader(sim);
+    expect(l).not.toBe(leader);
+    expect(l.raft!.epoch).toBeGreaterThan(epoch);
+  });
+
+  it('a replica behind the leader log start catches up from a snapshot fetched in chunks', () => {
+    const sim = new RaftSimulator({ seed: 11, nodeCount: 3, appendIntervalMs: 20 });
+    const leader = electLeader(sim);
+    const lagging = sim.nodes.find((n) => n !== leader)!;
+    sim.crash(lagging.id);
+    sim.runFor(8_000);
+    const snap = sim.snapshot(leader.id)!;
+    expect(snap).not.toBeNull();
+    expect(leader.log.startOffset()).toBe(snap.offset);
+    // The snapshot is larger than one FetchSnapshot response (fetchMaxBytes 4096 in the simulator).
+    expect(leader.log.readSnapshot(snap)!.length).toBeGreaterThan(4096);
+    sim.restart(lagging.id);
+    const t = sim.runUntilTrue(() => lagging.log.highWatermark() >= snap.offset && lagging.log.latestSnapshotId() !== null, 10_000);
+    expect(t).not.toBeNull();
+    expect(lagging.log.latestSnapshotId()).toEqual(snap);
+    sim.runFor(2_000);
+    expect(lagging.log.highWatermark()).toBeGreaterThan(snap.offset);
+  });
+});
