@@ -448,7 +448,10 @@ export class RaftNode {
           return 0;
         }
         if (now >= s.beginQuorumEpochDeadline) {
-          for (const v of s.nonAcknowledgingVoters()) this.maybeSend(v, 'BEGIN_QUORUM_EPOCH', { apiKey: 'BEGIN_QUORUM_EPOCH', data: beginQuorumEpochRequest(this.clusterId, v, this.nodeId, s.epoch) });
+          // To every voter, acknowledged or not, every fetch timeout / 2: a voter stuck in a higher
+          // epoch (whose pre-votes fail while this leader is healthy) answers FENCED_LEADER_EPOCH,
+          // and this leader steps down so that the quorum moves past that epoch.
+          for (const v of this.voters) this.maybeSend(v, 'BEGIN_QUORUM_EPOCH', { apiKey: 'BEGIN_QUORUM_EPOCH', data: beginQuorumEpochRequest(this.clusterId, v, this.nodeId, s.epoch) });
           s.beginQuorumEpochDeadline = now + s.beginQuorumEpochTimeoutMs;
         }
         return Math.min(s.checkQuorumExpiry(), s.beginQuorumEpochDeadline);
