@@ -107,6 +107,7 @@ export function beginQuorumEpochResponse(errorCode: number, partition?: Omit<Beg
 
 // ---- EndQuorumEpoch ----
 
+/** Both successor fields are filled: PreferredSuccessors is what v0 encodes, PreferredCandidates v1. */
 export function endQuorumEpochRequest(clusterId: string | null, leaderId: number, leaderEpoch: number, preferredSuccessors: number[]): EndQuorumEpochRequest {
   return {
     clusterId,
@@ -157,9 +158,11 @@ export function fetchRequest(p: {
     partitionMaxBytes: p.maxBytes,
     replicaDirectoryId: NO_DIRECTORY_ID,
   };
+  // The replica id goes in ReplicaState (v15+, what KRaft fetches use); a network layer encoding
+  // v14 or older moves it to the top-level ReplicaId.
   return {
     clusterId: p.clusterId,
-    replicaId: p.replicaId,
+    replicaId: -1,
     replicaState: { replicaId: p.replicaId, replicaEpoch: -1n },
     maxWaitMs: p.maxWaitMs,
     minBytes: 0,

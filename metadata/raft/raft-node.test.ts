@@ -192,6 +192,14 @@ describe('RaftNode: Unattached, Prospective and Candidate', () => {
     expect(h.node.leaderId).toBe(3);
   });
 
+  it('counts a pre-vote answered UNSUPPORTED_VERSION (a voter without Vote v2) as granted', () => {
+    const h = new Harness();
+    h.advance(1000);
+    const v = h.take('VOTE')[0];
+    h.node.handleResponse(v.dest, v.corr, { apiKey: 'VOTE', data: voteResponse(ErrorCode.UNSUPPORTED_VERSION) });
+    expect(h.node.stateName).toBe('Candidate');
+  });
+
   it('becomes leader on a majority of votes: LeaderChange control record first, then BeginQuorumEpoch to the voters', () => {
     const h = new Harness();
     h.becomeLeader();

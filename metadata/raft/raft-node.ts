@@ -245,7 +245,7 @@ export class RaftNode {
   // ---------------------------------------------------------------- transitions
 
   private electionStateOf(s: EpochState): ElectionState {
-    const votedId = s.name === 'Follower' || s.name === 'Unattached' || s.name === 'Prospective' ? s.votedId : s.votedId;
+    const votedId = s.votedId;
     const leaderId = s.name === 'Prospective' ? s.retainedLeaderId : s.leaderId;
     return { epoch: s.epoch, leaderId, votedId, votedDirectoryId: NO_DIRECTORY_ID };
   }
