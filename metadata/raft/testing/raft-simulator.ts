@@ -127,6 +127,8 @@ export interface SimulatorOptions {
   network?: Partial<NetworkConditions>;
   /** Client appends to every leader about this often (0: no client). */
   appendIntervalMs?: number;
+  /** Max bytes per Fetch / FetchSnapshot response; small values make replication go batch by batch. */
+  fetchMaxBytes?: number;
 }
 
 /** Entry identity for comparing logs: epoch, control flag and the record bytes. */
@@ -154,11 +156,13 @@ export class RaftSimulator {
   divergingResponses = 0;
   snapshotChunks = 0;
   readonly seed: number;
+  private readonly fetchMaxBytes: number;
   /** Per node: the epochs seen, for scenario assertions. */
   readonly trace: string[] = [];
 
   constructor(opts: SimulatorOptions) {
     this.seed = opts.seed;
+    this.fetchMaxBytes = opts.fetchMaxBytes ?? 4096;
     this.rng = new Rng(opts.seed * 7919 + opts.nodeCount);
     const ids = Array.from({ length: opts.nodeCount }, (_, i) => i + 1);
     this.config = makeQuorumConfig({ voters: votersOf(ids), ...opts.config });
@@ -237,7 +241,7 @@ export class RaftSimulator {
       random: rng,
       log: n.log,
       store: n.store,
-      fetchMaxBytes: 4096,
+      fetchMaxBytes: this.fetchMaxBytes,
       sink: {
         sendRequest: (dest, corr, request) => this.send(n, inc, dest, { kind: 'request', corr, request, srcInc: inc }),
         sendResponse: (dest, corr, response) => {
