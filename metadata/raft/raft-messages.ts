@@ -271,3 +271,25 @@ export function describeQuorumResponse(errorCode: number, errorMessage: string |
     nodes: [],
   };
 }
+
+/**
+ * A response carrying only a top-level error (Kafka's RaftUtil.errorResponse): what a network layer
+ * hands the node when a request could not be sent or its connection dropped (BROKER_NOT_AVAILABLE),
+ * so it backs off briefly and retries instead of waiting out the request timeout.
+ */
+export function errorResponse(apiKey: RaftApiKey, errorCode: number): RaftResponse {
+  switch (apiKey) {
+    case 'VOTE':
+      return { apiKey, data: voteResponse(errorCode) };
+    case 'BEGIN_QUORUM_EPOCH':
+      return { apiKey, data: beginQuorumEpochResponse(errorCode) };
+    case 'END_QUORUM_EPOCH':
+      return { apiKey, data: endQuorumEpochResponse(errorCode) };
+    case 'FETCH':
+      return { apiKey, data: fetchResponse(errorCode) };
+    case 'FETCH_SNAPSHOT':
+      return { apiKey, data: fetchSnapshotResponse(errorCode) };
+    case 'DESCRIBE_QUORUM':
+      return { apiKey, data: describeQuorumResponse(errorCode, null) };
+  }
+}

@@ -905,7 +905,8 @@ export class RaftNode {
     if (epoch < s.epoch || error === ErrorCode.UNKNOWN_LEADER_EPOCH) return true;
     if (epoch > s.epoch || error === ErrorCode.FENCED_LEADER_EPOCH || error === ErrorCode.NOT_LEADER_OR_FOLLOWER) {
       this.maybeTransition(leaderId, epoch);
-      return true;
+      // Nothing new learned (e.g. fetching from a leader that just resigned): back off, do not spin.
+      return this.state !== s;
     }
     if (epoch === s.epoch && leaderId >= 0 && leaderId !== this.nodeId && s.leaderId < 0) {
       this.transitionToFollower(epoch, leaderId);

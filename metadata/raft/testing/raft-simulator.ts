@@ -17,7 +17,8 @@ import { ControlRecordType, parseControlRecordType } from '../../../protocol/rec
 import { makeQuorumConfig, votersOf, type QuorumConfig } from '../quorum-config';
 import { InMemoryQuorumStateStore } from '../quorum-state-store';
 import { InMemoryRaftLog, decodeRaftRecords, type OffsetAndEpoch } from '../raft-log';
-import type { RaftRequest, RaftResponse } from '../raft-messages';
+import { errorResponse, type RaftRequest, type RaftResponse } from '../raft-messages';
+import { ErrorCode } from '../../../protocol/errors';
 import { RaftNode, type RaftRandom } from '../raft-node';
 
 /** mulberry32: small, fast, deterministic. */
@@ -142,6 +143,11 @@ export class RaftSimulator {
   private seq = 0;
   private readonly queue = new EventQueue();
   network: NetworkConditions;
+  /**
+   * Chance that a node crashes right after it sent a granted (binding) vote, restarting 50-500 ms
+   * later: a vote that was not persisted before the response would be forgotten and cast again.
+   */
+  crashAfterVoteRate = 0;
   /** node id -> partition group; nodes talk only within a group. */
   private groups = new Map<number, number>();
   /** epoch -> leader id, as ever observed. */
@@ -305,9 +311,32 @@ export class RaftSimulator {
     }
     const to = this.nodes.find((x) => x.id === dest);
     if (!to) return;
+    if (msg.kind === 'response' && msg.response.apiKey === 'VOTE' && this.crashAfterVoteRate > 0) {
+      const p = msg.response.data.topics[0]?.partitions[0];
+      if (p?.voteGranted && p.leaderId < 0 && this.rng.chance(this.crashAfterVoteRate)) {
+        // Pre-vote answers carry the same shape; crashing after those is harmless and also fine.
+        this.after(0, () => {
+          if (from.incarnation !== fromInc) return;
+          this.crash(from.id);
+          this.after(50 + this.rng.nextInt(450), () => this.restart(from.id));
+        });
+      }
+    }
     const delay = net.minDelayMs + this.rng.nextInt(Math.max(1, net.maxDelayMs - net.minDelayMs + 1));
     const toIncAtSend = to.incarnation;
     this.after(delay, () => {
+      // A request to a node that is down is refused: the sender hears of it (Kafka's network
+      // channel turns a disconnect into BROKER_NOT_AVAILABLE) if it is still the same incarnation.
+      if (!to.raft && msg.kind === 'request' && this.connected(from.id, dest)) {
+        this.messagesDropped++;
+        this.after(delay, () => {
+          if (from.incarnation === fromInc && from.raft && this.connected(from.id, dest)) {
+            from.raft.handleResponse(dest, msg.corr, errorResponse(msg.request.apiKey, ErrorCode.BROKER_NOT_AVAILABLE));
+            this.afterActivity(from);
+          }
+        });
+        return;
+      }
       // Lost with the connection: the receiver restarted, is down, or the network split meanwhile.
       if (!to.raft || !this.connected(from.id, dest)) {
         this.messagesDropped++;
@@ -334,7 +363,6 @@ export class RaftSimulator {
       }
       this.afterActivity(to);
     });
-    void fromInc;
   }
 
   /** Polls the node, reschedules its wake-up and checks the invariants that its step may touch. */
