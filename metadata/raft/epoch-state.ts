@@ -138,7 +138,6 @@ export class LeaderState {
   private readonly fetchedVoters = new Set<number>();
   readonly beginQuorumEpochTimeoutMs: number;
   beginQuorumEpochDeadline: number;
-  resignRequested = false;
 
   constructor(
     readonly epoch: number,

@@ -356,8 +356,9 @@ export class RaftNode {
     const s = this.state;
     // Our own leadership of an epoch we no longer lead (we resigned or restarted) is not a leader to follow.
     if (leaderId === this.nodeId && s.name !== 'Leader') leaderId = -1;
-    if (epoch === s.epoch && leaderId >= 0 && s.leaderId >= 0 && s.leaderId !== leaderId) {
-      throw new Error(`replica ${this.nodeId}: leader ${leaderId} in epoch ${epoch} is inconsistent with the known leader ${s.leaderId}`);
+    const known = s.name === 'Prospective' ? s.retainedLeaderId : s.leaderId;
+    if (epoch === s.epoch && leaderId >= 0 && known >= 0 && known !== leaderId) {
+      throw new Error(`replica ${this.nodeId}: leader ${leaderId} in epoch ${epoch} is inconsistent with the known leader ${known}`);
     }
     if (epoch > s.epoch) {
       if (leaderId >= 0) this.transitionToFollower(epoch, leaderId);
@@ -372,7 +373,7 @@ export class RaftNode {
   /** Appends records as the leader; returns the offset of the last one. Throws NotLeaderError elsewhere. */
   append(records: readonly SimpleRecord[]): bigint {
     const s = this.state;
-    if (s.name !== 'Leader' || s.resignRequested) throw new NotLeaderError(s.epoch, s.leaderId);
+    if (s.name !== 'Leader') throw new NotLeaderError(s.epoch, s.leaderId);
     const info = this.log.appendAsLeader(records, s.epoch);
     this.log.flush();
     this.onLeaderAppend();

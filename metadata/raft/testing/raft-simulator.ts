@@ -6,7 +6,7 @@
  * of the committed prefix. The same seed always gives the same run.
  *
  * Invariants it checks continuously (throwing SimulationViolation with the seed and time):
- * - at most one leader per epoch;
+ * - at most one leader per epoch, and a node that follows a leader follows the one that won the epoch;
  * - every node's committed prefix (below its high watermark, snapshot included) agrees with the
  *   one global committed history, entry by entry;
  * - a committed entry is never lost: every new leader holds the whole committed history;
@@ -469,6 +469,11 @@ export class RaftSimulator {
       } else if (prev !== n.id) {
         this.fail(`two leaders in epoch ${raft.epoch}: ${prev} and ${n.id}`);
       }
+    }
+    // Whoever a node believes leads its epoch did win that epoch.
+    if (!raft.isLeader && raft.leaderId >= 0) {
+      const actual = this.leaders.get(raft.epoch);
+      if (actual !== raft.leaderId) this.fail(`node ${n.id} (${raft.stateName}) follows ${raft.leaderId} in epoch ${raft.epoch}, whose leader is ${actual ?? 'nobody'}`);
     }
     const hwm = n.log.highWatermark();
     if (hwm > n.log.endOffset().offset) this.fail(`node ${n.id}: high watermark ${hwm} above log end ${n.log.endOffset().offset}`);
