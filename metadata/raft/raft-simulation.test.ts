@@ -65,8 +65,8 @@ function randomSchedule(seed: number, nodeCount: number): { electedAfterMs: numb
     if (t === null) break;
     const l = sim.stableLeader()!;
     const epoch = l.raft!.epoch;
-    sim.runFor(3_000);
-    if (sim.stableLeader() === l && l.raft!.epoch === epoch) {
+    const broke = sim.runUntilTrue(() => sim.stableLeader() !== l || l.raft?.epoch !== epoch, 3_000);
+    if (broke === null) {
       at = t;
       break;
     }
