@@ -416,9 +416,16 @@ export class RaftNode {
     const s = this.state;
     switch (s.name) {
       case 'Unattached':
+        if (!this.isVoter) {
+          // An observer finds the leader by fetching from a voter (Kafka's observers use
+          // controller.quorum.bootstrap.servers): the answer names the leader and its epoch.
+          const voters = [...this.voters];
+          const v = voters[this.random.nextInt(voters.length)];
+          this.maybeSend(v, 'FETCH', { apiKey: 'FETCH', data: this.buildFetchRequest(s.epoch) });
+          return Infinity;
+        }
         if (now >= s.electionDeadline) {
-          if (this.isVoter) this.transitionToProspective(0);
-          else this.setState(new UnattachedState(s.epoch, s.votedId, now + this.randomElectionTimeoutMs()));
+          this.transitionToProspective(0);
           return 0;
         }
         return s.electionDeadline;
@@ -476,20 +483,7 @@ export class RaftNode {
             }),
           });
         } else {
-          const end = this.log.endOffset();
-          this.maybeSend(s.leaderId, 'FETCH', {
-            apiKey: 'FETCH',
-            data: fetchRequest({
-              clusterId: this.clusterId,
-              replicaId: this.nodeId,
-              maxWaitMs: this.config.fetchMaxWaitMs,
-              currentLeaderEpoch: s.epoch,
-              fetchOffset: end.offset,
-              lastFetchedEpoch: end.epoch,
-              logStartOffset: this.log.startOffset(),
-              maxBytes: this.fetchMaxBytes,
-            }),
-          });
+          this.maybeSend(s.leaderId, 'FETCH', { apiKey: 'FETCH', data: this.buildFetchRequest(s.epoch) });
         }
         return s.fetchDeadline;
       case 'Resigned':
@@ -502,6 +496,20 @@ export class RaftNode {
         }
         return s.electionDeadline;
     }
+  }
+
+  private buildFetchRequest(epoch: number): FetchRequest {
+    const end = this.log.endOffset();
+    return fetchRequest({
+      clusterId: this.clusterId,
+      replicaId: this.nodeId,
+      maxWaitMs: this.config.fetchMaxWaitMs,
+      currentLeaderEpoch: epoch,
+      fetchOffset: end.offset,
+      lastFetchedEpoch: end.epoch,
+      logStartOffset: this.log.startOffset(),
+      maxBytes: this.fetchMaxBytes,
+    });
   }
 
   /** A prospective lost or timed out: back to following the leader it knew, else unattached. */

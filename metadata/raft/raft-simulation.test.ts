@@ -17,7 +17,8 @@ const ELECTION_BOUND_MS = 20_000;
 function randomSchedule(seed: number, nodeCount: number): { electedAfterMs: number; sim: RaftSimulator } {
   // One seed in four replicates batch by batch (tiny fetch responses), which opens more windows
   // where a follower holds an old epoch's entry without the new leader's first one.
-  const sim = new RaftSimulator({ seed, nodeCount, appendIntervalMs: 50, fetchMaxBytes: seed % 4 === 1 ? 64 : 4096 });
+  // One seed in five adds an observer (a non-voter replica, as a broker is).
+  const sim = new RaftSimulator({ seed, nodeCount, observerCount: seed % 5 === 0 ? 1 : 0, appendIntervalMs: 50, fetchMaxBytes: seed % 4 === 1 ? 64 : 4096 });
   const rng = sim.rng;
   const ids = sim.nodes.map((n) => n.id);
   sim.crashAfterVoteRate = 0.2;
@@ -251,6 +252,32 @@ describe('raft simulation: scenarios', () => {
     sim.runFor(3_000);
     expect(sim.stableLeader()).toBe(leader);
     expect(loner.log.highWatermark()).toBeGreaterThan(0n);
+  });
+
+  it("observers find the leader through any voter, replicate the committed log and are tracked as the leader's observers", () => {
+    const sim = new RaftSimulator({ seed: 21, nodeCount: 3, observerCount: 2, appendIntervalMs: 50 });
+    const leader = electLeader(sim);
+    sim.runFor(2_000);
+    const observers = sim.nodes.filter((n) => n.id > 3);
+    for (const o of observers) {
+      expect(o.raft!.isVoter).toBe(false);
+      expect(o.raft!.stateName).toBe('Follower');
+      expect(o.log.highWatermark()).toBeGreaterThan(30n);
+    }
+    const ls = leader.raft!.currentState as LeaderState;
+    expect([...ls.observerStates.keys()].sort()).toEqual([4, 5]);
+    // Observers do not count for the high watermark or check-quorum: with both other voters down the
+    // leader commits nothing more and resigns.
+    const hw = leader.log.highWatermark();
+    for (const n of sim.nodes) if (n.id <= 3 && n !== leader) sim.crash(n.id);
+    sim.runFor(1_000);
+    expect(leader.log.highWatermark()).toBe(hw);
+    expect(sim.runUntilTrue(() => !leader.raft!.isLeader, 4_000)).not.toBeNull();
+    // A new leader after the voters return; the observers follow it.
+    for (const n of sim.nodes) sim.restart(n.id);
+    const l2 = electLeader(sim);
+    expect(l2.raft!.epoch).toBeGreaterThan(ls.epoch);
+    for (const o of observers) expect(o.raft!.leaderId).toBe(l2.id);
   });
 
   it('a crashed leader is replaced; restarted, it comes back resigned and follows the new leader', () => {

@@ -123,7 +123,10 @@ export interface NetworkConditions {
 
 export interface SimulatorOptions {
   seed: number;
+  /** Voters 1..nodeCount. */
   nodeCount: number;
+  /** Observers (replicas outside the voter set, as brokers are), ids after the voters. */
+  observerCount?: number;
   config?: Partial<QuorumConfig>;
   network?: Partial<NetworkConditions>;
   /** Client appends to every leader about this often (0: no client). */
@@ -170,8 +173,9 @@ export class RaftSimulator {
     this.seed = opts.seed;
     this.fetchMaxBytes = opts.fetchMaxBytes ?? 4096;
     this.rng = new Rng(opts.seed * 7919 + opts.nodeCount);
-    const ids = Array.from({ length: opts.nodeCount }, (_, i) => i + 1);
-    this.config = makeQuorumConfig({ voters: votersOf(ids), ...opts.config });
+    const voterIds = Array.from({ length: opts.nodeCount }, (_, i) => i + 1);
+    const ids = Array.from({ length: opts.nodeCount + (opts.observerCount ?? 0) }, (_, i) => i + 1);
+    this.config = makeQuorumConfig({ voters: votersOf(voterIds), ...opts.config });
     this.network = { dropRate: 0, minDelayMs: 1, maxDelayMs: 5, ...opts.network };
     for (const id of ids) {
       this.nodes.push({ id, log: new InMemoryRaftLog(), store: new InMemoryQuorumStateStore(), raft: null, incarnation: 0, wakeAt: Infinity, checkedUpTo: 0n, requesterIncarnation: new Map() });
