@@ -4,25 +4,46 @@
  * checked continuously for election safety and the agreement and durability of the committed log,
  * then healed and checked for a bounded re-election and replication; plus scenarios for a
  * partitioned minority leader, pre-vote against a rejoining node, a leader restart and a snapshot
- * catch-up. KRILL_RAFT_SIM_SEEDS=<n> runs n random schedules instead of the default 200.
+ * catch-up, a figure-8 schedule and observers; a few schedules run on disk logs. KRILL_RAFT_SIM_SEEDS=<n>
+ * runs n random schedules (and n/20 on disk) instead of the default 200 (and 6).
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { LeaderState } from './epoch-state';
 import { RaftSimulator, type SimNode } from './testing/raft-simulator';
 
 const SEEDS = Number(process.env.KRILL_RAFT_SIM_SEEDS ?? 200);
+/** Schedules run on disk logs (real recovery at each restart): one per 20 in memory, at least 6. */
+const DISK_SEEDS = Math.max(6, Math.floor(SEEDS / 20));
 const FAULT_PHASE_MS = 15_000;
 /** After the faults stop a leader must be agreed on within this (Kafka's default timeouts). */
 const ELECTION_BOUND_MS = 20_000;
 
-function randomSchedule(seed: number, nodeCount: number): { electedAfterMs: number; sim: RaftSimulator } {
+function randomSchedule(seed: number, nodeCount: number, opts: { diskDir?: string; faultPhaseMs?: number } = {}): { electedAfterMs: number; sim: RaftSimulator } {
   // One seed in four replicates batch by batch (tiny fetch responses), which opens more windows
   // where a follower holds an old epoch's entry without the new leader's first one.
   // One seed in five adds an observer (a non-voter replica, as a broker is).
-  const sim = new RaftSimulator({ seed, nodeCount, observerCount: seed % 5 === 0 ? 1 : 0, appendIntervalMs: 50, fetchMaxBytes: seed % 4 === 1 ? 64 : 4096 });
+  const sim = new RaftSimulator({
+    seed,
+    nodeCount,
+    observerCount: seed % 5 === 0 ? 1 : 0,
+    appendIntervalMs: 50,
+    fetchMaxBytes: seed % 4 === 1 ? 64 : 4096,
+    diskDir: opts.diskDir,
+  });
+  try {
+    return runSchedule(sim, seed, opts.faultPhaseMs ?? FAULT_PHASE_MS);
+  } finally {
+    sim.close();
+  }
+}
+
+function runSchedule(sim: RaftSimulator, seed: number, faultPhaseMs: number): { electedAfterMs: number; sim: RaftSimulator } {
   const rng = sim.rng;
   const ids = sim.nodes.map((n) => n.id);
   sim.crashAfterVoteRate = 0.2;
-  const end = sim.now + FAULT_PHASE_MS;
+  const end = sim.now + faultPhaseMs;
   while (sim.now < end) {
     sim.runFor(200 + rng.nextInt(1300));
     const r = rng.next();
@@ -88,6 +109,23 @@ function randomSchedule(seed: number, nodeCount: number): { electedAfterMs: numb
 }
 
 describe('raft simulation: random fault schedules', () => {
+  it(`on disk (UnifiedRaftLog and the quorum-state file, recovered at every restart): ${DISK_SEEDS} seeds`, () => {
+    for (let seed = 100_001; seed <= 100_000 + DISK_SEEDS; seed++) {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-raft-sim-'));
+      try {
+        const { sim } = randomSchedule(seed, seed % 2 ? 3 : 5, { diskDir: dir });
+        if (process.env.KRILL_RAFT_SIM_SEEDS) {
+          // eslint-disable-next-line no-console
+          console.log(`disk seed ${seed}: ${sim.committed.length} committed, ${sim.trace.filter((t) => t.includes('restart')).length} restarts, ${sim.leaders.size} leaders, ${sim.snapshotChunks} snapshot chunks`);
+        }
+        expect(sim.committed.length).toBeGreaterThan(10);
+        expect(fs.readdirSync(path.join(dir, 'node-1', '__cluster_metadata-0'))).toContain('quorum-state');
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  });
+
   it(`keeps election safety and the committed log across ${SEEDS} seeds, and recovers after faults`, () => {
     let maxElection = 0;
     let committed = 0;

@@ -15,8 +15,11 @@
  */
 import { ControlRecordType, parseControlRecordType } from '../../../protocol/records/control-record';
 import { makeQuorumConfig, votersOf, type QuorumConfig } from '../quorum-config';
-import { InMemoryQuorumStateStore } from '../quorum-state-store';
-import { InMemoryRaftLog, decodeRaftRecords, type OffsetAndEpoch } from '../raft-log';
+import * as path from 'node:path';
+import { FileQuorumStateStore, InMemoryQuorumStateStore, type QuorumStateStore } from '../quorum-state-store';
+import { InMemoryRaftLog, decodeRaftRecords, type OffsetAndEpoch, type RaftLog } from '../raft-log';
+import { UnifiedRaftLog } from '../unified-raft-log';
+import { splitBatches } from '../../../protocol/records/record-batch';
 import { errorResponse, type RaftRequest, type RaftResponse } from '../raft-messages';
 import { ErrorCode } from '../../../protocol/errors';
 import { RaftNode, type RaftRandom } from '../raft-node';
@@ -103,8 +106,8 @@ function less(a: Event, b: Event): boolean {
 
 export interface SimNode {
   id: number;
-  log: InMemoryRaftLog;
-  store: InMemoryQuorumStateStore;
+  log: RaftLog;
+  store: QuorumStateStore;
   raft: RaftNode | null;
   incarnation: number;
   /** The earliest pending wake-up of this incarnation. */
@@ -133,6 +136,11 @@ export interface SimulatorOptions {
   appendIntervalMs?: number;
   /** Max bytes per Fetch / FetchSnapshot response; small values make replication go batch by batch. */
   fetchMaxBytes?: number;
+  /**
+   * Keep each node's log (UnifiedRaftLog) and quorum-state file (FileQuorumStateStore) under
+   * `<diskDir>/node-<id>/__cluster_metadata-0`; a restart then recovers them from disk. Default: in memory.
+   */
+  diskDir?: string;
 }
 
 /** Entry identity for comparing logs: epoch, control flag and the record bytes. */
@@ -166,6 +174,7 @@ export class RaftSimulator {
   snapshotChunks = 0;
   readonly seed: number;
   private readonly fetchMaxBytes: number;
+  private readonly diskDir: string | null;
   /** Per node: the epochs seen, for scenario assertions. */
   readonly trace: string[] = [];
 
@@ -177,8 +186,10 @@ export class RaftSimulator {
     const ids = Array.from({ length: opts.nodeCount + (opts.observerCount ?? 0) }, (_, i) => i + 1);
     this.config = makeQuorumConfig({ voters: votersOf(voterIds), ...opts.config });
     this.network = { dropRate: 0, minDelayMs: 1, maxDelayMs: 5, ...opts.network };
+    this.diskDir = opts.diskDir ?? null;
     for (const id of ids) {
-      this.nodes.push({ id, log: new InMemoryRaftLog(), store: new InMemoryQuorumStateStore(), raft: null, incarnation: 0, wakeAt: Infinity, checkedUpTo: 0n, requesterIncarnation: new Map() });
+      const { log, store } = this.openStorage(id);
+      this.nodes.push({ id, log, store, raft: null, incarnation: 0, wakeAt: Infinity, checkedUpTo: 0n, requesterIncarnation: new Map() });
     }
     for (const n of this.nodes) this.start(n);
     if ((opts.appendIntervalMs ?? 0) > 0) this.scheduleClient(opts.appendIntervalMs!);
@@ -238,6 +249,18 @@ export class RaftSimulator {
 
   // ------------------------------------------------------------ nodes
 
+  private openStorage(id: number): { log: RaftLog; store: QuorumStateStore } {
+    if (!this.diskDir) return { log: new InMemoryRaftLog(), store: new InMemoryQuorumStateStore() };
+    const dir = path.join(this.diskDir, `node-${id}`, '__cluster_metadata-0');
+    const log = new UnifiedRaftLog({ dir });
+    return { log, store: FileQuorumStateStore.inDir(dir, { voterIds: [...this.config.voters.keys()] }) };
+  }
+
+  /** Closes the disk logs (tests' cleanup). */
+  close(): void {
+    for (const n of this.nodes) if (n.log instanceof UnifiedRaftLog) n.log.close();
+  }
+
   private start(n: SimNode): void {
     n.incarnation++;
     n.requesterIncarnation.clear();
@@ -277,6 +300,15 @@ export class RaftSimulator {
   restart(id: number): void {
     const n = this.node(id);
     if (n.raft) return;
+    if (this.diskDir) {
+      // What a crash leaves: the files. The old objects are dropped unclosed (everything they wrote
+      // was fsynced), and the log is recovered from the segments.
+      const { log, store } = this.openStorage(id);
+      n.log = log;
+      n.store = store;
+      // The high watermark is not persisted on disk: re-check the committed prefix as it comes back.
+      n.checkedUpTo = n.log.highWatermark();
+    }
     this.start(n);
     this.trace.push(`${this.now} restart ${id} -> ${n.raft!.stateName}@${n.raft!.epoch}`);
   }
@@ -414,7 +446,7 @@ export class RaftSimulator {
     const hwm = log.highWatermark();
     if (hwm <= log.startOffset()) return null;
     let end: bigint | null = null;
-    for (const b of log.batchesForTest()) if (b.lastOffset + 1n <= hwm) end = b.lastOffset + 1n;
+    for (const b of splitBatches(log.read(log.startOffset(), 1 << 30))) if (b.lastOffset + 1n <= hwm) end = b.lastOffset + 1n;
     if (end === null || end <= log.startOffset()) return null;
     const entries = this.entriesOf(n, end);
     const epoch = log.epochForOffset(end - 1n)!;
