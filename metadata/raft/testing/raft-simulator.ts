@@ -1,9 +1,11 @@
 /**
- * A deterministic simulation of a KRaft quorum for tests: RaftNodes on a simulated clock and
- * network (an event queue; message drops, delays and reordering, partitions), with crashes and
- * restarts that keep each node's quorum-state store and log (everything the in-memory log and store
- * hold counts as persisted), a client appending to whichever nodes are leaders, and snapshots taken
- * of the committed prefix. The same seed always gives the same run.
+ * A deterministic simulation of a KRaft quorum for tests: RaftNodes (voters, optionally observers)
+ * on a simulated clock and network (an event queue; message drops, delays and reordering,
+ * partitions; a request to a crashed node is refused with BROKER_NOT_AVAILABLE), with crashes and
+ * restarts that keep each node's quorum-state store and log (in memory, where everything counts as
+ * persisted, or on disk, where a restart recovers them from the files), a client appending to
+ * whichever nodes are leaders, and snapshots taken of the committed prefix. The same seed always
+ * gives the same run (on disk too: file contents do not feed back into the schedule).
  *
  * Invariants it checks continuously (throwing SimulationViolation with the seed and time):
  * - at most one leader per epoch, and a node that follows a leader follows the one that won the epoch;
