@@ -163,6 +163,7 @@ export class RaftSimulator {
   crashAfterVoteRate = 0;
   /** node id -> partition group; nodes talk only within a group. */
   private groups = new Map<number, number>();
+  private readonly blocked = new Set<string>();
   /** epoch -> leader id, as ever observed. */
   readonly leaders = new Map<number, number>();
   /** The global committed history, by offset. */
@@ -329,11 +330,24 @@ export class RaftSimulator {
 
   heal(): void {
     this.groups = new Map();
+    this.blocked.clear();
     this.trace.push(`${this.now} heal`);
   }
 
-  connected(a: number, b: number): boolean {
-    return (this.groups.get(a) ?? -1) === (this.groups.get(b) ?? -1);
+  /**
+   * Cuts the link between two nodes only (partitions cut whole groups), both ways or only from `a`
+   * to `b`; `heal` restores it.
+   */
+  blockLink(a: number, b: number, oneWay = false): void {
+    this.blocked.add(`${a}>${b}`);
+    if (!oneWay) this.blocked.add(`${b}>${a}`);
+    this.trace.push(`${this.now} block ${a}${oneWay ? '->' : '-'}${b}`);
+  }
+
+  /** Whether a message from `from` reaches `to`. */
+  connected(from: number, to: number): boolean {
+    if (this.blocked.size > 0 && this.blocked.has(`${from}>${to}`)) return false;
+    return (this.groups.get(from) ?? -1) === (this.groups.get(to) ?? -1);
   }
 
   private send(
@@ -365,7 +379,8 @@ export class RaftSimulator {
     this.after(delay, () => {
       // A request to a node that is down is refused: the sender hears of it (Kafka's network
       // channel turns a disconnect into BROKER_NOT_AVAILABLE) if it is still the same incarnation.
-      if (!to.raft && msg.kind === 'request' && this.connected(from.id, dest)) {
+      // A restart resets the connection the same way.
+      if (msg.kind === 'request' && (!to.raft || to.incarnation !== toIncAtSend) && this.connected(from.id, dest)) {
         this.messagesDropped++;
         this.after(delay, () => {
           if (from.incarnation === fromInc && from.raft && this.connected(from.id, dest)) {
