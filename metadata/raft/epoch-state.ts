@@ -186,10 +186,6 @@ export class LeaderState {
     this.updateCheckQuorum(replicaId, now);
   }
 
-  nonAcknowledgingVoters(): number[] {
-    return [...this.voterStates.values()].filter((s) => !s.hasAcknowledgedLeader).map((s) => s.replicaId);
-  }
-
   addAcknowledgementFrom(replicaId: number): void {
     const s = this.voterStates.get(replicaId);
     if (s) s.hasAcknowledgedLeader = true;

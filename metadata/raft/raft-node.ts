@@ -562,7 +562,7 @@ export class RaftNode {
       case 'END_QUORUM_EPOCH':
         return reply({ apiKey: 'END_QUORUM_EPOCH', data: this.handleEndQuorumEpochRequest(request.data) });
       case 'FETCH': {
-        const r = this.handleFetchRequest(source, request.data);
+        const r = this.handleFetchRequest(request.data);
         if (r) reply({ apiKey: 'FETCH', data: r });
         else this.parkedFetches.push({ source, correlationId, request: request.data, deadline: this.clock.now() + request.data.maxWaitMs });
         return;
@@ -698,7 +698,7 @@ export class RaftNode {
   }
 
   /** Returns the response, or null when the Fetch is parked until data arrives or maxWaitMs passes. */
-  private handleFetchRequest(source: number, request: FetchRequest): FetchResponse | null {
+  private handleFetchRequest(request: FetchRequest): FetchResponse | null {
     if (!this.hasValidClusterId(request.clusterId)) return fetchResponse(ErrorCode.INCONSISTENT_CLUSTER_ID);
     const t = request.topics;
     const ours = t.length === 1 && (t[0].topic === METADATA_TOPIC || t[0].topicId === METADATA_TOPIC_ID);
@@ -707,7 +707,6 @@ export class RaftNode {
     if (request.maxWaitMs < 0 || p.fetchOffset < 0n || p.lastFetchedEpoch < 0 || p.lastFetchedEpoch > p.currentLeaderEpoch) {
       return this.emptyFetchResponse(ErrorCode.INVALID_REQUEST, null);
     }
-    void source;
     const response = this.tryCompleteFetchRequest(request);
     const part = response.responses[0]?.partitions[0];
     const immediate =
