@@ -12,6 +12,7 @@ import {
   beginQuorumEpochResponse,
   describeQuorumRequest,
   endQuorumEpochRequest,
+  endQuorumEpochResponse,
   fetchRequest,
   fetchResponse,
   fetchSnapshotRequest,
@@ -500,6 +501,35 @@ describe('RaftNode: Fetch, follower side', () => {
     expect(h.node.leaderId).toBe(3);
     expect(h.node.epoch).toBe(4);
     expect(h.store.read()).toEqual(electionState(4, 3, -1));
+  });
+});
+
+describe('RaftNode: graceful shutdown', () => {
+  it('a leader that shuts down resigns at once and is done when the others acknowledge', () => {
+    const h = new Harness();
+    h.becomeLeader();
+    h.take('BEGIN_QUORUM_EPOCH');
+    h.node.beginShutdown();
+    expect(h.node.stateName).toBe('Resigned');
+    expect(h.node.isShutdownComplete()).toBe(false);
+    h.node.poll();
+    const end = h.take('END_QUORUM_EPOCH');
+    expect(end).toHaveLength(2);
+    for (const e of end) h.node.handleResponse(e.dest, e.corr, { apiKey: 'END_QUORUM_EPOCH', data: endQuorumEpochResponse(0, { errorCode: 0, leaderId: 1, leaderEpoch: 1 }) });
+    expect(h.node.isShutdownComplete()).toBe(true);
+    // It starts no election while shutting down.
+    h.advance(10_000);
+    expect(h.node.stateName).toBe('Resigned');
+    expect(h.take('VOTE')).toHaveLength(0);
+  });
+
+  it('a follower that shuts down does not start an election when its fetch timeout passes', () => {
+    const h = new Harness(2, [1, 2, 3], electionState(3, 1, -1));
+    h.node.beginShutdown();
+    expect(h.node.isShutdownComplete()).toBe(true);
+    h.advance(5_000);
+    expect(h.node.stateName).toBe('Follower');
+    expect(h.node.poll()).toBeGreaterThan(0);
   });
 });
 

@@ -155,6 +155,7 @@ export class RaftNode {
   private readonly inFlightByDestination = new Map<number, number>();
   private readonly backoffUntil = new Map<number, number>();
   private readonly parkedFetches: ParkedFetch[] = [];
+  private shuttingDown = false;
 
   constructor(opts: RaftNodeOptions) {
     this.nodeId = opts.nodeId;
@@ -345,10 +346,28 @@ export class RaftNode {
     this.setState(new ResignedState(s.epoch, this.nodeId, this.voters, this.clock.now() + this.randomElectionTimeoutMs(), preferredSuccessors));
   }
 
-  /** Graceful resignation (shutdown): the leader sends EndQuorumEpoch to the other voters. */
+  /** The leader steps down: EndQuorumEpoch to the other voters, most caught up first. */
   resign(): void {
     const s = this.state;
     if (s.name === 'Leader') this.transitionToResigned(s.nonLeaderVotersByDescendingFetchOffset());
+  }
+
+  /**
+   * Graceful shutdown (Kafka's KafkaRaftClient.shutdown): a leader resigns so that its most caught-up
+   * follower runs at once; from now on this replica starts no election (it stays what it is until an
+   * epoch bump moves it) and, as leader, answers leader-only requests BROKER_NOT_AVAILABLE. The
+   * driver stops once `isShutdownComplete()` or its own timeout passes.
+   */
+  beginShutdown(): void {
+    this.shuttingDown = true;
+    this.resign();
+  }
+
+  /** Not leading, and a resignation (if any) acknowledged by every other voter or overtaken by a new epoch. */
+  isShutdownComplete(): boolean {
+    const s = this.state;
+    if (!this.shuttingDown) return false;
+    return s.name !== 'Leader' && (s.name !== 'Resigned' || s.unackedVoters.size === 0);
   }
 
   /** Kafka's maybeTransition: follow what a request or response says about the epoch and leader. */
@@ -424,11 +443,11 @@ export class RaftNode {
           this.maybeSend(v, 'FETCH', { apiKey: 'FETCH', data: this.buildFetchRequest(s.epoch) });
           return Infinity;
         }
-        if (now >= s.electionDeadline) {
+        if (now >= s.electionDeadline && !this.shuttingDown) {
           this.transitionToProspective(0);
           return 0;
         }
-        return s.electionDeadline;
+        return this.shuttingDown ? Infinity : s.electionDeadline;
       case 'Prospective':
         if (now >= s.electionDeadline) {
           this.prospectiveLost();
@@ -444,12 +463,12 @@ export class RaftNode {
           }
           return s.backoffUntil;
         }
-        if (now >= s.electionDeadline) {
+        if (now >= s.electionDeadline && !this.shuttingDown) {
           this.transitionToProspective(s.retries);
           return 0;
         }
         for (const v of s.tally.unrecorded()) this.maybeSendVote(v, false, s.epoch);
-        return s.electionDeadline;
+        return this.shuttingDown && now >= s.electionDeadline ? Infinity : s.electionDeadline;
       case 'Leader': {
         if (now >= s.checkQuorumExpiry()) {
           this.transitionToResigned(s.nonLeaderVotersByDescendingFetchOffset());
@@ -465,7 +484,7 @@ export class RaftNode {
         return Math.min(s.checkQuorumExpiry(), s.beginQuorumEpochDeadline);
       }
       case 'Follower':
-        if (now >= s.fetchDeadline) {
+        if (now >= s.fetchDeadline && !this.shuttingDown) {
           if (this.isVoter) this.transitionToProspective(0);
           else this.transitionToUnattached(s.epoch);
           return 0;
@@ -485,16 +504,16 @@ export class RaftNode {
         } else {
           this.maybeSend(s.leaderId, 'FETCH', { apiKey: 'FETCH', data: this.buildFetchRequest(s.epoch) });
         }
-        return s.fetchDeadline;
+        return this.shuttingDown && now >= s.fetchDeadline ? Infinity : s.fetchDeadline;
       case 'Resigned':
-        if (now >= s.electionDeadline) {
+        if (now >= s.electionDeadline && !this.shuttingDown) {
           this.transitionToProspective(0);
           return 0;
         }
         for (const v of s.unackedVoters) {
           this.maybeSend(v, 'END_QUORUM_EPOCH', { apiKey: 'END_QUORUM_EPOCH', data: endQuorumEpochRequest(this.clusterId, this.nodeId, s.epoch, s.preferredSuccessors) });
         }
-        return s.electionDeadline;
+        return this.shuttingDown && now >= s.electionDeadline ? Infinity : s.electionDeadline;
     }
   }
 
@@ -593,6 +612,7 @@ export class RaftNode {
     if (requestEpoch < this.state.epoch) return ErrorCode.FENCED_LEADER_EPOCH;
     if (requestEpoch > this.state.epoch) return ErrorCode.UNKNOWN_LEADER_EPOCH;
     if (this.state.name !== 'Leader') return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    if (this.shuttingDown) return ErrorCode.BROKER_NOT_AVAILABLE;
     return ErrorCode.NONE;
   }
 

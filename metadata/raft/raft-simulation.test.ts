@@ -354,6 +354,22 @@ describe('raft simulation: scenarios', () => {
     for (const o of observers) expect(o.raft!.leaderId).toBe(l2.id);
   });
 
+  it.each([3, 5])('a leader that shuts down gracefully (%i voters) is replaced within a second, its successor first', (voters) => {
+    const sim = new RaftSimulator({ seed: 5 + voters, nodeCount: voters, appendIntervalMs: 50 });
+    const leader = electLeader(sim);
+    sim.runFor(1_000);
+    const start = sim.now;
+    leader.raft!.beginShutdown();
+    const done = sim.runUntilTrue(() => leader.raft!.isShutdownComplete(), 1_000);
+    expect(done).not.toBeNull();
+    sim.crash(leader.id);
+    const t = sim.runUntilTrue(() => sim.nodes.some((n) => n.raft?.isLeader), 2_000);
+    expect(t).not.toBeNull();
+    expect(t! - start).toBeLessThan(1_000);
+    sim.restart(leader.id);
+    expect(electLeader(sim)).not.toBe(leader);
+  });
+
   it('a crashed leader is replaced; restarted, it comes back resigned and follows the new leader', () => {
     const sim = new RaftSimulator({ seed: 3, nodeCount: 3, appendIntervalMs: 100 });
     const leader = electLeader(sim);
