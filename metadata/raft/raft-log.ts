@@ -3,15 +3,15 @@
  * v2 format whose partitionLeaderEpoch is the epoch of the leader that appended them, a leader
  * epoch cache (epoch -> start offset, Kafka's LeaderEpochFileCache) derived from those batches, the
  * high watermark, and snapshots named by their id = (end offset, epoch of the last record before
- * it). `InMemoryRaftLog` implements it for tests and the simulation; the production implementation
- * is meant to wrap the metadata log's UnifiedLog (metadata-log-store.ts), which already has the
- * segment format, the leader epoch checkpoint and fsync on append.
+ * it). `InMemoryRaftLog` implements it for tests and the simulation; `UnifiedRaftLog`
+ * (unified-raft-log.ts) implements it on disk over the metadata log's UnifiedLog.
  *
  * Invariants: offsets are dense and start at startOffset (0, or a snapshot's end offset); batch
  * epochs never decrease along the log; the epoch cache has exactly one entry per epoch present,
  * with increasing epochs and start offsets; every append and truncation is durable when it
- * returns (the simulation's crash keeps it all); the high watermark never moves backwards except
- * by a truncation to a snapshot, and truncation below the high watermark is a caller bug.
+ * returns (the simulation's crash keeps it all); the high watermark never passes the log end and
+ * never moves backwards while the log is open (a disk log does not persist it: after a restart it
+ * is learned from the leader again), and truncation below it is a caller bug.
  */
 import { buildRecordBatch, type SimpleRecord } from '../../protocol/records/memory-records-builder';
 import { splitBatches, type RecordBatch } from '../../protocol/records/record-batch';
