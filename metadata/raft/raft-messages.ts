@@ -1,0 +1,295 @@
+/**
+ * The RPCs of the consensus core and their builders (Kafka's RaftMessage/RaftRequest/RaftResponse
+ * and the singleton builders of RaftUtil). Requests and responses are the generated codecs' types
+ * (protocol/generated/*.ts) for the one partition `__cluster_metadata-0`, so a network layer can
+ * encode them as they are; the one exception is Vote, whose partition data carries KIP-996's
+ * `preVote` (VoteRequest v2+: the generated codec stops at v1, so the network layer must send
+ * preVote only to peers speaking v2, and drops the field when encoding an older version).
+ *
+ * Invariants: every builder fills every field of the generated type (no field left to a codec
+ * default by accident); sentinels are Kafka's (-1 leader/epoch/offsets, the zero uuid).
+ */
+import type { VoteRequest, VoteRequestPartitionData, VoteResponse, VoteResponsePartitionData } from '../../protocol/generated/vote';
+import type { BeginQuorumEpochRequest, BeginQuorumEpochResponse, BeginQuorumEpochResponsePartitionData } from '../../protocol/generated/begin-quorum-epoch';
+import type { EndQuorumEpochRequest, EndQuorumEpochResponse, EndQuorumEpochResponsePartitionData } from '../../protocol/generated/end-quorum-epoch';
+import type { FetchRequest, FetchRequestFetchPartition, FetchResponse, FetchResponsePartitionData } from '../../protocol/generated/fetch';
+import type { FetchSnapshotRequest, FetchSnapshotRequestPartitionSnapshot, FetchSnapshotResponse, FetchSnapshotResponsePartitionSnapshot } from '../../protocol/generated/fetch-snapshot';
+import type { DescribeQuorumRequest, DescribeQuorumResponse, DescribeQuorumResponsePartitionData } from '../../protocol/generated/describe-quorum';
+import { ErrorCode } from '../../protocol/errors';
+import { NO_DIRECTORY_ID } from './quorum-state-store';
+import type { OffsetAndEpoch } from './raft-log';
+
+export const METADATA_TOPIC = '__cluster_metadata';
+export const METADATA_PARTITION = 0;
+/** Kafka's Uuid.METADATA_TOPIC_ID (new Uuid(0, 1)). */
+export const METADATA_TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
+
+export type RaftVoteRequestPartition = VoteRequestPartitionData & { preVote: boolean };
+export type RaftVoteRequest = Omit<VoteRequest, 'topics'> & { topics: { topicName: string; partitions: RaftVoteRequestPartition[] }[] };
+
+export type RaftRequest =
+  | { apiKey: 'VOTE'; data: RaftVoteRequest }
+  | { apiKey: 'BEGIN_QUORUM_EPOCH'; data: BeginQuorumEpochRequest }
+  | { apiKey: 'END_QUORUM_EPOCH'; data: EndQuorumEpochRequest }
+  | { apiKey: 'FETCH'; data: FetchRequest }
+  | { apiKey: 'FETCH_SNAPSHOT'; data: FetchSnapshotRequest }
+  | { apiKey: 'DESCRIBE_QUORUM'; data: DescribeQuorumRequest };
+
+export type RaftResponse =
+  | { apiKey: 'VOTE'; data: VoteResponse }
+  | { apiKey: 'BEGIN_QUORUM_EPOCH'; data: BeginQuorumEpochResponse }
+  | { apiKey: 'END_QUORUM_EPOCH'; data: EndQuorumEpochResponse }
+  | { apiKey: 'FETCH'; data: FetchResponse }
+  | { apiKey: 'FETCH_SNAPSHOT'; data: FetchSnapshotResponse }
+  | { apiKey: 'DESCRIBE_QUORUM'; data: DescribeQuorumResponse };
+
+export type RaftApiKey = RaftRequest['apiKey'];
+
+// ---- Vote ----
+
+export function voteRequest(p: {
+  clusterId: string | null;
+  voterId: number;
+  candidateEpoch: number;
+  candidateId: number;
+  lastEndOffset: OffsetAndEpoch;
+  preVote: boolean;
+}): RaftVoteRequest {
+  return {
+    clusterId: p.clusterId,
+    voterId: p.voterId,
+    topics: [
+      {
+        topicName: METADATA_TOPIC,
+        partitions: [
+          {
+            partitionIndex: METADATA_PARTITION,
+            candidateEpoch: p.candidateEpoch,
+            candidateId: p.candidateId,
+            candidateDirectoryId: NO_DIRECTORY_ID,
+            voterDirectoryId: NO_DIRECTORY_ID,
+            lastOffsetEpoch: p.lastEndOffset.epoch,
+            lastOffset: p.lastEndOffset.offset,
+            preVote: p.preVote,
+          },
+        ],
+      },
+    ],
+  };
+}
+
+export function voteResponse(errorCode: number, partition?: Omit<VoteResponsePartitionData, 'partitionIndex'>): VoteResponse {
+  return {
+    errorCode,
+    topics: partition ? [{ topicName: METADATA_TOPIC, partitions: [{ partitionIndex: METADATA_PARTITION, ...partition }] }] : [],
+    nodeEndpoints: [],
+  };
+}
+
+// ---- BeginQuorumEpoch ----
+
+export function beginQuorumEpochRequest(clusterId: string | null, voterId: number, leaderId: number, leaderEpoch: number): BeginQuorumEpochRequest {
+  return {
+    clusterId,
+    voterId,
+    topics: [{ topicName: METADATA_TOPIC, partitions: [{ partitionIndex: METADATA_PARTITION, voterDirectoryId: NO_DIRECTORY_ID, leaderId, leaderEpoch }] }],
+    leaderEndpoints: [],
+  };
+}
+
+export function beginQuorumEpochResponse(errorCode: number, partition?: Omit<BeginQuorumEpochResponsePartitionData, 'partitionIndex'>): BeginQuorumEpochResponse {
+  return {
+    errorCode,
+    topics: partition ? [{ topicName: METADATA_TOPIC, partitions: [{ partitionIndex: METADATA_PARTITION, ...partition }] }] : [],
+    nodeEndpoints: [],
+  };
+}
+
+// ---- EndQuorumEpoch ----
+
+/** Both successor fields are filled: PreferredSuccessors is what v0 encodes, PreferredCandidates v1. */
+export function endQuorumEpochRequest(clusterId: string | null, leaderId: number, leaderEpoch: number, preferredSuccessors: number[]): EndQuorumEpochRequest {
+  return {
+    clusterId,
+    topics: [
+      {
+        topicName: METADATA_TOPIC,
+        partitions: [
+          {
+            partitionIndex: METADATA_PARTITION,
+            leaderId,
+            leaderEpoch,
+            preferredSuccessors,
+            preferredCandidates: preferredSuccessors.map((candidateId) => ({ candidateId, candidateDirectoryId: NO_DIRECTORY_ID })),
+          },
+        ],
+      },
+    ],
+    leaderEndpoints: [],
+  };
+}
+
+export function endQuorumEpochResponse(errorCode: number, partition?: Omit<EndQuorumEpochResponsePartitionData, 'partitionIndex'>): EndQuorumEpochResponse {
+  return {
+    errorCode,
+    topics: partition ? [{ topicName: METADATA_TOPIC, partitions: [{ partitionIndex: METADATA_PARTITION, ...partition }] }] : [],
+    nodeEndpoints: [],
+  };
+}
+
+// ---- Fetch ----
+
+export function fetchRequest(p: {
+  clusterId: string | null;
+  replicaId: number;
+  maxWaitMs: number;
+  currentLeaderEpoch: number;
+  fetchOffset: bigint;
+  lastFetchedEpoch: number;
+  logStartOffset: bigint;
+  maxBytes: number;
+}): FetchRequest {
+  const partition: FetchRequestFetchPartition = {
+    partition: METADATA_PARTITION,
+    currentLeaderEpoch: p.currentLeaderEpoch,
+    fetchOffset: p.fetchOffset,
+    lastFetchedEpoch: p.lastFetchedEpoch,
+    logStartOffset: p.logStartOffset,
+    partitionMaxBytes: p.maxBytes,
+    replicaDirectoryId: NO_DIRECTORY_ID,
+  };
+  // The replica id goes in ReplicaState (v15+, what KRaft fetches use); a network layer encoding
+  // v14 or older moves it to the top-level ReplicaId.
+  return {
+    clusterId: p.clusterId,
+    replicaId: -1,
+    replicaState: { replicaId: p.replicaId, replicaEpoch: -1n },
+    maxWaitMs: p.maxWaitMs,
+    minBytes: 0,
+    maxBytes: p.maxBytes,
+    isolationLevel: 0,
+    sessionId: 0,
+    sessionEpoch: -1,
+    topics: [{ topic: METADATA_TOPIC, topicId: METADATA_TOPIC_ID, partitions: [partition] }],
+    forgottenTopicsData: [],
+    rackId: '',
+  };
+}
+
+/** The fetching replica: the replicaState field (v15+) or the old replicaId field. */
+export function fetchReplicaId(r: FetchRequest): number {
+  return r.replicaState.replicaId >= 0 ? r.replicaState.replicaId : r.replicaId;
+}
+
+export interface FetchPartitionResult {
+  errorCode: number;
+  highWatermark: bigint;
+  logStartOffset: bigint;
+  leaderId: number;
+  leaderEpoch: number;
+  divergingEpoch?: OffsetAndEpoch;
+  snapshotId?: OffsetAndEpoch;
+  records: Buffer | null;
+}
+
+export function fetchResponse(errorCode: number, p?: FetchPartitionResult): FetchResponse {
+  const partitions: FetchResponsePartitionData[] = p
+    ? [
+        {
+          partitionIndex: METADATA_PARTITION,
+          errorCode: p.errorCode,
+          highWatermark: p.highWatermark,
+          lastStableOffset: -1n,
+          logStartOffset: p.logStartOffset,
+          divergingEpoch: p.divergingEpoch ? { epoch: p.divergingEpoch.epoch, endOffset: p.divergingEpoch.offset } : { epoch: -1, endOffset: -1n },
+          currentLeader: { leaderId: p.leaderId, leaderEpoch: p.leaderEpoch },
+          snapshotId: p.snapshotId ? { endOffset: p.snapshotId.offset, epoch: p.snapshotId.epoch } : { endOffset: -1n, epoch: -1 },
+          abortedTransactions: null,
+          preferredReadReplica: -1,
+          records: p.records,
+        },
+      ]
+    : [];
+  return {
+    throttleTimeMs: 0,
+    errorCode,
+    sessionId: 0,
+    responses: p ? [{ topic: METADATA_TOPIC, topicId: METADATA_TOPIC_ID, partitions }] : [],
+    nodeEndpoints: [],
+  };
+}
+
+// ---- FetchSnapshot ----
+
+export function fetchSnapshotRequest(p: {
+  clusterId: string | null;
+  replicaId: number;
+  maxBytes: number;
+  currentLeaderEpoch: number;
+  snapshotId: OffsetAndEpoch;
+  position: bigint;
+}): FetchSnapshotRequest {
+  const partition: FetchSnapshotRequestPartitionSnapshot = {
+    partition: METADATA_PARTITION,
+    currentLeaderEpoch: p.currentLeaderEpoch,
+    snapshotId: { endOffset: p.snapshotId.offset, epoch: p.snapshotId.epoch },
+    position: p.position,
+    replicaDirectoryId: NO_DIRECTORY_ID,
+  };
+  return { clusterId: p.clusterId, replicaId: p.replicaId, maxBytes: p.maxBytes, topics: [{ name: METADATA_TOPIC, partitions: [partition] }] };
+}
+
+export function fetchSnapshotResponse(errorCode: number, p?: Omit<FetchSnapshotResponsePartitionSnapshot, 'index'>): FetchSnapshotResponse {
+  return {
+    throttleTimeMs: 0,
+    errorCode,
+    topics: p ? [{ name: METADATA_TOPIC, partitions: [{ index: METADATA_PARTITION, ...p }] }] : [],
+    nodeEndpoints: [],
+  };
+}
+
+// ---- DescribeQuorum ----
+
+export function describeQuorumRequest(): DescribeQuorumRequest {
+  return { topics: [{ topicName: METADATA_TOPIC, partitions: [{ partitionIndex: METADATA_PARTITION }] }] };
+}
+
+export function describeQuorumResponse(errorCode: number, errorMessage: string | null, p?: Omit<DescribeQuorumResponsePartitionData, 'partitionIndex'>): DescribeQuorumResponse {
+  return {
+    errorCode: p ? ErrorCode.NONE : errorCode,
+    errorMessage: p ? null : errorMessage,
+    topics: [
+      {
+        topicName: METADATA_TOPIC,
+        partitions: [
+          p
+            ? { partitionIndex: METADATA_PARTITION, ...p }
+            : { partitionIndex: METADATA_PARTITION, errorCode, errorMessage, leaderId: -1, leaderEpoch: -1, highWatermark: -1n, currentVoters: [], observers: [] },
+        ],
+      },
+    ],
+    nodes: [],
+  };
+}
+
+/**
+ * A response carrying only a top-level error (Kafka's RaftUtil.errorResponse): what a network layer
+ * hands the node when a request could not be sent or its connection dropped (BROKER_NOT_AVAILABLE),
+ * so it backs off briefly and retries instead of waiting out the request timeout.
+ */
+export function errorResponse(apiKey: RaftApiKey, errorCode: number): RaftResponse {
+  switch (apiKey) {
+    case 'VOTE':
+      return { apiKey, data: voteResponse(errorCode) };
+    case 'BEGIN_QUORUM_EPOCH':
+      return { apiKey, data: beginQuorumEpochResponse(errorCode) };
+    case 'END_QUORUM_EPOCH':
+      return { apiKey, data: endQuorumEpochResponse(errorCode) };
+    case 'FETCH':
+      return { apiKey, data: fetchResponse(errorCode) };
+    case 'FETCH_SNAPSHOT':
+      return { apiKey, data: fetchSnapshotResponse(errorCode) };
+    case 'DESCRIBE_QUORUM':
+      return { apiKey, data: describeQuorumResponse(errorCode, null) };
+  }
+}
