@@ -14,10 +14,10 @@
  *   the subscription.
  * Only changed keys get a record.
  */
-import { ErrorCode, KafkaError } from '../../protocol/errors';
 import { validateClientMetricsConfigs } from '../../config/client-metrics-configs';
 import { ConfigResourceType, type MetadataRecord } from '../metadata-records';
 import type { AlterConfigOp } from './controller';
+import { applySchemalessConfigOps, changedConfigRecords } from './alter-config-ops';
 
 export interface ClientMetricsConfigChange {
   /** The subscription name (the resource name). */
@@ -26,36 +26,9 @@ export interface ClientMetricsConfigChange {
   incremental: boolean;
 }
 
-const OP_NAMES = ['SET', 'DELETE', 'APPEND', 'SUBTRACT'];
-
 /** The ConfigRecords of one change; throws KafkaError with Kafka's code and message. */
 export function clientMetricsConfigRecords(change: ClientMetricsConfigChange, current: ReadonlyMap<string, string>): MetadataRecord[] {
-  const names = change.ops.map((o) => o.name);
-  if (new Set(names).size !== names.length) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Error due to duplicate config keys');
-  const nulls = change.ops.filter((o) => o.value === null && (!change.incremental || o.op !== 1)).map((o) => o.name);
-  if (nulls.length > 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${nulls.join(', ')}`);
-  const next = change.incremental ? new Map(current) : new Map<string, string>();
-  for (const op of change.ops) {
-    switch (change.incremental ? op.op : 0) {
-      case 0:
-        next.set(op.name, op.value!);
-        break;
-      case 1:
-        next.delete(op.name);
-        break;
-      case 2:
-      case 3:
-        throw new KafkaError(ErrorCode.INVALID_CONFIG, `Can't ${OP_NAMES[op.op]} to key ${op.name} because its type is not LIST.`);
-      default:
-        throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unknown alter config operation ${op.op}`);
-    }
-  }
+  const next = applySchemalessConfigOps(current, change.ops, change.incremental);
   validateClientMetricsConfigs(change.name, next);
-  const records: MetadataRecord[] = [];
-  for (const key of new Set([...current.keys(), ...next.keys()])) {
-    const after = next.get(key) ?? null;
-    if ((current.get(key) ?? null) === after) continue;
-    records.push({ type: 'ConfigRecord', data: { resourceType: ConfigResourceType.CLIENT_METRICS, resourceName: change.name, name: key, value: after } });
-  }
-  return records;
+  return changedConfigRecords(ConfigResourceType.CLIENT_METRICS, change.name, current, next);
 }
