@@ -18,6 +18,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { nodeFs, writeFileAtomic } from '../../storage/fs';
 
 /** Kafka's ReplicaKey.NO_DIRECTORY_ID (Uuid.ZERO_UUID in Kafka's base64 form). */
 export const NO_DIRECTORY_ID = 'AAAAAAAAAAAAAAAAAAAAAA';
@@ -177,40 +178,18 @@ export class FileQuorumStateStore implements QuorumStateStore {
 
   write(state: ElectionState): void {
     const text = encodeQuorumState(state, this.version, this.voterIds);
-    const tmp = `${this.file}.tmp`;
     try {
-      fs.rmSync(tmp, { force: true });
-      const fd = fs.openSync(tmp, 'w');
-      try {
-        fs.writeSync(fd, text);
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-      fs.renameSync(tmp, this.file);
-      fsyncDir(path.dirname(this.file));
+      writeFileAtomic(nodeFs, this.file, text);
     } catch (e) {
       throw new Error(`Error while writing the Quorum status from the file ${this.file}: ${(e as Error).message}`);
     } finally {
-      fs.rmSync(tmp, { force: true });
+      fs.rmSync(`${this.file}.tmp`, { force: true });
     }
   }
 
   clear(): void {
     fs.rmSync(this.file, { force: true });
     fs.rmSync(`${this.file}.tmp`, { force: true });
-  }
-}
-
-function fsyncDir(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(dir, 'r');
-    fs.fsyncSync(fd);
-  } catch {
-    // Some platforms cannot fsync a directory; the rename itself is still atomic.
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
   }
 }
 

@@ -20,6 +20,7 @@ import { splitBatches } from '../../protocol/records/record-batch';
 import { logConfig } from '../../storage/log-config';
 import { METADATA_TOPIC_NAME } from '../../storage/log-manager';
 import { UnifiedLog } from '../../storage/unified-log';
+import { nodeFs, writeFully } from '../../storage/fs';
 import { compareOffsetAndEpoch, type LogAppendInfo, type OffsetAndEpoch, type RaftLog } from './raft-log';
 
 const SNAPSHOT_SUFFIX = '.checkpoint';
@@ -211,13 +212,13 @@ export class UnifiedRaftLog implements RaftLog {
     const part = file + PART_SUFFIX;
     const fd = fs.openSync(part, 'w');
     try {
-      fs.writeSync(fd, data);
+      writeFully(nodeFs, fd, data, 0);
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }
     fs.renameSync(part, file);
-    fsyncDir(this.dir);
+    nodeFs.fsyncDirSync(this.dir);
     this.snapshots.push({ ...id });
     this.snapshots.sort((a, b) => (a.offset === b.offset ? a.epoch - b.epoch : a.offset < b.offset ? -1 : 1));
   }
@@ -260,17 +261,5 @@ export class UnifiedRaftLog implements RaftLog {
   close(): void {
     this.log.flush();
     this.log.close();
-  }
-}
-
-function fsyncDir(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(dir, 'r');
-    fs.fsyncSync(fd);
-  } catch {
-    // Some platforms cannot fsync a directory; the rename itself is still atomic.
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
   }
 }
