@@ -32,6 +32,8 @@
 import { launch, listenerUrls, type LaunchOptions } from './launch';
 import { startCluster } from './cluster';
 import { ControllerServer } from './controller/controller-server';
+import { KafkaConfig } from '../config/kafka-config';
+import { loadPropertiesFile } from '../config/properties';
 import type { LogFormat, LogLevel } from '../common/logger';
 import { LOG_FORMATS } from '../common/log-format';
 import { parseScramArgument } from './security/sasl/scram-parser';
@@ -225,6 +227,8 @@ export async function main(argv: string[]): Promise<void> {
   if (opts.dataDir === undefined && !opts.configFile && !(opts.overrides ?? []).some((o) => o.startsWith('log.dir'))) {
     opts.dataDir = './data';
   }
+  // A Kafka controller's server.properties (process.roles=controller) starts a controller node.
+  if (opts.brokers === undefined && !opts.controllerOnly && opts.configFile !== undefined && configuredRoles(opts) === 'controller') opts.controllerOnly = true;
   if (opts.brokers !== undefined || opts.controllerOnly) {
     await runClusterNode(opts);
     return;
@@ -248,23 +252,38 @@ export async function main(argv: string[]): Promise<void> {
   process.stdout.write(`krill ready: ${listenerUrls(server).join(', ')} node ${server.nodeId} data ${server.config.logDirs().join(',')}\n`);
 }
 
+/** process.roles as the config file, --config-style settings and overrides give it ('controller' alone, or not). */
+function configuredRoles(opts: CliOptions): 'controller' | 'other' {
+  let roles: string[];
+  try {
+    roles = KafkaConfig.load({ file: opts.configFile, props: opts.config, overrides: opts.overrides }).processRoles();
+  } catch {
+    return 'other'; // the broker's start-up reports what is wrong with the config
+  }
+  return roles.length === 1 && roles[0] === 'controller' ? 'controller' : 'other';
+}
+
 /** `--brokers N` (a whole cluster in this process) and `--process-roles controller`. */
 async function runClusterNode(opts: CliOptions): Promise<void> {
   let close: () => Promise<void>;
   let line: string;
   if (opts.controllerOnly) {
+    // A config file's own node.id, listeners and controller.listener.names are kept; the flags'
+    // defaults fill in what it (and the overrides) leave out.
+    const given = new Map<string, string>(opts.configFile ? loadPropertiesFile(opts.configFile) : []);
+    for (const [k, v] of Object.entries(opts.config ?? {})) given.set(k, String(v));
+    for (const o of opts.overrides ?? []) given.set(o.slice(0, o.indexOf('=')), o.slice(o.indexOf('=') + 1));
+    const listenerFlags = opts.port !== undefined || opts.host !== undefined || !given.has('listeners');
     const port = opts.port ?? 9093;
     const host = opts.host ?? '127.0.0.1';
-    const hasNodeId = (opts.overrides ?? []).some((o) => o.startsWith('node.id='));
     const controller = await ControllerServer.start({
       file: opts.configFile,
       overrides: opts.overrides,
       props: {
         ...(opts.config ?? {}),
-        ...(hasNodeId ? {} : { 'node.id': '3000' }),
+        ...(given.has('node.id') ? {} : { 'node.id': '3000' }),
         'process.roles': 'controller',
-        listeners: `CONTROLLER://${host}:${port}`,
-        'controller.listener.names': 'CONTROLLER',
+        ...(listenerFlags ? { listeners: `CONTROLLER://${host}:${port}`, 'controller.listener.names': 'CONTROLLER' } : {}),
         ...(opts.dataDir !== undefined ? { 'log.dirs': opts.dataDir } : {}),
         ...(opts.metricsPort !== undefined ? { 'krill.metrics.port': opts.metricsPort } : {}),
       },

@@ -30,6 +30,8 @@ import * as os from 'node:os';
 import { randomUuid } from '../protocol/primitives/uuid';
 import { ErrorCode } from '../protocol/errors';
 import { crc32cImplementation } from '../protocol/records/crc32c';
+import { checkQuorumSupport } from './quorum-support';
+import { ConfigException } from '../config/config-types';
 import { KafkaConfig, LISTENER_RELOADABLE_SSL_CONFIGS, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type KafkaConfigInit } from '../config/kafka-config';
 import { logConfigFrom, type EffectiveTopicConfig } from '../config/log-config-from';
 import { topicConfigDef } from '../config/topic-config-def';
@@ -407,6 +409,12 @@ export class KafkaServer implements Broker {
 
   static async start(opts: KafkaServerOptions = {}): Promise<KafkaServer> {
     const config = KafkaConfig.load(opts);
+    if (checkQuorumSupport(config) === 'controller') {
+      throw new ConfigException(
+        'process.roles=controller describes a controller node, not a broker: start it with `krill --config FILE` (which runs a controller for such a file) or `krill --process-roles controller`',
+        'process.roles',
+      );
+    }
     for (const a of opts.scramCredentials ?? []) parseScramArgument(a); // a bad argument fails before anything is touched
     const logDirs = config.logDirs();
     for (const d of logDirs) {

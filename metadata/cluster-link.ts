@@ -1,6 +1,6 @@
 /**
  * ClusterLink: everything a broker of a multi-node cluster (`process.roles=broker` with
- * `controller.quorum.bootstrap.servers`) needs to talk to its controller, over the Kafka protocol:
+ * `controller.quorum.bootstrap.servers`, or a one-entry `controller.quorum.voters`) needs to talk to its controller, over the Kafka protocol:
  *
  * - the cluster id, learnt at startup with DescribeCluster (endpoint type controller);
  * - the metadata log, read with Fetch (MetadataFetcher, long polling on a channel of its own);
@@ -18,6 +18,7 @@ import type { KafkaConfig } from '../config/kafka-config';
 import { NodeChannel } from '../client/node-channel';
 import type { ClientSecurity } from '../client/network-client';
 import { MetadataFetcher } from './metadata-fetcher';
+import { QUORUM_VOTERS_CONFIG, parseVoterConnections } from './raft/quorum-config';
 import { BrokerLifecycleManager } from './broker-lifecycle-manager';
 import { RemoteController } from './remote-controller';
 import type { MetadataBatch } from './metadata-log';
@@ -27,12 +28,20 @@ export interface ControllerAddress {
   port: number;
 }
 
-/** `controller.quorum.bootstrap.servers` (host:port[,host:port...]); krill uses the first. */
+/**
+ * The controller a cluster broker follows: the first of `controller.quorum.bootstrap.servers`
+ * (host:port[,host:port...]), else its one static `controller.quorum.voters` entry; null for a
+ * combined node.
+ */
 export function controllerAddressOf(config: KafkaConfig): ControllerAddress | null {
   if (!config.processRoles().includes('broker') || config.processRoles().includes('controller')) return null;
   const list = config.getList('controller.quorum.bootstrap.servers') ?? [];
   const first = list.find((s) => s.trim() !== '');
-  if (!first) return null;
+  if (!first) {
+    // A static controller.quorum.voters of one controller (broker/quorum-support.ts refuses more).
+    const voters = [...parseVoterConnections(config.getList(QUORUM_VOTERS_CONFIG) ?? [], false).values()];
+    return voters.length === 1 ? { host: voters[0].host, port: voters[0].port } : null;
+  }
   const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(first.trim());
   if (!m) throw new Error(`invalid controller.quorum.bootstrap.servers entry ${first} (expected host:port)`);
   return { host: m[1], port: Number(m[2]) };

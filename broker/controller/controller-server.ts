@@ -20,6 +20,8 @@
 import * as fs from 'node:fs';
 import { randomUuid } from '../../protocol/primitives/uuid';
 import { KafkaConfig, type KafkaConfigInit } from '../../config/kafka-config';
+import { ConfigException } from '../../config/config-types';
+import { checkQuorumSupport } from '../quorum-support';
 import { logConfigFrom } from '../../config/log-config-from';
 import { topicConfigDef } from '../../config/topic-config-def';
 import { brokerListDefault } from '../../config/dynamic-broker-config';
@@ -172,6 +174,9 @@ export class ControllerServer implements ControllerNode {
   static async start(opts: ControllerServerOptions = {}): Promise<ControllerServer> {
     for (const a of opts.scramCredentials ?? []) parseScramArgument(a); // a bad argument fails before anything is touched
     const config = KafkaConfig.load(opts);
+    if (checkQuorumSupport(config) !== 'controller') {
+      throw new ConfigException(`process.roles=${config.processRoles().join(',')}: a controller node runs with process.roles=controller`, 'process.roles');
+    }
     const metadataDir = config.metadataLogDir();
     fs.mkdirSync(metadataDir, { recursive: true });
     const clusterId = readMetaProperties(nodeFs, metadataDir)?.clusterId ?? opts.clusterId ?? randomUuid();

@@ -1,0 +1,51 @@
+/**
+ * checkQuorumSupport: which KRaft node configurations krill runs (a combined node, a controller,
+ * brokers following one controller) and the errors for the ones it cannot honour, with Kafka's
+ * messages where Kafka has one.
+ */
+import { KafkaConfig } from '../config/kafka-config';
+import { ConfigException } from '../config/config-types';
+import { checkQuorumSupport } from './quorum-support';
+
+const config = (p: Record<string, string>) =>
+  new KafkaConfig({ 'node.id': '1', 'broker.id': '1', 'log.dirs': '/tmp/krill-quorum-support', listeners: 'PLAINTEXT://:9092', ...p });
+
+function refusal(p: Record<string, string>): ConfigException {
+  try {
+    checkQuorumSupport(config(p));
+  } catch (err) {
+    if (err instanceof ConfigException) return err;
+    throw err;
+  }
+  throw new Error('accepted');
+}
+
+test('the shapes krill runs', () => {
+  expect(checkQuorumSupport(config({ 'process.roles': 'broker,controller' }))).toBe('combined');
+  expect(checkQuorumSupport(config({ 'process.roles': 'broker,controller', 'controller.quorum.voters': '1@localhost:9093' }))).toBe('combined');
+  expect(checkQuorumSupport(config({ 'process.roles': 'controller', 'controller.quorum.voters': '1@localhost:9093' }))).toBe('controller');
+  expect(checkQuorumSupport(config({ 'process.roles': 'broker', 'controller.quorum.voters': '3000@ctl:9093' }))).toBe('broker');
+  expect(checkQuorumSupport(config({ 'process.roles': 'broker', 'controller.quorum.bootstrap.servers': 'ctl:9093,ctl2:9093' }))).toBe('broker');
+});
+
+test('a quorum is refused, saying why', () => {
+  const combined = refusal({ 'process.roles': 'broker,controller', 'controller.quorum.voters': '1@a:9093,2@b:9093,3@c:9093' });
+  expect(combined.configName).toBe('controller.quorum.voters');
+  expect(combined.message).toBe(
+    'controller.quorum.voters names 3 voters (Set(1, 2, 3)): krill runs a single controller per cluster, not a KRaft controller quorum yet, so node 1 cannot take part in one. Give controller.quorum.voters only this node (1@host:port) or leave it empty.',
+  );
+  expect(refusal({ 'process.roles': 'controller', 'controller.quorum.bootstrap.servers': 'a:9093,b:9093' }).configName).toBe('controller.quorum.bootstrap.servers');
+  expect(refusal({ 'process.roles': 'broker', 'controller.quorum.voters': '3000@a:9093,3001@b:9093' }).message).toMatch(/^controller\.quorum\.voters names 2 controllers \(Set\(3000, 3001\)\)/);
+});
+
+test("Kafka's own KRaft rules, with its messages", () => {
+  expect(refusal({ 'process.roles': 'controller', 'controller.quorum.voters': '2@a:9093' }).message).toBe(
+    "If process.roles contains the 'controller' role, the node id 1 must be included in the set of voters controller.quorum.voters=Set(2)",
+  );
+  expect(refusal({ 'process.roles': 'broker', 'controller.quorum.voters': '1@a:9093' }).message).toBe(
+    "If process.roles contains just the 'broker' role, the node id 1 must not be included in the set of voters controller.quorum.voters=Set(1)",
+  );
+  expect(refusal({ 'process.roles': 'broker' }).message).toBe(
+    'If using process.roles, either controller.quorum.bootstrap.servers must contain the set of bootstrap controllers or controller.quorum.voters must contain a parseable set of controllers.',
+  );
+});
