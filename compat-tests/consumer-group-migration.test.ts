@@ -13,111 +13,63 @@
  *   becomes a classic group.
  * Throughout, messages are produced and every one is consumed by the group (commits are made by
  * both clients with their own APIs: OffsetCommit v9 with member epochs, OffsetCommit with the
- * generation, which for a classic member is its member epoch), and no partition is owned by both
- * members at once.
+ * generation, which for a classic member is its member epoch), and no partition is assigned to a
+ * member while the other still owns it (helpers/kip848.ts's Ownership, fed by both clients' callbacks).
  */
 import { Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
 import { startTestBroker, type TestBroker } from './helpers/brokers';
 import { connectedAdmin, connectedProducer, disconnectAll } from './helpers/kafkajs';
 import { connect } from '../client/network-client';
-// eslint-disable-next-line @typescript-eslint/no-var-requires
-const RdKafka = require('node-rdkafka');
+import { InProcessMember, Ownership, until } from './helpers/kip848';
 
 const PARTITIONS = 6;
 
-async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 40_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** What a member of either client owns and read. */
 interface Tracked {
-  owned: Set<number>;
-  /** "partition/offset" of every message read. */
-  seen: Set<string>;
-}
-
-/** Partitions owned by two members at once, checked at every assignment change. */
-const overlaps: string[] = [];
-function checkDisjoint(a: Tracked, b: Tracked): void {
-  for (const p of a.owned) if (b.owned.has(p)) overlaps.push(`partition ${p}`);
+  readonly owned: ReadonlySet<number>;
+  /** "partition/offset" -> times read. */
+  readonly seen: ReadonlyMap<string, number>;
 }
 
 interface KafkaJsMember extends Tracked {
   consumer: Consumer;
+  owned: Set<number>;
+  seen: Map<string, number>;
 }
 
-async function startKafkaJs(kafka: Kafka, groupId: string, topic: string, group: Tracked[]): Promise<KafkaJsMember> {
+/**
+ * A KafkaJS group member reporting to `ownership` as librdkafka members do from their rebalance
+ * callbacks: KafkaJS is eager, so it owns nothing from the moment it rejoins (REBALANCING) until
+ * its next assignment (GROUP_JOIN).
+ */
+async function startKafkaJs(kafka: Kafka, groupId: string, topic: string, ownership: Ownership): Promise<KafkaJsMember> {
   const consumer = kafka.consumer({ groupId, sessionTimeout: 10_000, rebalanceTimeout: 20_000, heartbeatInterval: 300, maxWaitTimeInMs: 100 });
-  const m: KafkaJsMember = { consumer, owned: new Set(), seen: new Set() };
-  consumer.on(consumer.events.GROUP_JOIN, (e) => {
-    m.owned = new Set(e.payload.memberAssignment[topic] ?? []);
-    for (const o of group) if (o !== m) checkDisjoint(m, o);
+  const m: KafkaJsMember = { consumer, owned: new Set(), seen: new Map() };
+  const id = `kafkajs-${groupId}`;
+  consumer.on(consumer.events.REBALANCING, () => {
+    ownership.revoked(id, [...m.owned]);
+    m.owned.clear();
   });
-  group.push(m);
+  consumer.on(consumer.events.GROUP_JOIN, (e) => {
+    ownership.revoked(id, [...m.owned]);
+    m.owned = new Set(e.payload.memberAssignment[topic] ?? []);
+    ownership.assigned(id, [...m.owned]);
+  });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
     autoCommitInterval: 100,
     eachMessage: async ({ partition, message }) => {
-      m.seen.add(`${partition}/${message.offset}`);
+      const k = `${partition}/${message.offset}`;
+      m.seen.set(k, (m.seen.get(k) ?? 0) + 1);
     },
   });
   return m;
 }
 
-interface RdMember extends Tracked {
-  consumer: any;
-}
-
-function startRdKafka(broker: TestBroker, groupId: string, topic: string, group: Tracked[]): Promise<RdMember> {
-  const m: RdMember = { consumer: undefined, owned: new Set(), seen: new Set() };
-  const consumer = new RdKafka.KafkaConsumer(
-    {
-      'group.id': groupId,
-      'group.protocol': 'consumer',
-      'client.id': `rdkafka-${groupId}`,
-      'metadata.broker.list': broker.bootstrap,
-      'fetch.wait.max.ms': 100,
-      'enable.auto.commit': true,
-      'auto.commit.interval.ms': 100,
-      'enable.partition.eof': false,
-      rebalance_cb: (err: { code: number }, assignment: { topic: string; partition: number }[]) => {
-        if (err.code === RdKafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
-          consumer.incrementalAssign(assignment);
-          for (const a of assignment) m.owned.add(a.partition);
-          for (const o of group) if (o !== m) checkDisjoint(m, o);
-        } else if (err.code === RdKafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
-          consumer.incrementalUnassign(assignment);
-          for (const a of assignment) m.owned.delete(a.partition);
-        }
-      },
-    },
-    { 'auto.offset.reset': 'earliest' },
-  );
-  m.consumer = consumer;
-  group.push(m);
-  consumer.on('data', (msg: { partition: number; offset: number }) => m.seen.add(`${msg.partition}/${msg.offset}`));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('librdkafka consumer did not connect')), 20_000);
-    consumer.on('ready', () => {
-      clearTimeout(timer);
-      consumer.subscribe([topic]);
-      consumer.consume();
-      resolve(m);
-    });
-    consumer.connect();
-  });
-}
-
-function stopRd(m: RdMember | undefined): Promise<void> {
-  if (!m?.consumer?.isConnected()) return Promise.resolve();
-  return new Promise((resolve) => m.consumer.disconnect(() => resolve()));
+/** A librdkafka member on the consumer protocol (helpers/kip848.ts: polled in batches, offsets stored once read). */
+function startRdKafka(broker: TestBroker, groupId: string, topic: string, ownership: Ownership): Promise<InProcessMember> {
+  return InProcessMember.start({ bootstrap: broker.bootstrap, group: groupId, topic, clientId: `rdkafka-${groupId}` }, ownership);
 }
 
 describe('mixed classic / consumer groups and the online migration', () => {
@@ -126,7 +78,7 @@ describe('mixed classic / consumer groups and the online migration', () => {
   let admin: Admin;
   let producer: Producer;
   const kafkajsMembers: KafkaJsMember[] = [];
-  const rdMembers: RdMember[] = [];
+  const rdMembers: InProcessMember[] = [];
   let produced = 0;
 
   const describeGroup = async (groupId: string) => {
@@ -155,7 +107,7 @@ describe('mixed classic / consumer groups and the online migration', () => {
     const want: string[] = [];
     for (const o of offsets) for (let i = 0; i < Number(o.high); i++) want.push(`${o.partition}/${i}`);
     await until(`every message of ${topic} consumed`, () => {
-      const seen = new Set(members.flatMap((m) => [...m.seen]));
+      const seen = new Set(members.flatMap((m) => [...m.seen.keys()]));
       return want.every((k) => seen.has(k));
     });
   };
@@ -185,7 +137,7 @@ describe('mixed classic / consumer groups and the online migration', () => {
   });
 
   afterAll(async () => {
-    for (const m of rdMembers) await stopRd(m);
+    for (const m of rdMembers) await m.stop();
     for (const m of kafkajsMembers) await m.consumer.disconnect();
     await disconnectAll(admin, producer);
     await broker?.stop();
@@ -193,17 +145,19 @@ describe('mixed classic / consumer groups and the online migration', () => {
 
   test('classic -> consumer -> classic: a librdkafka member upgrades a KafkaJS group, then leaves and downgrades it', async () => {
     const group = 'migration-up';
-    const members: Tracked[] = [];
-    const js = await startKafkaJs(kafka, group, 'upgrade', members);
+    const ownership = new Ownership('upgrade');
+    const js = await startKafkaJs(kafka, group, 'upgrade', ownership);
     kafkajsMembers.push(js);
+    const members: Tracked[] = [js];
     await until('the KafkaJS member owning every partition', () => js.owned.size === PARTITIONS);
     await produce('upgrade', 60);
     await allConsumed('upgrade', members);
     expect((await describeGroup(group)).classic).toMatchObject({ groupState: 'Stable', protocolType: 'consumer', protocolData: 'RoundRobinAssigner' });
 
     // Upgrade: the consumer-protocol member joins the classic group.
-    const rd = await startRdKafka(broker, group, 'upgrade', members);
+    const rd = await startRdKafka(broker, group, 'upgrade', ownership);
     rdMembers.push(rd);
+    members.push(rd);
     await until('the partitions split between the two members', () => js.owned.size === PARTITIONS / 2 && rd.owned.size === PARTITIONS / 2);
     const described = await until('a Stable consumer group with one member of each type', async () => {
       const d = (await describeGroup(group)).consumer;
@@ -214,8 +168,7 @@ describe('mixed classic / consumer groups and the online migration', () => {
     await allConsumed('upgrade', members);
 
     // Downgrade: the last consumer-protocol member leaves; the group is classic again and KafkaJS owns everything.
-    await stopRd(rd);
-    rd.owned.clear();
+    await rd.stop();
     await until('the KafkaJS member owning every partition again', () => js.owned.size === PARTITIONS);
     const classic = await until('a Stable classic group', async () => {
       const d = await describeGroup(group);
@@ -225,28 +178,29 @@ describe('mixed classic / consumer groups and the online migration', () => {
     expect(classic.classic.members).toHaveLength(1);
     await produce('upgrade', 60);
     await allConsumed('upgrade', members);
-    expect(overlaps).toEqual([]);
+    expect(ownership.violations).toEqual([]);
   });
 
   test('consumer group + classic member -> classic: a KafkaJS member joins a librdkafka consumer group as a classic member, then the group downgrades', async () => {
     const group = 'migration-down';
-    const members: Tracked[] = [];
-    const rd = await startRdKafka(broker, group, 'downgrade', members);
+    const ownership = new Ownership('downgrade');
+    const rd = await startRdKafka(broker, group, 'downgrade', ownership);
     rdMembers.push(rd);
+    const members: Tracked[] = [rd];
     await until('the librdkafka member owning every partition', () => rd.owned.size === PARTITIONS);
     await produce('downgrade', 60);
     await allConsumed('downgrade', members);
 
-    const js = await startKafkaJs(kafka, group, 'downgrade', members);
+    const js = await startKafkaJs(kafka, group, 'downgrade', ownership);
     kafkajsMembers.push(js);
+    members.push(js);
     await until('the partitions split between the two members', () => js.owned.size === PARTITIONS / 2 && rd.owned.size === PARTITIONS / 2);
     const d = (await describeGroup(group)).consumer;
     expect(d.members.map((m: { memberType: number }) => m.memberType).sort()).toEqual([0, 1]);
     await produce('downgrade', 60);
     await allConsumed('downgrade', members);
 
-    await stopRd(rd);
-    rd.owned.clear();
+    await rd.stop();
     await until('the KafkaJS member owning every partition', () => js.owned.size === PARTITIONS);
     await until('a Stable classic group', async () => (await describeGroup(group)).classic.groupState === 'Stable');
     await produce('downgrade', 60);
@@ -259,6 +213,6 @@ describe('mixed classic / consumer groups and the online migration', () => {
       return c[0].partitions.every((p) => p.offset === high.find((h) => h.partition === p.partition)!.high);
     });
     expect(committed[0].partitions).toHaveLength(PARTITIONS);
-    expect(overlaps).toEqual([]);
+    expect(ownership.violations).toEqual([]);
   });
 });
