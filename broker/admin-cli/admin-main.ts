@@ -2,7 +2,8 @@
  * The admin subcommands of the `krill` command, for machines without a JVM: `krill topics`,
  * `krill groups`, `krill configs`, `krill acls`, `krill quorum`, each following the Kafka tool it
  * is named after (kafka-topics.sh, kafka-consumer-groups.sh, kafka-configs.sh, kafka-acls.sh,
- * kafka-metadata-quorum.sh) and talking to any Kafka-compatible cluster over the protocol only.
+ * kafka-metadata-quorum.sh) and talking to any Kafka-compatible cluster over the protocol only;
+ * and `krill storage` (kafka-storage.sh), which works on the local node's directories instead.
  *
  * Exit codes: 0 success, 1 a failure the tool reports (a ToolError or a refused request: one
  * line, no stack, as Kafka's tools print it), 2 bad usage (unknown option, missing action). Every
@@ -17,6 +18,7 @@ import { groupsCommand } from './groups-command';
 import { configsCommand } from './configs-command';
 import { aclsCommand } from './acls-command';
 import { quorumCommand } from './quorum-command';
+import { storageCommand } from './storage-command';
 import { PROCESS_OUTPUT, type ToolOutput } from './tool-output';
 
 type Command = (argv: readonly string[], out: ToolOutput) => Promise<number>;
@@ -28,6 +30,7 @@ const COMMANDS: Readonly<Record<string, [Command, string]>> = {
   configs: [configsCommand, 'Error while executing config command with args '],
   acls: [aclsCommand, 'Error while executing ACL command: '],
   quorum: [quorumCommand, 'Error while executing metadata quorum command: '],
+  storage: [storageCommand, ''],
 };
 
 export function isAdminCommand(name: string | undefined): boolean {
