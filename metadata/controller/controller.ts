@@ -38,7 +38,7 @@ import { ongoingReassignments, planReassignments, type ListReassignmentsResult, 
 import { SerialQueue } from '../../common/serial-queue';
 import { topicPartitionKey } from '../../common/topic-partition';
 import type { MetadataLog } from '../metadata-log';
-import { CommittedMetadataLog, type CommittedBatch, type QuorumLeader, type QuorumLog } from './quorum-log';
+import { CommittedMetadataLog, NotLeaderError, type CommittedBatch, type QuorumLeader, type QuorumLog } from './quorum-log';
 import { CLUSTER_METADATA_TOPIC, isInternalTopic, unifyCollisionChars, validateTopicName } from '../topic-name';
 import { checkBrokerFeatures, planFeatureUpdates, type FeatureUpdate } from './feature-control-manager';
 import { BOOTSTRAP_FEATURE_LEVELS, FeatureName, supportedFeatureRecords } from '../features';
@@ -419,6 +419,7 @@ export class Controller implements ControllerApi {
       lastOffset = await this.quorum.append(records);
     } catch (err) {
       if (err instanceof KafkaError && err.code === ErrorCode.NOT_CONTROLLER) throw err;
+      if (!(err instanceof NotLeaderError)) throw err;
       this.log.info('a metadata write was not committed before leadership was lost', { err: String(err) });
       throw this.notController();
     }

@@ -13,8 +13,10 @@
  *   start of the log, and never an uncommitted one; control batches (LeaderChange, ...) are
  *   delivered too, with no records, so the controller sees the epoch of each committed batch;
  * - `append` is only accepted from the leader; it resolves (with the batch's last offset) once the
- *   batch is committed, and rejects once leadership of the epoch it was appended in is lost before
- *   then (the batch may still be committed later by another leader: the caller cannot know);
+ *   batch is committed, and rejects with NotLeaderError (raft-node.ts) when this node is not the
+ *   leader, or once leadership of the epoch it was appended in is lost before the commit (the
+ *   batch may still be committed later by another leader: the caller cannot know); any other
+ *   rejection is a failure of the write itself and reaches the caller as it is;
  * - a leader change is reported whenever the epoch or the known leader changes (id -1: unknown),
  *   including this node becoming leader; `leader()` answers the latest reported state;
  * - every callback runs on the caller's event loop, never re-entrantly from inside `append`.
@@ -22,6 +24,8 @@
 import type { MetadataRecord } from '../metadata-records';
 import type { MetadataBatch, MetadataLog, MetadataLogRead } from '../metadata-log';
 import { encodeMetadataBatch } from '../metadata-log-store';
+
+export { NotLeaderError } from '../raft/raft-node';
 
 export interface CommittedBatch {
   /** The metadata records; empty for a control batch. */
