@@ -18,6 +18,24 @@
  *   moves its leaderships (PartitionChangeBuilder: from the ISR, unclean only when allowed).
  *   Controlled shutdown, ISR changes from partition leaders (AlterPartition), ElectLeaders and the
  *   periodic preferred leader election all end as PartitionChangeRecords in the same log.
+ *
+ * Two ways to keep the log:
+ * - single writer (`log`): this controller is the only writer; an append is durable on return, so
+ *   `commit` applies and notifies at once (the combined node, one controller process);
+ * - quorum (`quorum`, quorum-log.ts; Kafka's QuorumController over the raft client): the image is
+ *   built only from the quorum's committed batches, on every controller. The controller whose
+ *   node leads the quorum claims (becomes active) once it has applied a committed batch of its own
+ *   epoch (the LeaderChange record, so everything before is applied); only then does it accept
+ *   any operation, and the others answer NOT_CONTROLLER. A write appends through the quorum and is
+ *   answered once the feed has applied it; losing leadership first fails it with NOT_CONTROLLER.
+ *   On each claim every registered broker gets a fresh session, the broker epoch counter continues
+ *   from the committed registrations, the timers start (stopped again at renounce), and the first
+ *   leader of an empty log writes the bootstrap records before anything else.
+ *
+ * Invariants: operations run one at a time (SerialQueue) and an operation's validation and its
+ * records see the same image; the image holds only committed batches, each applied once, in
+ * offset order (so in quorum mode nothing uncommitted is applied anywhere and no revert is needed);
+ * a write is answered only after its batch is in the image and the listeners have seen it.
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import { randomUuid } from '../../protocol/primitives/uuid';
@@ -412,8 +430,7 @@ export class Controller implements ControllerApi {
   private async commit(records: MetadataRecord[]): Promise<bigint> {
     if (records.length === 0) return this.image.lastAppliedOffset;
     if (this.quorum === null) return this.commitLocal(records);
-    const active = this.active;
-    if (active === null) throw this.notController();
+    if (this.active === null) throw this.notController();
     let lastOffset: bigint;
     try {
       lastOffset = await this.quorum.append(records);
@@ -423,10 +440,11 @@ export class Controller implements ControllerApi {
       this.log.info('a metadata write was not committed before leadership was lost', { err: String(err) });
       throw this.notController();
     }
+    // Committed; answered once the feed has applied it here (Kafka completes a write when the
+    // committed offset passes it, and fails it with NOT_CONTROLLER if it renounces first).
     if (this.image.lastAppliedOffset < lastOffset) {
       await new Promise<void>((resolve, reject) => this.appliedWaiters.push({ offset: lastOffset, resolve, reject }));
     }
-    if (this.active !== active) throw this.notController();
     return lastOffset;
   }
 
@@ -496,7 +514,7 @@ export class Controller implements ControllerApi {
     }
     this.log.info(`became the active controller in epoch ${leader.epoch} at committed offset ${this.image.lastAppliedOffset}`);
     const { features, bootstrap } = this.bootstrapPlan();
-    const fresh = this.metaLog.readAll().length === 0;
+    const fresh = this.metaLog.logEndOffset === 0n;
     const records = fresh ? [...features, ...bootstrap] : features;
     if (records.length === 0) {
       active.ready = true;

@@ -5,7 +5,9 @@
  * one active controller, standby images converging on the committed batches, bootstrap written once,
  * NOT_CONTROLLER from standbys, failover (a new active within the election bounds, acknowledged
  * writes kept, an in-flight write on the partitioned leader failing and applied nowhere), unique
- * producer id blocks and surviving broker sessions across a failover.
+ * producer id blocks and surviving broker sessions across a failover. Then one controller on a
+ * hand-driven QuorumLog for the exact orderings (claim after the epoch's LeaderChange, bootstrap
+ * first, a write failed by a leader change mid-flight), and CommittedMetadataLog's offsets.
  */
 import { ErrorCode } from '../../protocol/errors';
 import { Logger } from '../../common/logger';
@@ -13,6 +15,51 @@ import { randomUuid } from '../../protocol/primitives/uuid';
 import { FeatureName } from '../features';
 import { Controller } from './controller';
 import { QuorumHarness } from './testing/raft-quorum-log';
+import { CommittedMetadataLog, NotLeaderError, type CommittedBatch, type QuorumLeader, type QuorumLog, type QuorumLogListener } from './quorum-log';
+import type { MetadataRecord } from '../metadata-records';
+
+/** A QuorumLog the test drives by hand: it commits, fails and changes leaders when told to. */
+class ManualQuorumLog implements QuorumLog {
+  readonly localId = 1;
+  private listener!: QuorumLogListener;
+  current: QuorumLeader = { id: -1, epoch: 0 };
+  next = 0n;
+  readonly appended: { records: MetadataRecord[]; lastOffset: bigint; epoch: number; resolve: (o: bigint) => void; reject: (e: Error) => void }[] = [];
+  leader(): QuorumLeader {
+    return this.current;
+  }
+  append(records: MetadataRecord[]): Promise<bigint> {
+    if (this.current.id !== this.localId) return Promise.reject(new NotLeaderError(this.current.epoch, this.current.id));
+    const lastOffset = this.next + BigInt(records.length) - 1n;
+    this.next = lastOffset + 1n;
+    return new Promise((resolve, reject) => this.appended.push({ records, lastOffset, epoch: this.current.epoch, resolve, reject }));
+  }
+  register(listener: QuorumLogListener): void {
+    this.listener = listener;
+  }
+  commit(batch: CommittedBatch): void {
+    this.listener.onCommit(batch);
+  }
+  /** Commits the oldest pending append (feed first, then the promise). */
+  commitNext(): void {
+    const a = this.appended.shift()!;
+    this.listener.onCommit({ records: a.records, lastOffset: a.lastOffset, epoch: a.epoch });
+    a.resolve(a.lastOffset);
+  }
+  /** A leadership change; pending appends of an epoch this node no longer leads are failed. */
+  lead(id: number, epoch: number): void {
+    this.current = { id, epoch };
+    for (const a of this.appended.splice(0)) a.reject(new NotLeaderError(epoch, id));
+    this.listener.onLeaderChange(this.current);
+  }
+  /** The LeaderChange control batch of the current epoch, committed. */
+  commitLeaderChange(): void {
+    this.listener.onCommit({ records: [], lastOffset: this.next, epoch: this.current.epoch });
+    this.next++;
+  }
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
 
 const SESSION_TIMEOUT_MS = 2000;
 
@@ -70,6 +117,10 @@ describe('Controller on a raft quorum', () => {
     const active = await t.active();
     // Claimed only after its epoch's LeaderChange was applied, and the bootstrap is committed.
     expect(active.image.featureLevel(FeatureName.METADATA_VERSION)).toBeGreaterThan(0);
+    const epoch = t.h.log(t.idOf(active)).leader().epoch;
+    const leaderChange = t.h.log(t.idOf(active)).delivered.find((b) => b.epoch === epoch && b.records.length === 0)!;
+    expect(leaderChange).toBeDefined();
+    expect(active.lastCommittedOffset).toBeGreaterThan(leaderChange.lastOffset);
     for (const s of t.standbys(active)) {
       await expect(t.h.settle(s.createTopics([topic('nope')], false), 1000)).rejects.toMatchObject({ code: ErrorCode.NOT_CONTROLLER });
       await expect(t.h.settle(s.registerBroker({ brokerId: 9, incarnationId: randomUuid(), endpoints: [], rack: null, logDirs: [] }), 1000)).rejects.toMatchObject({
@@ -231,5 +282,103 @@ describe('Controller on a raft quorum', () => {
     expect(await t.h.settle(third.fenceStaleBrokers(), 1000)).toEqual([]);
     for (const id of [100, 101, 102]) expect(third.image.broker(id)?.fenced).toBe(false);
     for (const c of t.controllers) await c.close();
+  });
+});
+
+describe('Controller on a hand-driven QuorumLog', () => {
+  function manual() {
+    const q = new ManualQuorumLog();
+    const c = new Controller({
+      nodeId: 1,
+      clusterId: 'manual',
+      quorum: q,
+      logger: new Logger('test', 'error'),
+      defaultNumPartitions: () => 1,
+      defaultReplicationFactor: () => 1,
+      validateTopicConfig: () => {},
+      sessions: { sessionTimeoutMs: 1000 },
+      now: () => 0,
+    });
+    return { q, c };
+  }
+
+  test('claims only once a committed batch of its own epoch is applied; the bootstrap batch comes first', async () => {
+    const { q, c } = manual();
+    q.lead(1, 1);
+    expect(c.isActiveController).toBe(false);
+    q.commitLeaderChange();
+    // Claimed, but not ready before the bootstrap batch is committed.
+    expect(c.isActiveController).toBe(false);
+    const early = c.createTopics([topic('early', 1, 1)], false);
+    early.catch(() => {});
+    await tick();
+    expect(q.appended).toHaveLength(1);
+    expect(q.appended[0].records.every((r) => r.type === 'FeatureLevelRecord')).toBe(true);
+    q.commitNext();
+    await tick();
+    expect(c.isActiveController).toBe(true);
+    // A request that came in meanwhile ran after the bootstrap batch (here: no broker to place it on).
+    expect(await early).toMatchObject([{ name: 'early', errorCode: ErrorCode.INVALID_REPLICATION_FACTOR }]);
+    expect(c.image.featureLevel(FeatureName.METADATA_VERSION)).toBeGreaterThan(0);
+    // Before any claim, a request is refused at once.
+    const other = manual();
+    await expect(other.c.createTopics([topic('x', 1, 1)], false)).rejects.toMatchObject({ code: ErrorCode.NOT_CONTROLLER });
+    await other.c.close();
+    await c.close();
+  });
+
+  test('a follower applies what is committed; a leader of a non-empty log writes no bootstrap', async () => {
+    const { q, c } = manual();
+    q.lead(2, 1);
+    q.commitLeaderChange();
+    q.commit({ records: [{ type: 'FeatureLevelRecord', data: { name: FeatureName.METADATA_VERSION, featureLevel: 20 } }], lastOffset: 1n, epoch: 1 });
+    q.next = 2n;
+    await expect(c.createTopics([topic('x', 1, 1)], false)).rejects.toMatchObject({ code: ErrorCode.NOT_CONTROLLER });
+    expect(c.lastCommittedOffset).toBe(1n);
+    q.lead(1, 2);
+    q.commitLeaderChange();
+    expect(c.isActiveController).toBe(true);
+    expect(q.appended).toHaveLength(0);
+    await c.close();
+  });
+
+  test('losing leadership mid-write fails the write with NOT_CONTROLLER and applies nothing', async () => {
+    const { q, c } = manual();
+    q.lead(1, 1);
+    q.commitLeaderChange();
+    await tick();
+    q.commitNext();
+    await tick();
+    const offsetBefore = c.lastCommittedOffset;
+    const seen: bigint[] = [];
+    c.subscribe((_r, o) => seen.push(o), false);
+    const w = c.registerBroker({ brokerId: 5, incarnationId: randomUuid(), endpoints: [], rack: null, logDirs: [] });
+    w.catch(() => {});
+    await tick();
+    expect(q.appended).toHaveLength(1);
+    q.lead(2, 2);
+    await expect(w).rejects.toMatchObject({ code: ErrorCode.NOT_CONTROLLER });
+    expect(c.isActiveController).toBe(false);
+    expect(c.image.broker(5)).toBeUndefined();
+    expect(c.lastCommittedOffset).toBe(offsetBefore);
+    expect(seen).toEqual([]);
+    await c.close();
+  });
+});
+
+describe('CommittedMetadataLog', () => {
+  test('keeps the raft offsets, skips control batches, and ends after the last batch with records', () => {
+    const log = new CommittedMetadataLog();
+    log.appendCommitted([], 0n);
+    expect(log.logEndOffset).toBe(0n);
+    const fl: MetadataRecord = { type: 'FeatureLevelRecord', data: { name: FeatureName.METADATA_VERSION, featureLevel: 20 } };
+    log.appendCommitted([fl, fl], 2n);
+    log.appendCommitted([], 3n);
+    expect(log.logEndOffset).toBe(3n);
+    expect(log.readAll()).toEqual([{ records: [fl, fl], lastOffset: 2n }]);
+    expect(log.read(0n, 1 << 20).records).toHaveLength(1);
+    expect(log.read(3n, 1 << 20).records).toHaveLength(0);
+    expect(() => log.appendCommitted([fl], 3n)).toThrow();
+    expect(() => log.append()).toThrow();
   });
 });

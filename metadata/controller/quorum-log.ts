@@ -65,17 +65,22 @@ export interface QuorumLog {
 
 /**
  * The committed batches as a MetadataLog (read-only: `append` throws; the controller adds batches
- * with `appendCommitted` as the quorum commits them). Offsets are the raft log's, so control
- * batches leave gaps; reads skip them.
+ * with `appendCommitted` as the quorum commits them). Offsets are the raft log's; control batches
+ * are not kept, so they leave gaps that reads skip. Kept in memory whole (no snapshots yet).
  */
 export class CommittedMetadataLog implements MetadataLog {
   private readonly batches: MetadataBatch[] = [];
-  private end = 0n;
+  /** Past the last committed batch, control batches included. */
+  private committedEnd = 0n;
+  /** Past the last batch with records: what readers (brokers) can reach, so a long-poll past it waits. */
+  private dataEnd = 0n;
 
   appendCommitted(records: MetadataRecord[], lastOffset: bigint): void {
-    if (lastOffset < this.end) throw new Error(`committed batch at ${lastOffset} is behind the log end ${this.end}`);
-    this.end = lastOffset + 1n;
-    if (records.length > 0) this.batches.push({ records: [...records], lastOffset });
+    if (lastOffset < this.committedEnd) throw new Error(`committed batch at ${lastOffset} is behind the committed end ${this.committedEnd}`);
+    this.committedEnd = lastOffset + 1n;
+    if (records.length === 0) return;
+    this.batches.push({ records: [...records], lastOffset });
+    this.dataEnd = lastOffset + 1n;
   }
 
   readAll(): MetadataBatch[] {
@@ -86,8 +91,12 @@ export class CommittedMetadataLog implements MetadataLog {
     throw new Error('the quorum metadata log is written through the quorum, not appended to directly');
   }
 
+  /**
+   * The offset after the last batch with records (control batches are not served, so a reader
+   * that has everything sits here; the raft log's end may be past it by trailing control batches).
+   */
   get logEndOffset(): bigint {
-    return this.end;
+    return this.dataEnd;
   }
 
   read(offset: bigint, maxBytes: number): MetadataLogRead {
