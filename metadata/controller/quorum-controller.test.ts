@@ -4,7 +4,8 @@
  * controllers' clocks, no controller timers running (the tests call fenceStaleBrokers). Covers:
  * one active controller, standby images converging on the committed batches, bootstrap written once,
  * NOT_CONTROLLER from standbys, failover (a new active within the election bounds, acknowledged
- * writes kept, an in-flight write on the partitioned leader failing and applied nowhere), unique
+ * writes kept, an in-flight write on the partitioned leader failing and applied nowhere; a crashed
+ * leader, and a fresh Controller on the restarted node catching up), unique
  * producer id blocks and surviving broker sessions across a failover. Then one controller on a
  * hand-driven QuorumLog for the exact orderings (claim after the epoch's LeaderChange, bootstrap
  * first, a write failed by a leader change mid-flight), and CommittedMetadataLog's offsets.
@@ -14,7 +15,7 @@ import { Logger } from '../../common/logger';
 import { randomUuid } from '../../protocol/primitives/uuid';
 import { FeatureName } from '../features';
 import { Controller } from './controller';
-import { QuorumHarness } from './testing/raft-quorum-log';
+import { QuorumHarness, SimQuorumLog } from './testing/raft-quorum-log';
 import { CommittedMetadataLog, NotLeaderError, type CommittedBatch, type QuorumLeader, type QuorumLog, type QuorumLogListener } from './quorum-log';
 import type { MetadataRecord } from '../metadata-records';
 
@@ -196,6 +197,52 @@ describe('Controller on a raft quorum', () => {
     const mv = next.metadataLog.readAll().filter((b) => b.records.some((r) => r.type === 'FeatureLevelRecord' && r.data.name === FeatureName.METADATA_VERSION));
     expect(mv).toHaveLength(1);
     for (const c of t.controllers) await c.close();
+  });
+
+  test('a crashed leader: another controller claims, the write in flight fails (yet may be committed by the next leader, then everywhere); a controller started afresh on the restarted node rebuilds the same image', async () => {
+    const t = quorumCluster(9);
+    const old = await t.active();
+    await t.brokersUp(old, 100, 101, 102);
+    const [r] = await t.h.settle(old.createTopics([topic('kept')], false), 2000);
+    expect(r.errorCode).toBe(ErrorCode.NONE);
+    const oldId = t.idOf(old);
+    const inflight = old.createTopics([topic('crashed')], false);
+    inflight.catch(() => {});
+    await t.h.step(1);
+    t.h.sim.crash(oldId);
+    await expect(t.h.settle(inflight, 100)).rejects.toMatchObject({ code: ErrorCode.NOT_CONTROLLER });
+    const cfg = t.h.sim.config;
+    await t.h.until(() => t.standbys(old).some((c) => c.isActiveController), cfg.fetchTimeoutMs + 3 * cfg.electionTimeoutMs, 'a new active controller');
+    const next = t.actives()[0];
+    expect(next.image.topic('kept')).toBeDefined();
+    const [r2] = await t.h.settle(next.createTopics([topic('later')], false), 2000);
+    expect(r2.errorCode).toBe(ErrorCode.NONE);
+    await old.close();
+    t.h.sim.restart(oldId);
+    const freshLog = new SimQuorumLog(t.h.sim, oldId);
+    t.h.logs.push(freshLog);
+    const fresh = new Controller({
+      nodeId: oldId,
+      clusterId: 'quorum-test',
+      quorum: freshLog,
+      logger: new Logger('test', 'error'),
+      defaultNumPartitions: () => 1,
+      defaultReplicationFactor: () => 3,
+      validateTopicConfig: () => {},
+      sessions: { sessionTimeoutMs: SESSION_TIMEOUT_MS },
+      now: () => t.h.sim.now,
+    });
+    await t.h.until(() => fresh.lastCommittedOffset === next.lastCommittedOffset && fresh.image.topic('later') !== undefined, 10_000, 'the restarted controller catching up');
+    expect(fresh.isActiveController).toBe(false);
+    expect(fresh.image.topic('kept')?.topicId).toBe(next.image.topic('kept')!.topicId);
+    // The write answered NOT_CONTROLLER had reached a follower before the crash, so the next leader
+    // committed it (Kafka's same ambiguity: a retried CreateTopics then gets TOPIC_ALREADY_EXISTS).
+    // What matters is that every controller agrees.
+    expect(next.image.topic('crashed')).toBeDefined();
+    expect(fresh.image.topic('crashed')?.topicId).toBe(next.image.topic('crashed')!.topicId);
+    for (const c of t.standbys(old)) expect(c.image.topic('crashed')?.topicId).toBe(next.image.topic('crashed')!.topicId);
+    expect(fresh.metadataLog.readAll()).toEqual(next.metadataLog.readAll());
+    for (const c of [...t.standbys(old), fresh]) await c.close();
   });
 
   test('producer id blocks stay unique across a failover', async () => {
