@@ -352,7 +352,11 @@ describe('Controller on a hand-driven QuorumLog', () => {
   test('claims only once a committed batch of its own epoch is applied; the bootstrap batch comes first', async () => {
     const { q, c } = manual();
     q.lead(1, 1);
+    await tick();
+    // Leader, but the epoch's LeaderChange is not applied yet: nothing written, nothing accepted.
     expect(c.isActiveController).toBe(false);
+    expect(q.appended).toHaveLength(0);
+    await expect(c.createTopics([topic('too-early', 1, 1)], false)).rejects.toMatchObject({ code: ErrorCode.NOT_CONTROLLER });
     q.commitLeaderChange();
     // Claimed, but not ready before the bootstrap batch is committed.
     expect(c.isActiveController).toBe(false);
