@@ -18,6 +18,24 @@
  *   moves its leaderships (PartitionChangeBuilder: from the ISR, unclean only when allowed).
  *   Controlled shutdown, ISR changes from partition leaders (AlterPartition), ElectLeaders and the
  *   periodic preferred leader election all end as PartitionChangeRecords in the same log.
+ *
+ * Two ways to keep the log:
+ * - single writer (`log`): this controller is the only writer; an append is durable on return, so
+ *   `commit` applies and notifies at once (the combined node, one controller process);
+ * - quorum (`quorum`, quorum-log.ts; Kafka's QuorumController over the raft client): the image is
+ *   built only from the quorum's committed batches, on every controller. The controller whose
+ *   node leads the quorum claims (becomes active) once it has applied a committed batch of its own
+ *   epoch (the LeaderChange record, so everything before is applied); only then does it accept
+ *   any operation, and the others answer NOT_CONTROLLER. A write appends through the quorum and is
+ *   answered once the feed has applied it; losing leadership first fails it with NOT_CONTROLLER.
+ *   On each claim every registered broker gets a fresh session, the broker epoch counter continues
+ *   from the committed registrations, the timers start (stopped again at renounce), and the first
+ *   leader of an empty log writes the bootstrap records before anything else.
+ *
+ * Invariants: operations run one at a time (SerialQueue) and an operation's validation and its
+ * records see the same image; the image holds only committed batches, each applied once, in
+ * offset order (so in quorum mode nothing uncommitted is applied anywhere and no revert is needed);
+ * a write is answered only after its batch is in the image and the listeners have seen it.
  */
 import { ErrorCode, KafkaError, toErrorCode } from '../../protocol/errors';
 import { randomUuid } from '../../protocol/primitives/uuid';
@@ -38,6 +56,7 @@ import { ongoingReassignments, planReassignments, type ListReassignmentsResult, 
 import { SerialQueue } from '../../common/serial-queue';
 import { topicPartitionKey } from '../../common/topic-partition';
 import type { MetadataLog } from '../metadata-log';
+import { CommittedMetadataLog, NotLeaderError, type CommittedBatch, type QuorumLeader, type QuorumLog } from './quorum-log';
 import { CLUSTER_METADATA_TOPIC, isInternalTopic, unifyCollisionChars, validateTopicName } from '../topic-name';
 import { checkBrokerFeatures, planFeatureUpdates, type FeatureUpdate } from './feature-control-manager';
 import { BOOTSTRAP_FEATURE_LEVELS, FeatureName, supportedFeatureRecords } from '../features';
@@ -52,7 +71,13 @@ import { GROUP_CONFIG_BOUNDS_DEFAULTS, type GroupConfigBounds } from '../../conf
 export interface ControllerOptions {
   nodeId: number;
   clusterId: string;
-  log: MetadataLog;
+  /** Single writer (combined node, one controller process): the metadata log, durable on append. */
+  log?: MetadataLog;
+  /**
+   * Quorum mode (KRaft controller quorum, quorum-log.ts): instead of `log`. The image follows the
+   * committed batches; this controller writes only while it leads the quorum (the active controller).
+   */
+  quorum?: QuorumLog;
   logger: Logger;
   defaultNumPartitions: () => number;
   defaultReplicationFactor: () => number;
@@ -276,7 +301,21 @@ export class Controller implements ControllerApi {
   private readonly sessions = new Map<number, BrokerSession>();
   private readonly now: () => number;
   private readonly timers: NodeJS.Timeout[] = [];
+  private timersWanted = false;
   private closed = false;
+  /** The single-writer log, or (quorum mode) the committed batches. */
+  private readonly metaLog: MetadataLog;
+  private readonly quorum: QuorumLog | null;
+  /** Quorum mode: the epoch this controller is active in (ready once its bootstrap batch, if any, is committed). */
+  private active: { epoch: number; ready: boolean } | null = null;
+  /** Quorum mode: the highest epoch among the committed batches applied. */
+  private lastCommittedEpoch = -1;
+  /** Writes waiting for the feed to apply their batch. */
+  private appliedWaiters: { offset: bigint; resolve: () => void; reject: (err: Error) => void }[] = [];
+  /** Next broker epoch after every committed registration (an active controller starts from it). */
+  private committedNextBrokerEpoch = 1n;
+  /** Offset of each broker's committed RegisterBrokerRecord (a fresh session after a failover starts from it). */
+  private readonly registerOffsets = new Map<number, bigint>();
   /** Validation and records of client quota changes; reads the current quotas from this controller's image. */
   private readonly clientQuotaControl = new ClientQuotaControlManager({ current: (entity) => this.image.clientQuota(entity) });
   /** Validation and records of SCRAM credential changes; reads existing credentials from this controller's image. */
@@ -285,53 +324,141 @@ export class Controller implements ControllerApi {
   private readonly scramControl = new ScramControlManager({ exists: (user, mechanism) => this.image.scramCredential(user, mechanism) !== undefined });
 
   constructor(private readonly opts: ControllerOptions) {
+    if ((opts.log === undefined) === (opts.quorum === undefined)) throw new Error('a controller needs exactly one of `log` (single writer) and `quorum`');
     this.image = new MetadataCache(opts.clusterId);
     // The ACL manager follows this image from the start, so the replay below brings it up to date.
     this.image.subscribeAcls((changes, snapshot) => this.aclControl.replay(changes, snapshot));
     this.log = opts.logger;
     this.now = opts.now ?? Date.now;
-    for (const batch of opts.log.readAll()) {
+    if (opts.quorum) {
+      // Quorum mode: the image is built from the committed-batch feed only (the registration
+      // replays what is committed so far); this controller writes once it claims leadership.
+      this.quorum = opts.quorum;
+      this.metaLog = new CommittedMetadataLog();
+      opts.quorum.register({
+        onCommit: (batch) => this.handleCommit(batch),
+        onLeaderChange: (leader) => this.handleLeaderChange(leader),
+      });
+      return;
+    }
+    this.quorum = null;
+    this.metaLog = opts.log!;
+    for (const batch of this.metaLog.readAll()) {
       this.image.apply(batch.records, batch.lastOffset);
-      for (const r of batch.records) {
-        if (r.type === 'RegisterBrokerRecord' && r.data.brokerEpoch >= this.nextBrokerEpoch) {
-          this.nextBrokerEpoch = r.data.brokerEpoch + 1n;
-        }
-      }
+      this.trackBrokerEpochs(batch.records, batch.lastOffset);
     }
     // The finalized features come first in a fresh log, as in Kafka's bootstrap metadata. A log an
     // older krill wrote has none: it is finalized at the same levels, which is what that krill did.
-    const features: MetadataRecord[] =
-      this.image.featureLevel(FeatureName.METADATA_VERSION) === 0
-        ? [...BOOTSTRAP_FEATURE_LEVELS].map(([name, featureLevel]): MetadataRecord => ({ type: 'FeatureLevelRecord', data: { name, featureLevel } }))
-        : [];
-    const bootstrap = opts.bootstrapRecords ?? [];
-    if (opts.log.logEndOffset === 0n) {
-      this.commit([...features, ...bootstrap]);
+    const { features, bootstrap } = this.bootstrapPlan();
+    if (this.metaLog.logEndOffset === 0n) {
+      this.commitLocal([...features, ...bootstrap]);
       this.log.info(`wrote ${features.length + bootstrap.length} bootstrap record(s) to the fresh metadata log`);
     } else {
       if (bootstrap.length > 0) this.log.info(`the metadata log is not empty: ${bootstrap.length} bootstrap record(s) not written`);
       if (features.length > 0) {
-        this.commit(features);
+        this.commitLocal(features);
         this.log.info(`the metadata log had no metadata.version: finalized ${[...BOOTSTRAP_FEATURE_LEVELS].map(([n, l]) => `${n}=${l}`).join(', ')}`);
       }
     }
   }
 
+  /** The FeatureLevelRecords to finalize when the image has no metadata.version, and the configured bootstrap records. */
+  private bootstrapPlan(): { features: MetadataRecord[]; bootstrap: readonly MetadataRecord[] } {
+    const features: MetadataRecord[] =
+      this.image.featureLevel(FeatureName.METADATA_VERSION) === 0
+        ? [...BOOTSTRAP_FEATURE_LEVELS].map(([name, featureLevel]): MetadataRecord => ({ type: 'FeatureLevelRecord', data: { name, featureLevel } }))
+        : [];
+    return { features, bootstrap: this.opts.bootstrapRecords ?? [] };
+  }
+
+  /** Follows the committed RegisterBrokerRecords: the next broker epoch, and each broker's registration offset. */
+  private trackBrokerEpochs(records: readonly MetadataRecord[], lastOffset: bigint): void {
+    let offset = lastOffset - BigInt(records.length) + 1n;
+    for (const r of records) {
+      if (r.type === 'RegisterBrokerRecord') {
+        if (r.data.brokerEpoch >= this.committedNextBrokerEpoch) this.committedNextBrokerEpoch = r.data.brokerEpoch + 1n;
+        if (r.data.brokerEpoch >= this.nextBrokerEpoch) this.nextBrokerEpoch = r.data.brokerEpoch + 1n;
+        this.registerOffsets.set(r.data.brokerId, offset);
+      }
+      offset++;
+    }
+  }
+
   /** Replays the whole log to the listener (unless `replay` is false), then keeps it informed of every new batch. */
   subscribe(listener: MetadataListener, replay = true): void {
-    if (replay) for (const batch of this.opts.log.readAll()) listener(batch.records, batch.lastOffset);
+    if (replay) for (const batch of this.metaLog.readAll()) listener(batch.records, batch.lastOffset);
     this.listeners.push(listener);
   }
 
-  /** The log itself (the controller listener serves it to brokers as `__cluster_metadata`). */
+  /**
+   * The log itself (the controller listener serves it to brokers as `__cluster_metadata`); in
+   * quorum mode, the committed batches (CommittedMetadataLog), with the raft log's offsets.
+   */
   get metadataLog(): MetadataLog {
-    return this.opts.log;
+    return this.metaLog;
   }
 
-  private commit(records: MetadataRecord[]): bigint {
+  /** In quorum mode: whether this controller is the active one (it leads the quorum and has claimed). */
+  get isActiveController(): boolean {
+    return this.quorum === null || (this.active !== null && this.active.ready);
+  }
+
+  /**
+   * Every operation runs here, one at a time. In quorum mode only the active controller runs any
+   * (checked when the task starts, not when it is queued): elsewhere it fails with NOT_CONTROLLER,
+   * as Kafka's QuorumController answers requests that reach a standby controller.
+   */
+  private run<T>(task: () => Promise<T> | T): Promise<T> {
+    return this.queue.run(() => {
+      if (this.quorum !== null && (this.active === null || !this.active.ready)) throw this.notController();
+      return task();
+    });
+  }
+
+  private notController(): KafkaError {
+    const l = this.quorum?.leader();
+    return new KafkaError(ErrorCode.NOT_CONTROLLER, `This controller (node ${this.opts.nodeId}) is not the active controller${l && l.id >= 0 ? `; the quorum leader is ${l.id} in epoch ${l.epoch}` : ''}.`);
+  }
+
+  /**
+   * Writes one atomic batch and answers once it is in the image and the listeners have seen it.
+   * Single writer: the append is durable on return, so this applies at once (commitLocal). Quorum:
+   * the batch goes through QuorumLog.append and is applied by the committed-batch feed; this waits
+   * for both, and fails with NOT_CONTROLLER if leadership is lost first (nothing is applied then,
+   * unless a later leader commits the batch, which every controller then applies from the feed).
+   */
+  private async commit(records: MetadataRecord[]): Promise<bigint> {
     if (records.length === 0) return this.image.lastAppliedOffset;
-    const lastOffset = this.opts.log.append(records);
+    if (this.quorum === null) return this.commitLocal(records);
+    if (this.active === null) throw this.notController();
+    let lastOffset: bigint;
+    try {
+      lastOffset = await this.quorum.append(records);
+    } catch (err) {
+      if (err instanceof KafkaError && err.code === ErrorCode.NOT_CONTROLLER) throw err;
+      if (!(err instanceof NotLeaderError)) throw err;
+      this.log.info('a metadata write was not committed before leadership was lost', { err: String(err) });
+      throw this.notController();
+    }
+    // Committed; answered once the feed has applied it here (Kafka completes a write when the
+    // committed offset passes it, and fails it with NOT_CONTROLLER if it renounces first).
+    if (this.image.lastAppliedOffset < lastOffset) {
+      await new Promise<void>((resolve, reject) => this.appliedWaiters.push({ offset: lastOffset, resolve, reject }));
+    }
+    return lastOffset;
+  }
+
+  /** The single-writer path: append (durable on return), apply to the image, notify. */
+  private commitLocal(records: MetadataRecord[]): bigint {
+    if (records.length === 0) return this.image.lastAppliedOffset;
+    const lastOffset = this.metaLog.append(records);
+    this.applyCommitted(records, lastOffset);
+    return lastOffset;
+  }
+
+  private applyCommitted(records: MetadataRecord[], lastOffset: bigint): void {
     this.image.apply(records, lastOffset);
+    if (records.length === 0) return;
     for (const l of this.listeners) {
       try {
         l(records, lastOffset);
@@ -339,7 +466,84 @@ export class Controller implements ControllerApi {
         this.log.error('metadata listener failed', { err, lastOffset });
       }
     }
-    return lastOffset;
+  }
+
+  // ------------------------------------------------------------------ quorum mode
+
+  /** Kafka's QuorumMetaLogListener.handleCommit: apply the committed batch, then maybe claim. */
+  private handleCommit(batch: CommittedBatch): void {
+    if (batch.lastOffset <= this.image.lastAppliedOffset) return;
+    (this.metaLog as CommittedMetadataLog).appendCommitted(batch.records, batch.lastOffset);
+    this.trackBrokerEpochs(batch.records, batch.lastOffset);
+    this.applyCommitted(batch.records, batch.lastOffset);
+    if (batch.epoch > this.lastCommittedEpoch) this.lastCommittedEpoch = batch.epoch;
+    const due = this.appliedWaiters.filter((w) => w.offset <= batch.lastOffset);
+    if (due.length > 0) {
+      this.appliedWaiters = this.appliedWaiters.filter((w) => w.offset > batch.lastOffset);
+      for (const w of due) w.resolve();
+    }
+    this.maybeClaim();
+  }
+
+  /** Kafka's handleLeaderChange: renounce if this controller no longer leads that epoch, claim once it can. */
+  private handleLeaderChange(leader: QuorumLeader): void {
+    if (this.active !== null && (leader.id !== this.opts.nodeId || leader.epoch !== this.active.epoch)) this.renounce();
+    this.maybeClaim();
+  }
+
+  /**
+   * Becomes the active controller once the quorum names this node leader of epoch E and the image
+   * has applied a committed batch of epoch E (the LeaderChange record that opens it: everything of
+   * earlier epochs is then committed and applied). Every registered broker gets a fresh session
+   * (a failover alone fences nobody), the broker epoch and producer id counters continue from the
+   * committed state, the timers start, and a fresh log gets its bootstrap records first.
+   */
+  private maybeClaim(): void {
+    if (this.quorum === null || this.active !== null || this.closed) return;
+    const leader = this.quorum.leader();
+    if (leader.id !== this.opts.nodeId || this.lastCommittedEpoch < leader.epoch) return;
+    const active = { epoch: leader.epoch, ready: false };
+    this.active = active;
+    this.nextBrokerEpoch = this.committedNextBrokerEpoch;
+    this.sessions.clear();
+    if (this.opts.sessions) {
+      const now = this.now();
+      for (const b of this.image.allBrokers()) {
+        this.sessions.set(b.id, { lastSeenMs: now, registerOffset: this.registerOffsets.get(b.id) ?? -1n, metadataOffset: -1n, controlledShutdownOffset: null, shutdownNow: false });
+      }
+    }
+    this.log.info(`became the active controller in epoch ${leader.epoch} at committed offset ${this.image.lastAppliedOffset}`);
+    const { features, bootstrap } = this.bootstrapPlan();
+    const fresh = this.metaLog.logEndOffset === 0n;
+    const records = fresh ? [...features, ...bootstrap] : features;
+    if (records.length === 0) {
+      active.ready = true;
+      this.startTimers();
+      return;
+    }
+    // The bootstrap batch goes first, ahead of any request (those fail until it is committed).
+    void this.queue
+      .run(async () => {
+        if (this.active !== active) return;
+        await this.commit(records);
+        if (this.active !== active) return;
+        active.ready = true;
+        this.log.info(`wrote ${records.length} bootstrap record(s) to the ${fresh ? 'fresh' : ''} metadata log`);
+        this.startTimers();
+      })
+      .catch((err) => this.log.info('bootstrap records not committed (leadership lost)', { err: String(err) }));
+  }
+
+  /** Kafka's renounce: stop acting as the active controller; waiting writes fail with NOT_CONTROLLER. */
+  private renounce(): void {
+    if (this.active === null) return;
+    this.log.info(`renouncing the active controller role of epoch ${this.active.epoch}`);
+    this.active = null;
+    this.stopTimers();
+    this.sessions.clear();
+    const waiters = this.appliedWaiters;
+    this.appliedWaiters = [];
+    for (const w of waiters) w.reject(this.notController());
   }
 
   /** The offset of the last committed batch (the metadata log's end - 1). */
@@ -354,10 +558,17 @@ export class Controller implements ControllerApi {
   /**
    * Starts the cluster-mode timers: session expiry (a quarter of broker.session.timeout.ms, so a
    * dead broker is fenced within 1.25 session timeouts) and the preferred-leader check. Both are
-   * unref'd and stopped by close().
+   * unref'd and stopped by close(). In quorum mode they run only while this controller is active:
+   * started at each claim, stopped at each renounce.
    */
   start(): void {
     if (!this.opts.sessions || this.closed) return;
+    this.timersWanted = true;
+    if (this.isActiveController) this.startTimers();
+  }
+
+  private startTimers(): void {
+    if (!this.opts.sessions || this.closed || !this.timersWanted || this.timers.length > 0) return;
     const tick = Math.max(20, Math.floor(this.opts.sessions.sessionTimeoutMs / 4));
     const t = setInterval(() => void this.fenceStaleBrokers().catch((err) => this.log.error('fencing stale brokers failed', { err })), tick);
     t.unref();
@@ -370,6 +581,11 @@ export class Controller implements ControllerApi {
     }
   }
 
+  private stopTimers(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers.length = 0;
+  }
+
   /**
    * BrokerRegistration. In cluster mode the broker starts fenced, and a registration for an id
    * whose previous incarnation still has a live session is refused (DUPLICATE_BROKER_REGISTRATION);
@@ -378,7 +594,7 @@ export class Controller implements ControllerApi {
    * checkBrokerFeatures); the record keeps the ranges it registered with.
    */
   registerBroker(reg: BrokerRegistration): Promise<bigint> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       const existing = this.image.broker(reg.brokerId);
       const records: MetadataRecord[] = [];
       if (this.opts.sessions && existing) {
@@ -410,7 +626,7 @@ export class Controller implements ControllerApi {
           logDirs: reg.logDirs,
         },
       });
-      const offset = this.commit(records);
+      const offset = await this.commit(records);
       if (this.opts.sessions) {
         this.sessions.set(reg.brokerId, {
           lastSeenMs: this.now(),
@@ -521,7 +737,7 @@ export class Controller implements ControllerApi {
    * active broker has seen the leadership changes.
    */
   heartbeat(req: BrokerHeartbeatInput): Promise<BrokerHeartbeatReply> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       if (!this.opts.sessions) throw new KafkaError(ErrorCode.UNSUPPORTED_VERSION, 'broker heartbeats need a cluster-mode controller');
       this.checkBrokerEpoch(req.brokerId, req.brokerEpoch);
       const b = this.image.broker(req.brokerId)!;
@@ -573,7 +789,7 @@ export class Controller implements ControllerApi {
           records.push(...this.fenceRecords(req.brokerId, 'shutdown'));
         }
       }
-      const offset = this.commit(records);
+      const offset = await this.commit(records);
       if (records.length > 0 && this.image.broker(req.brokerId)?.inControlledShutdown && session.controlledShutdownOffset === null) {
         session.controlledShutdownOffset = offset;
       }
@@ -600,7 +816,7 @@ export class Controller implements ControllerApi {
 
   /** Fences every unfenced broker whose session has expired. */
   fenceStaleBrokers(): Promise<number[]> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       const timeout = this.opts.sessions?.sessionTimeoutMs;
       if (timeout === undefined || this.closed) return [];
       const now = this.now();
@@ -615,7 +831,7 @@ export class Controller implements ControllerApi {
           continue;
         }
         this.log.info(`fencing broker ${b.id} because its session has timed out (${now - s.lastSeenMs} ms since its last heartbeat)`);
-        this.commit(this.fenceRecords(b.id, 'fencing'));
+        await this.commit(this.fenceRecords(b.id, 'fencing'));
         fenced.push(b.id);
       }
       return fenced;
@@ -631,7 +847,7 @@ export class Controller implements ControllerApi {
    * before v2)), then one PartitionChangeRecord per accepted change, all committed together.
    */
   alterPartition(req: AlterPartitionInput, version: number): Promise<AlterPartitionResult> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       try {
         this.checkBrokerEpoch(req.brokerId, req.brokerEpoch);
       } catch (err) {
@@ -679,7 +895,7 @@ export class Controller implements ControllerApi {
           });
         }
       }
-      this.commit(records);
+      await this.commit(records);
       return { errorCode: ErrorCode.NONE, topics };
     });
   }
@@ -724,7 +940,7 @@ export class Controller implements ControllerApi {
    * controller does, but gets one PartitionChangeRecord.
    */
   electLeaders(electionType: number, topicPartitions: { topic: string; partitions: number[] }[] | null): Promise<ElectLeadersResult[]> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       if (electionType !== ElectionType.PREFERRED && electionType !== ElectionType.UNCLEAN) {
         throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unknown election type ${electionType}`);
       }
@@ -774,14 +990,14 @@ export class Controller implements ControllerApi {
           results.push({ topic: t.topic, partitionResult: t.partitions.map((id) => ({ partitionId: id, ...electOne(t.topic, id) })) });
         }
       }
-      this.commit(records);
+      await this.commit(records);
       return results;
     });
   }
 
   /** auto.leader.rebalance.enable: preferred election for every partition not led by its first replica. */
   balancePartitionLeaders(): Promise<number> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       if (this.closed) return 0;
       const records: MetadataRecord[] = [];
       for (const { p } of this.allPartitions()) {
@@ -790,7 +1006,7 @@ export class Controller implements ControllerApi {
         if (rec && rec.leader === p.replicas[0]) records.push(this.change(rec));
       }
       if (records.length > 0) this.log.info(`preferred leader election moved ${records.length} partition(s) back to their preferred replica`);
-      this.commit(records);
+      await this.commit(records);
       return records.length;
     });
   }
@@ -812,7 +1028,7 @@ export class Controller implements ControllerApi {
         specs.map((s) => ({ name: s.name, topicId: '', errorCode: refused.code, errorMessage: refused.message, numPartitions: -1, replicationFactor: -1 })),
       );
     }
-    return this.queue.run(() => {
+    return this.run(async () => {
       const records: MetadataRecord[] = [];
       const results: CreateTopicResult[] = [];
       const seen = new Map<string, number>();
@@ -843,7 +1059,7 @@ export class Controller implements ControllerApi {
           if (!(err instanceof KafkaError)) this.log.error('createTopics failed', { topic: spec.name, err });
         }
       }
-      this.commit(records);
+      await this.commit(records);
       return results;
     });
   }
@@ -1028,7 +1244,7 @@ export class Controller implements ControllerApi {
   }
 
   deleteTopics(targets: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       const records: MetadataRecord[] = [];
       const removed = new Set<string>();
       const results = targets.map((t) => {
@@ -1045,7 +1261,7 @@ export class Controller implements ControllerApi {
         records.push({ type: 'RemoveTopicRecord', data: { topicId: topic.topicId } });
         return { name: topic.name, topicId: topic.topicId, errorCode: ErrorCode.NONE, errorMessage: null };
       });
-      this.commit(records);
+      await this.commit(records);
       return results;
     });
   }
@@ -1059,7 +1275,7 @@ export class Controller implements ControllerApi {
    * placement (INVALID_REPLICATION_FACTOR).
    */
   createPartitions(specs: CreatePartitionsSpec[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       const refused = this.refuseExcessivePartitions(
         specs.map((s) => {
           const t = this.image.topic(s.name);
@@ -1106,7 +1322,7 @@ export class Controller implements ControllerApi {
           return { name: s.name, errorCode: toErrorCode(err), errorMessage: (err as Error).message };
         }
       });
-      this.commit(records);
+      await this.commit(records);
       return results;
     });
   }
@@ -1119,7 +1335,7 @@ export class Controller implements ControllerApi {
     changes: { topic: string; ops: AlterConfigOp[]; incremental: boolean }[],
     validateOnly: boolean,
   ): Promise<{ topic: string; errorCode: number; errorMessage: string | null }[]> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       const records: MetadataRecord[] = [];
       const results = changes.map((c) => {
         try {
@@ -1147,7 +1363,7 @@ export class Controller implements ControllerApi {
           return { topic: c.topic, errorCode: toErrorCode(err), errorMessage: (err as Error).message };
         }
       });
-      this.commit(records);
+      await this.commit(records);
       return results;
     });
   }
@@ -1158,7 +1374,7 @@ export class Controller implements ControllerApi {
    * committed as one batch unless validate_only.
    */
   alterClientMetricsConfigs(changes: ClientMetricsConfigChange[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       const records: MetadataRecord[] = [];
       const results = changes.map((c) => {
         try {
@@ -1169,7 +1385,7 @@ export class Controller implements ControllerApi {
           return { name: c.name, errorCode: toErrorCode(err), errorMessage: (err as Error).message };
         }
       });
-      if (!validateOnly) this.commit(records);
+      if (!validateOnly) await this.commit(records);
       return results;
     });
   }
@@ -1180,7 +1396,7 @@ export class Controller implements ControllerApi {
    * change are committed as one batch unless validate_only.
    */
   alterGroupConfigs(changes: GroupConfigChange[], validateOnly: boolean): Promise<{ name: string; errorCode: number; errorMessage: string | null }[]> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       const bounds = this.opts.groupConfigBounds?.() ?? GROUP_CONFIG_BOUNDS_DEFAULTS;
       const records: MetadataRecord[] = [];
       const results = changes.map((c) => {
@@ -1192,7 +1408,7 @@ export class Controller implements ControllerApi {
           return { name: c.name, errorCode: toErrorCode(err), errorMessage: (err as Error).message };
         }
       });
-      if (!validateOnly) this.commit(records);
+      if (!validateOnly) await this.commit(records);
       return results;
     });
   }
@@ -1202,7 +1418,7 @@ export class Controller implements ControllerApi {
    * ConfigRecords (BROKER, broker id or "") of the keys that change; validate_only writes nothing.
    */
   alterBrokerConfigs(changes: BrokerConfigChange[], validateOnly: boolean): Promise<{ resourceName: string; errorCode: number; errorMessage: string | null }[]> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       const records: MetadataRecord[] = [];
       const results = changes.map((c) => {
         try {
@@ -1221,7 +1437,7 @@ export class Controller implements ControllerApi {
           return { resourceName: c.resourceName, errorCode: toErrorCode(err), errorMessage: (err as Error).message };
         }
       });
-      this.commit(records);
+      await this.commit(records);
       if (records.length > 0) this.log.info(`dynamic broker configs changed: ${records.length} ConfigRecord(s)`, { resources: changes.map((c) => c.resourceName) });
       return results;
     });
@@ -1235,9 +1451,9 @@ export class Controller implements ControllerApi {
   async alterClientQuotas(alterations: ClientQuotaAlteration[], validateOnly: boolean): Promise<ClientQuotaAlterationResult[]> {
     if (alterations.length === 0) return [];
     const validIps = await this.clientQuotaControl.validIpEntities(alterations);
-    return this.queue.run(() => {
+    return this.run(async () => {
       const { records, results } = this.clientQuotaControl.alterClientQuotas(alterations, validIps);
-      if (!validateOnly) this.commit(records);
+      if (!validateOnly) await this.commit(records);
       return results;
     });
   }
@@ -1247,9 +1463,9 @@ export class Controller implements ControllerApi {
    * records; they are committed as one batch (Kafka's ControllerResult.atomicOf).
    */
   alterUserScramCredentials(deletions: ScramCredentialDeletion[], upsertions: ScramCredentialUpsertion[]): Promise<ScramAlterationResult[]> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       const { records, results } = this.scramControl.alterCredentials(deletions, upsertions);
-      this.commit(records);
+      await this.commit(records);
       return results;
     });
   }
@@ -1261,7 +1477,7 @@ export class Controller implements ControllerApi {
    * with the message QuorumController gives it.
    */
   updateFeatures(updates: FeatureUpdate[], validateOnly: boolean): Promise<{ errorCode: number; errorMessage: string | null }> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       const finalized = this.image.finalizedFeatures();
       const outcome = planFeatureUpdates(
         {
@@ -1275,25 +1491,25 @@ export class Controller implements ControllerApi {
       if (!outcome.ok) {
         return { errorCode: ErrorCode.INVALID_UPDATE_VERSION, errorMessage: `The update failed for all features since the following feature had an error: ${outcome.message}` };
       }
-      if (!validateOnly && outcome.records.length > 0) this.commit(outcome.records.map((data): MetadataRecord => ({ type: 'FeatureLevelRecord', data })));
+      if (!validateOnly && outcome.records.length > 0) await this.commit(outcome.records.map((data): MetadataRecord => ({ type: 'FeatureLevelRecord', data })));
       return { errorCode: ErrorCode.NONE, errorMessage: null };
     });
   }
 
   /** CreateAcls: AclControlManager validates and plans the AccessControlEntryRecords, committed as one batch. */
   createAcls(bindings: AclBinding[]): Promise<AclCreateResult[]> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       const { records, results } = this.aclControl.createAcls(bindings);
-      this.commit(records);
+      await this.commit(records);
       return results;
     });
   }
 
   /** DeleteAcls: the RemoveAccessControlEntryRecords of every ACL the filters match, committed as one batch. */
   deleteAcls(filters: AclBindingFilter[]): Promise<AclDeleteResult[]> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       const { records, results } = this.aclControl.deleteAcls(filters);
-      this.commit(records);
+      await this.commit(records);
       return results;
     });
   }
@@ -1304,13 +1520,13 @@ export class Controller implements ControllerApi {
    * changes of the partition leaders complete them (partition-change-builder.ts).
    */
   alterPartitionReassignments(topics: ReassignmentRequestTopic[]): Promise<ReassignmentResultTopic[]> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       const { records, results } = planReassignments(this.image, topics, {
         isRegistered: (id) => this.image.broker(id) !== undefined,
         isActive: this.isActive,
         uncleanLeaderElection: (topic) => this.uncleanLeaderElectionEnabled(topic),
       });
-      this.commit(records.map((r) => this.change(r)));
+      await this.commit(records.map((r) => this.change(r)));
       const done = results.reduce((n, t) => n + t.partitions.filter((p) => p.errorCode === ErrorCode.NONE).length, 0);
       const total = results.reduce((n, t) => n + t.partitions.length, 0);
       this.log.info(`Successfully altered ${done} out of ${total} partition reassignment(s).`);
@@ -1320,15 +1536,15 @@ export class Controller implements ControllerApi {
 
   /** ListPartitionReassignments from this controller's image, after the writes queued before it. */
   listPartitionReassignments(topics: readonly { name: string; partitionIndexes: number[] }[] | null): Promise<ListReassignmentsResult> {
-    return this.queue.run(() => ({ errorCode: ErrorCode.NONE, errorMessage: null, topics: ongoingReassignments(this.image, topics) }));
+    return this.run(() => ({ errorCode: ErrorCode.NONE, errorMessage: null, topics: ongoingReassignments(this.image, topics) }));
   }
 
   /** Hands out a block of producer ids (KIP-730's AllocateProducerIds, used by InitProducerId). */
   allocateProducerIds(brokerId: number, brokerEpoch: bigint, blockSize: number): Promise<{ first: bigint; size: number }> {
-    return this.queue.run(() => {
+    return this.run(async () => {
       if (this.opts.sessions) this.checkBrokerEpoch(brokerId, brokerEpoch);
       const first = this.image.nextProducerId;
-      this.commit([
+      await this.commit([
         { type: 'ProducerIdsRecord', data: { brokerId, brokerEpoch, nextProducerId: first + BigInt(blockSize) } },
       ]);
       return { first, size: blockSize };
@@ -1339,12 +1555,13 @@ export class Controller implements ControllerApi {
     return isInternalTopic(topic);
   }
 
+  /** Stops the timers and waits for the queued operations; the single-writer log is closed, a quorum is left to its owner. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const t of this.timers) clearInterval(t);
-    this.timers.length = 0;
+    this.renounce();
+    this.stopTimers();
     await this.queue.drain();
-    this.opts.log.close();
+    this.metaLog.close();
   }
 }
 
