@@ -153,6 +153,18 @@ const changed = (): void => {
   for (const w of [...waiters]) w();
 };
 
+/** Three nodes with listeners bound (port 0) under `dir`, and their quorum config; `caps` limits a node's advertised versions. */
+async function makeNodes(dir: string, caps: ReadonlyMap<number, ReadonlyMap<number, number>> = new Map()): Promise<{ nodes: TestNode[]; config: QuorumConfig }> {
+  const ns = IDS.map((id) => new TestNode(id, path.join(dir, `node-${id}`, '__cluster_metadata-0'), changed));
+  for (const n of ns) {
+    n.ctx.versionCaps = caps.get(n.id) ?? new Map();
+    await n.listen(0);
+  }
+  const voters = new Map<number, VoterEndpoint>(ns.map((n) => [n.id, { id: n.id, host: '127.0.0.1', port: n.port }]));
+  const cfg = makeQuorumConfig({ voters, electionTimeoutMs: ELECTION_TIMEOUT_MS, fetchTimeoutMs: FETCH_TIMEOUT_MS, requestTimeoutMs: 1_000, electionBackoffMaxMs: 400 });
+  return { nodes: ns, config: cfg };
+}
+
 /** Resolves once `cond` holds, re-checked on every leader change and commit; fails after `timeoutMs`. */
 function waitFor(what: string, cond: () => boolean, timeoutMs: number): Promise<number> {
   const started = Date.now();
@@ -195,10 +207,7 @@ async function appendAll(leader: TestNode, vals: string[]): Promise<void> {
 
 beforeAll(async () => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-raftnet-'));
-  nodes = IDS.map((id) => new TestNode(id, path.join(root, `node-${id}`, '__cluster_metadata-0'), changed));
-  for (const n of nodes) await n.listen(0);
-  const voters = new Map<number, VoterEndpoint>(nodes.map((n) => [n.id, { id: n.id, host: '127.0.0.1', port: n.port }]));
-  config = makeQuorumConfig({ voters, electionTimeoutMs: ELECTION_TIMEOUT_MS, fetchTimeoutMs: FETCH_TIMEOUT_MS, requestTimeoutMs: 1_000, electionBackoffMaxMs: 400 });
+  ({ nodes, config } = await makeNodes(path.join(root, 'main')));
 });
 
 afterAll(async () => {
@@ -288,5 +297,26 @@ describe('KafkaRaftClient: three voters over the network', () => {
     committedBefore.push(...more);
     await waitFor('commits after the crash', () => running().every((n) => n.committed.length >= committedBefore.length), 5_000);
     for (const n of running()) expect(n.committed).toEqual(committedBefore);
+  });
+});
+
+describe('KafkaRaftClient: a peer on older versions', () => {
+  afterAll(async () => {
+    for (const n of nodes) await n.stop(false).catch(() => undefined);
+  });
+
+  it('voters serving only Vote v1 and Fetch v14 form a quorum: pre-votes answered UNSUPPORTED_VERSION count as granted, fetches carry the replica id in ReplicaId', async () => {
+    const old = new Map([[ApiKey.Vote, 1], [ApiKey.Fetch, 14]]);
+    const caps = new Map(IDS.map((id) => [id, old]));
+    for (const n of nodes) await n.stop(false).catch(() => undefined);
+    ({ nodes, config } = await makeNodes(path.join(root, 'old-versions'), caps));
+    for (const n of nodes) n.start(config);
+    await waitFor('a leader', () => agreedLeader() !== null, ELECTION_BOUND_MS + 3_000);
+    const leader = agreedLeader()!;
+    const vals = values('old', 5);
+    // Commits need a follower's fetch offset: a Fetch v14 without the replica id would make it an observer.
+    await appendAll(leader, vals);
+    await waitFor('commits on all three', () => nodes.every((n) => n.committed.length >= vals.length), 5_000);
+    for (const n of nodes) expect(n.committed).toEqual(vals);
   });
 });

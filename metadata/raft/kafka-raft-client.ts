@@ -142,6 +142,8 @@ export class KafkaRaftClient {
   private lastLeader: RaftLeader = { id: -1, epoch: -1, endpoint: null };
   private polling = false;
   private pollAgain = false;
+  /** Set while close() waits for a graceful resignation; called by poll() once it is complete. */
+  private shutdownWaiter: (() => void) | null = null;
 
   constructor(opts: KafkaRaftClientOptions) {
     this.opts = opts;
@@ -228,7 +230,7 @@ export class KafkaRaftClient {
     const epoch = node.epoch;
     const p = new Promise<bigint>((resolve, reject) => this.pendingAppends.push({ lastOffset, epoch, resolve, reject }));
     this.completeAppends();
-    this.schedulePoll();
+    this.poll();
     return p;
   }
 
@@ -256,14 +258,16 @@ export class KafkaRaftClient {
     const node = this.node;
     if (node && opts.graceful !== false) {
       node.beginShutdown();
-      this.poll();
-      const deadline = Date.now() + (this.opts.shutdownTimeoutMs ?? 5_000);
-      while (!node.isShutdownComplete() && Date.now() < deadline && !this.closed) {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, 10);
-          t.unref?.();
-        });
-      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, this.opts.shutdownTimeoutMs ?? 5_000);
+        function done(): void {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.shutdownWaiter = done;
+        this.poll();
+      });
+      this.shutdownWaiter = null;
     }
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
@@ -312,15 +316,12 @@ export class KafkaRaftClient {
       this.polling = false;
     }
     if (this.closed) return;
+    if (this.shutdownWaiter && node.isShutdownComplete()) this.shutdownWaiter();
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
       this.poll();
     }, Math.min(Math.max(0, delay), MAX_TIMER_MS));
-  }
-
-  private schedulePoll(): void {
-    setImmediate(() => this.poll());
   }
 
   private onHighWatermark(hw: bigint): void {
@@ -349,13 +350,21 @@ export class KafkaRaftClient {
       if (!progressed) break;
     }
     if (batches.length === 0) return;
-    for (const l of this.listeners) {
-      try {
-        l.onCommit?.(batches, hw);
-      } catch (err) {
-        this.opts.logger?.error(`a raft commit listener threw: ${(err as Error).message}`);
+    this.notify((l) => l.onCommit?.(batches, hw));
+  }
+
+  /** Listeners run after the node's call has returned (a microtask), so they may call append(). */
+  private notify(f: (l: KafkaRaftClientListener) => void): void {
+    const listeners = [...this.listeners];
+    queueMicrotask(() => {
+      for (const l of listeners) {
+        try {
+          f(l);
+        } catch (err) {
+          this.opts.logger?.error(`a raft client listener threw: ${(err as Error).message}`);
+        }
       }
-    }
+    });
   }
 
   private completeAppends(): void {
@@ -378,13 +387,7 @@ export class KafkaRaftClient {
     if (leader.id === this.lastLeader.id && leader.epoch === this.lastLeader.epoch) return;
     this.lastLeader = leader;
     this.opts.logger?.info(`quorum epoch ${epoch}: leader ${leaderId < 0 ? 'unknown' : leaderId}`);
-    for (const l of this.listeners) {
-      try {
-        l.onLeaderChange?.(leader);
-      } catch (err) {
-        this.opts.logger?.error(`a raft leader listener threw: ${(err as Error).message}`);
-      }
-    }
+    this.notify((l) => l.onLeaderChange?.(leader));
   }
 
   // ---------------------------------------------------------------- inbound (KafkaNetworkChannel's server side)
@@ -419,8 +422,14 @@ export class KafkaRaftClient {
         }
         let body: unknown = request.data;
         if (request.apiKey === 'VOTE' && version < 2 && request.data.topics.some((t) => t.partitions.some((p) => p.preVote))) return fail(ErrorCode.UNSUPPORTED_VERSION);
-        if (request.apiKey === 'FETCH' && version < 15) body = { ...request.data, replicaId: request.data.replicaState.replicaId };
-        conn.send(APIS[api].apiKey, version, body, { timeoutMs: this.opts.config.requestTimeoutMs }).then(
+        if (request.apiKey === 'FETCH' && version < 15) body = { ...request.data, replicaId: request.data.replicaState.replicaId, replicaState: { replicaId: -1, replicaEpoch: -1n } };
+        let sent: Promise<unknown>;
+        try {
+          sent = conn.send(APIS[api].apiKey, version, body, { timeoutMs: this.opts.config.requestTimeoutMs });
+        } catch {
+          return fail(ErrorCode.UNSUPPORTED_VERSION); // not encodable at the peer's version
+        }
+        sent.then(
           (data) => {
             if (this.node !== node || this.closed) return;
             this.deliver(() => node.handleResponse(dest, correlationId, { apiKey: request.apiKey, data } as RaftResponse));

@@ -27,7 +27,13 @@ export interface QuorumNode {
   readonly authorizer: Authorizer;
 }
 
-export function defineQuorumHandler<Req, Res>(raftApiKey: RaftApiKey, operation: AclOperationCode, minVersion = 0): HandlerSpec<Req, Res, QuorumNode> {
+/** `adapt` fits the raft client's response to an older version the codec could not encode as it is. */
+export function defineQuorumHandler<Req, Res>(
+  raftApiKey: RaftApiKey,
+  operation: AclOperationCode,
+  minVersion = 0,
+  adapt?: (response: Res, version: number) => Res,
+): HandlerSpec<Req, Res, QuorumNode> {
   const name = RAFT_API_NAMES[raftApiKey];
   return defineHandler<Req, Res, QuorumNode>({
     apiKey: APIS[name].apiKey,
@@ -41,7 +47,7 @@ export function defineQuorumHandler<Req, Res>(raftApiKey: RaftApiKey, operation:
       const client = node.raftClient;
       if (!client) return errorResponse(raftApiKey, ErrorCode.BROKER_NOT_AVAILABLE).data as Input<Res>;
       const response = await client.handleInboundRequest({ apiKey: raftApiKey, data: req } as RaftRequest);
-      return response.data as Input<Res>;
+      return (adapt ? adapt(response.data as Res, ctx.apiVersion) : response.data) as Input<Res>;
     },
     // Kafka exempts the quorum's cluster actions from request quotas (ControllerApis uses none anyway).
     requestQuotaExempt: () => true,
