@@ -13,7 +13,7 @@ import { Logger } from '../../common/logger';
 import { SocketServer, type SocketServerOptions } from '../../broker/network/socket-server';
 import { RequestDispatcher } from '../../broker/request-dispatcher';
 import { defineHandler } from '../../broker/handlers/define-handler';
-import { ALLOW_ALL } from '../authorizer/authorizer';
+import { ALLOW_ALL, type Authorizer } from '../authorizer/authorizer';
 import { ApiKey } from '../../protocol/generated';
 import { ErrorCode } from '../../protocol/errors';
 import type { ApiVersionsRequest, ApiVersionsResponse } from '../../protocol/generated/api-versions';
@@ -30,7 +30,8 @@ import { KafkaRaftClient, NotControllerError } from './kafka-raft-client';
 import { makeQuorumConfig, type QuorumConfig, type VoterEndpoint } from './quorum-config';
 import { UnifiedRaftLog } from './unified-raft-log';
 import { FileQuorumStateStore } from './quorum-state-store';
-import { describeQuorumRequest } from './raft-messages';
+import { describeQuorumRequest, voteRequest } from './raft-messages';
+import type { VoteResponse } from '../../protocol/generated/vote';
 
 jest.setTimeout(30_000);
 
@@ -45,6 +46,7 @@ const logger = Logger.root('raft-test', { level: 'error' });
 
 interface TestCtx extends QuorumNode {
   raftClient?: KafkaRaftClient;
+  authorizer: Authorizer;
   versionCaps: ReadonlyMap<number, number>;
   dispatcher?: RequestDispatcher<TestCtx>;
 }
@@ -259,6 +261,22 @@ describe('KafkaRaftClient: three voters over the network', () => {
     } finally {
       await conn.close();
     }
+  });
+
+  it('refuses quorum requests the authorizer denies (CLUSTER_AUTHORIZATION_FAILED at the top level)', async () => {
+    const denyAll: Authorizer = { authorize: (_ctx, actions) => actions.map(() => 'DENIED'), authorizeByResourceType: () => 'DENIED' };
+    firstLeader.ctx.authorizer = denyAll;
+    const conn = await connect('127.0.0.1', firstLeader.port, { timeoutMs: 5_000, requestTimeoutMs: 5_000 });
+    try {
+      const dq = (await conn.send('DescribeQuorum', 2, describeQuorumRequest())) as DescribeQuorumResponse;
+      expect(dq.errorCode).toBe(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+      const vote = (await conn.send('Vote', 2, voteRequest({ clusterId: CLUSTER_ID, voterId: firstLeader.id, candidateEpoch: 99, candidateId: 2, lastEndOffset: { offset: 1000n, epoch: 98 }, preVote: false }))) as VoteResponse;
+      expect(vote.errorCode).toBe(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+    } finally {
+      firstLeader.ctx.authorizer = ALLOW_ALL;
+      await conn.close();
+    }
+    expect(firstLeader.client!.epoch).toBeLessThan(99);
   });
 
   it('replaces a leader that stops, within the election bound, losing nothing committed', async () => {

@@ -46,6 +46,8 @@ export function defineQuorumHandler<Req, Res>(
       }
       const client = node.raftClient;
       if (!client) return errorResponse(raftApiKey, ErrorCode.BROKER_NOT_AVAILABLE).data as Input<Res>;
+      // A Fetch with nothing new waits in the leader's purgatory: not a queued request meanwhile.
+      if (raftApiKey === 'FETCH') ctx.parked();
       const response = await client.handleInboundRequest({ apiKey: raftApiKey, data: req } as RaftRequest);
       return (adapt ? adapt(response.data as Res, ctx.apiVersion) : response.data) as Input<Res>;
     },
