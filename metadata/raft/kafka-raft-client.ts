@@ -24,7 +24,13 @@
  *   offset, rejected with NOT_CONTROLLER when the leadership it was appended under ends first or the
  *   client closes;
  * - committed batches reach the listener once each, in offset order, as the high watermark passes
- *   them (control batches included, flagged; a restarted node replays from the log start).
+ *   them (control batches included, flagged; a restarted node replays from the log start). A snapshot
+ *   the follower downloaded moves the log start past what the listener has seen: those offsets are
+ *   skipped, not replayed (loading the snapshot is the state machine's job, not done yet);
+ * - listeners run after the node's call returned (a microtask), so they may call append();
+ * - one RaftNode per client, built by start(): a restart is a new KafkaRaftClient (new connections,
+ *   correlation ids from 0 again), so nothing addressed to the old node can reach the new one;
+ * - if the node throws (an invariant it checks broke), the client logs it and stops (fail-stop).
  */
 import { ErrorCode, KafkaError } from '../../protocol/errors';
 import { connect, BrokerConnection, RequestTimeoutError, type ConnectOptions } from '../../client/network-client';
@@ -144,6 +150,7 @@ export class KafkaRaftClient {
   private pollAgain = false;
   /** Set while close() waits for a graceful resignation; called by poll() once it is complete. */
   private shutdownWaiter: (() => void) | null = null;
+  private closing: Promise<void> | null = null;
 
   constructor(opts: KafkaRaftClientOptions) {
     this.opts = opts;
@@ -253,10 +260,14 @@ export class KafkaRaftClient {
    * parked inbound requests are answered BROKER_NOT_AVAILABLE. `graceful: false` stops at once, as a
    * crash would (the log and quorum-state file are left as they are; the caller closes the log).
    */
-  async close(opts: { graceful?: boolean } = {}): Promise<void> {
-    if (this.closed) return;
+  close(opts: { graceful?: boolean } = {}): Promise<void> {
+    this.closing ??= this.doClose(opts.graceful !== false);
+    return this.closing;
+  }
+
+  private async doClose(graceful: boolean): Promise<void> {
     const node = this.node;
-    if (node && opts.graceful !== false) {
+    if (node && graceful) {
       node.beginShutdown();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, this.opts.shutdownTimeoutMs ?? 5_000);
@@ -292,15 +303,26 @@ export class KafkaRaftClient {
   /** Runs `f` against the node, then polls it (Kafka's driver: poll after every delivered message). */
   private deliver(f: () => void): void {
     if (this.closed || !this.node) return;
-    f();
+    try {
+      f();
+    } catch (err) {
+      this.fatal(err);
+      return;
+    }
     this.poll();
+  }
+
+  /** The node threw (an invariant it checks broke): this replica stops, as Kafka's raft thread would. */
+  private fatal(err: unknown): void {
+    this.opts.logger?.error(`raft node ${this.nodeId} failed, stopping: ${(err as Error)?.stack ?? String(err)}`);
+    void this.close({ graceful: false });
   }
 
   private poll(): void {
     const node = this.node;
     if (!node || this.closed) return;
-    // poll() may trigger sends whose failure is delivered later, never re-entrantly; a listener that
-    // appends from inside poll only asks for another round.
+    // Nothing calls back into the node from inside its poll (failures and listeners come later);
+    // the guard only keeps that so.
     if (this.polling) {
       this.pollAgain = true;
       return;
@@ -312,6 +334,9 @@ export class KafkaRaftClient {
         this.pollAgain = false;
         delay = node.poll();
       } while (this.pollAgain && !this.closed);
+    } catch (err) {
+      this.fatal(err);
+      return;
     } finally {
       this.polling = false;
     }
@@ -326,7 +351,7 @@ export class KafkaRaftClient {
 
   private onHighWatermark(hw: bigint): void {
     this.completeAppends();
-    if (this.listeners.size === 0 && this.nextCommitOffset >= hw) return;
+    if (this.nextCommitOffset >= hw) return;
     const log = this.opts.log;
     if (this.nextCommitOffset < log.startOffset()) this.nextCommitOffset = log.startOffset();
     const batches: CommittedBatch[] = [];
