@@ -318,6 +318,34 @@ describe('KafkaRaftClient: three voters over the network', () => {
   });
 });
 
+describe('KafkaRaftClient: leadership lost, and a single voter', () => {
+  it('rejects a waiting append with NOT_CONTROLLER when the leader loses its quorum (check-quorum)', async () => {
+    const leader = agreedLeader()!;
+    for (const n of running()) if (n !== leader) await n.stop(false);
+    const pending = leader.client!.append([{ key: null, value: Buffer.from('never-committed') }]);
+    const started = Date.now();
+    await expect(pending).rejects.toMatchObject({ code: ErrorCode.NOT_CONTROLLER });
+    // Check-quorum: 1.5 fetch timeouts without fetches from a majority after the last period in which a majority fetched (measured 1.7-1.9 s here).
+    expect(Date.now() - started).toBeLessThan(2 * FETCH_TIMEOUT_MS + 1_500);
+    expect(leader.client!.isLeader).toBe(false);
+    await leader.stop(false);
+  });
+
+  it('a quorum of one elects itself and commits at once', async () => {
+    const n = new TestNode(1, path.join(root, 'single', '__cluster_metadata-0'), changed);
+    await n.listen(0);
+    try {
+      n.start(makeQuorumConfig({ voters: new Map([[1, { id: 1, host: '127.0.0.1', port: n.port }]]), electionTimeoutMs: ELECTION_TIMEOUT_MS }));
+      await waitFor('the single voter to lead', () => n.client!.isLeader, ELECTION_BOUND_MS + 2_000);
+      await n.client!.append([{ key: null, value: Buffer.from('solo') }]);
+      await waitFor('the commit', () => n.committed.length === 1, 2_000);
+      expect(n.committed).toEqual(['solo']);
+    } finally {
+      await n.stop(true);
+    }
+  });
+});
+
 describe('KafkaRaftClient: a peer on older versions', () => {
   afterAll(async () => {
     for (const n of nodes) await n.stop(false).catch(() => undefined);
