@@ -34,6 +34,7 @@ import { CONTROLLER_HANDLERS } from './handlers';
 import type { ControllerNodeMetrics } from '../metrics/controller-node-metrics';
 import { MetricsServer } from '../metrics/metrics-server';
 import { Controller } from '../../metadata/controller/controller';
+import type { KafkaRaftClient } from '../../metadata/raft/kafka-raft-client';
 import { MetadataLogStore } from '../../metadata/metadata-log-store';
 import type { MetadataLog } from '../../metadata/metadata-log';
 import { ensureMetaProperties, readMetaProperties } from '../../storage/meta-properties';
@@ -79,6 +80,8 @@ export interface ControllerNode {
   readonly endpoint: { host: string; port: number };
   /** Resolves when the metadata log's end passes `endOffset`, or after `maxWaitMs`. */
   waitForAppend(endOffset: bigint, maxWaitMs: number): Promise<void>;
+  /** The node's KRaft quorum client, when it runs one (its listener then serves controllerHandlers(true)). */
+  readonly raftClient?: KafkaRaftClient;
 }
 
 /** broker/metrics/controller-node-metrics.ts, loaded on first use (it loads prom-client). */

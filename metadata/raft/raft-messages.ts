@@ -2,14 +2,13 @@
  * The RPCs of the consensus core and their builders (Kafka's RaftMessage/RaftRequest/RaftResponse
  * and the singleton builders of RaftUtil). Requests and responses are the generated codecs' types
  * (protocol/generated/*.ts) for the one partition `__cluster_metadata-0`, so a network layer can
- * encode them as they are; the one exception is Vote, whose partition data carries KIP-996's
- * `preVote` (VoteRequest v2+: the generated codec stops at v1, so the network layer must send
- * preVote only to peers speaking v2, and drops the field when encoding an older version).
+ * encode them as they are. Vote carries KIP-996's `preVote` (VoteRequest v2+; a network layer must
+ * send a pre-vote only to a peer speaking v2: the v0/v1 encoder refuses a true preVote).
  *
  * Invariants: every builder fills every field of the generated type (no field left to a codec
  * default by accident); sentinels are Kafka's (-1 leader/epoch/offsets, the zero uuid).
  */
-import type { VoteRequest, VoteRequestPartitionData, VoteResponse, VoteResponsePartitionData } from '../../protocol/generated/vote';
+import type { VoteRequest, VoteResponse, VoteResponsePartitionData } from '../../protocol/generated/vote';
 import type { BeginQuorumEpochRequest, BeginQuorumEpochResponse, BeginQuorumEpochResponsePartitionData } from '../../protocol/generated/begin-quorum-epoch';
 import type { EndQuorumEpochRequest, EndQuorumEpochResponse, EndQuorumEpochResponsePartitionData } from '../../protocol/generated/end-quorum-epoch';
 import type { FetchRequest, FetchRequestFetchPartition, FetchResponse, FetchResponsePartitionData } from '../../protocol/generated/fetch';
@@ -24,11 +23,8 @@ export const METADATA_PARTITION = 0;
 /** Kafka's Uuid.METADATA_TOPIC_ID (new Uuid(0, 1)). */
 export const METADATA_TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
 
-export type RaftVoteRequestPartition = VoteRequestPartitionData & { preVote: boolean };
-export type RaftVoteRequest = Omit<VoteRequest, 'topics'> & { topics: { topicName: string; partitions: RaftVoteRequestPartition[] }[] };
-
 export type RaftRequest =
-  | { apiKey: 'VOTE'; data: RaftVoteRequest }
+  | { apiKey: 'VOTE'; data: VoteRequest }
   | { apiKey: 'BEGIN_QUORUM_EPOCH'; data: BeginQuorumEpochRequest }
   | { apiKey: 'END_QUORUM_EPOCH'; data: EndQuorumEpochRequest }
   | { apiKey: 'FETCH'; data: FetchRequest }
@@ -54,7 +50,7 @@ export function voteRequest(p: {
   candidateId: number;
   lastEndOffset: OffsetAndEpoch;
   preVote: boolean;
-}): RaftVoteRequest {
+}): VoteRequest {
   return {
     clusterId: p.clusterId,
     voterId: p.voterId,

@@ -29,7 +29,7 @@ import { Writer } from '../../protocol/primitives/writer';
 import { writeLeaderChangeMessage } from '../../protocol/generated/message-data/leader-change-message';
 import type { SimpleRecord } from '../../protocol/records/memory-records-builder';
 import { splitBatches } from '../../protocol/records/record-batch';
-import type { VoteResponse } from '../../protocol/generated/vote';
+import type { VoteRequest, VoteResponse } from '../../protocol/generated/vote';
 import type { BeginQuorumEpochRequest, BeginQuorumEpochResponse } from '../../protocol/generated/begin-quorum-epoch';
 import type { EndQuorumEpochRequest, EndQuorumEpochResponse } from '../../protocol/generated/end-quorum-epoch';
 import type { FetchRequest, FetchResponse } from '../../protocol/generated/fetch';
@@ -67,7 +67,6 @@ import {
   type RaftApiKey,
   type RaftRequest,
   type RaftResponse,
-  type RaftVoteRequest,
 } from './raft-messages';
 
 export interface RaftClock {
@@ -620,7 +619,7 @@ export class RaftNode {
     return compareOffsetAndEpoch({ offset: lastOffset, epoch: lastEpoch }, this.log.endOffset()) >= 0;
   }
 
-  private handleVoteRequest(request: RaftVoteRequest): VoteResponse {
+  private handleVoteRequest(request: VoteRequest): VoteResponse {
     if (!this.hasValidClusterId(request.clusterId)) return voteResponse(ErrorCode.INCONSISTENT_CLUSTER_ID);
     const t = request.topics;
     if (t.length !== 1 || t[0].topicName !== METADATA_TOPIC || t[0].partitions.length !== 1 || t[0].partitions[0].partitionIndex !== METADATA_PARTITION) {

@@ -83,6 +83,16 @@ export const SCHEMA_UPDATES: readonly SchemaUpdate[] = [
     validVersions: '0-13',
     appendFields: [{ name: 'ErrorCode', type: 'int16', versions: '13+', ignorable: true }],
   },
+  // KIP-996: Vote v2 is the pre-vote (PreVote: the candidate asks whether it would win, for epoch
+  // + 1, without anyone bumping the epoch or persisting a vote). The response's wire format is v1's.
+  {
+    file: 'message/VoteRequest.json',
+    release: '4.0',
+    kip: 'KIP-996',
+    validVersions: '0-2',
+    appendFields: [{ name: 'PreVote', type: 'bool', versions: '2+', in: 'Topics.Partitions' }],
+  },
+  { file: 'message/VoteResponse.json', release: '4.0', kip: 'KIP-996', validVersions: '0-2' },
 ];
 
 /** The raw schema object with the updates for `file` applied (the object is edited in place). */

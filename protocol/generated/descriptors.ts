@@ -3609,7 +3609,7 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
     },
   },
   {
-    name: 'VoteRequest', file: 'message/VoteRequest.json', type: 'request', apiKey: 52, validVersions: [0, 1], flexibleVersions: [0, Infinity], module: './vote',
+    name: 'VoteRequest', file: 'message/VoteRequest.json', type: 'request', apiKey: 52, validVersions: [0, 2], flexibleVersions: [0, Infinity], module: './vote',
     structs: {
       VoteRequest: [
         { name: 'clusterId', type: 'string', versions: [0, Infinity], nullable: [0, Infinity], default: null },
@@ -3628,11 +3628,12 @@ export const MESSAGE_DESCRIPTORS: readonly MessageDescriptor[] = [
         { name: 'voterDirectoryId', type: 'uuid', versions: [1, Infinity], ignorable: true, default: 'AAAAAAAAAAAAAAAAAAAAAA' },
         { name: 'lastOffsetEpoch', type: 'int32', versions: [0, Infinity], default: 0 },
         { name: 'lastOffset', type: 'int64', versions: [0, Infinity], default: 0n },
+        { name: 'preVote', type: 'bool', versions: [2, Infinity], default: false },
       ],
     },
   },
   {
-    name: 'VoteResponse', file: 'message/VoteResponse.json', type: 'response', apiKey: 52, validVersions: [0, 1], flexibleVersions: [0, Infinity], module: './vote',
+    name: 'VoteResponse', file: 'message/VoteResponse.json', type: 'response', apiKey: 52, validVersions: [0, 2], flexibleVersions: [0, Infinity], module: './vote',
     structs: {
       VoteResponse: [
         { name: 'errorCode', type: 'int16', versions: [0, Infinity], default: 0 },

@@ -748,7 +748,7 @@ export const APIS: { readonly [K in ApiName]: ApiInfo<ApiMessages[K]['request'],
     readResponse: (r, v) => m51().readAlterUserScramCredentialsResponse(r, v), writeResponse: (w, v, x) => m51().writeAlterUserScramCredentialsResponse(w, v, x),
   },
   Vote: {
-    apiKey: 52, name: 'Vote', minVersion: 0, maxVersion: 1, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['controller'],
+    apiKey: 52, name: 'Vote', minVersion: 0, maxVersion: 2, firstFlexibleVersion: 0, latestVersionUnstable: false, listeners: ['controller'],
     readRequest: (r, v) => m52().readVoteRequest(r, v), writeRequest: (w, v, x) => m52().writeVoteRequest(w, v, x),
     readResponse: (r, v) => m52().readVoteResponse(r, v), writeResponse: (w, v, x) => m52().writeVoteResponse(w, v, x),
   },

@@ -26,11 +26,12 @@ export interface VoteRequestPartitionData {
   voterDirectoryId: string;
   lastOffsetEpoch: number;
   lastOffset: bigint;
+  preVote: boolean;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export function readVoteRequest(r: Reader, version: number): VoteRequest {
-  if (version < 0 || version > 1) throw badVersion('VoteRequest', version);
+  if (version < 0 || version > 2) throw badVersion('VoteRequest', version);
   const _clusterId: string | null = r.compactNullableString();
   const _voterId: number = version >= 1 ? r.int32() : -1;
   let _topics: VoteRequestTopicData[];
@@ -50,7 +51,7 @@ export function readVoteRequest(r: Reader, version: number): VoteRequest {
 }
 
 export function writeVoteRequest(w: Writer, version: number, m: Input<VoteRequest>): void {
-  if (version < 0 || version > 1) throw badVersion('VoteRequest', version);
+  if (version < 0 || version > 2) throw badVersion('VoteRequest', version);
   w.compactNullableString(m.clusterId ?? null);
   if (version >= 1) {
     w.int32(m.voterId ?? -1);
@@ -99,8 +100,9 @@ function readVoteRequestPartitionData(r: Reader, version: number): VoteRequestPa
   const _voterDirectoryId: string = version >= 1 ? r.uuid() : 'AAAAAAAAAAAAAAAAAAAAAA';
   const _lastOffsetEpoch: number = r.int32();
   const _lastOffset: bigint = r.int64();
+  const _preVote: boolean = version >= 2 ? r.bool() : false;
   const unk = readTaggedFields(r);
-  const m: VoteRequestPartitionData = { partitionIndex: _partitionIndex, candidateEpoch: _candidateEpoch, candidateId: _candidateId, candidateDirectoryId: _candidateDirectoryId, voterDirectoryId: _voterDirectoryId, lastOffsetEpoch: _lastOffsetEpoch, lastOffset: _lastOffset };
+  const m: VoteRequestPartitionData = { partitionIndex: _partitionIndex, candidateEpoch: _candidateEpoch, candidateId: _candidateId, candidateDirectoryId: _candidateDirectoryId, voterDirectoryId: _voterDirectoryId, lastOffsetEpoch: _lastOffsetEpoch, lastOffset: _lastOffset, preVote: _preVote };
   if (unk !== undefined) m._unknownTaggedFields = unk;
   return m;
 }
@@ -117,6 +119,9 @@ function writeVoteRequestPartitionData(w: Writer, version: number, m: Input<Vote
   }
   w.int32(m.lastOffsetEpoch ?? 0);
   w.int64(m.lastOffset ?? 0n);
+  if (version >= 2) {
+    w.bool(m.preVote ?? false);
+  } else if (m.preVote !== undefined && m.preVote !== false) throw unsupportedField('VoteRequestPartitionData', 'preVote', version);
   writeTaggedFields(w, m._unknownTaggedFields);
 }
 
@@ -150,7 +155,7 @@ export interface VoteResponseNodeEndpoint {
 }
 
 export function readVoteResponse(r: Reader, version: number): VoteResponse {
-  if (version < 0 || version > 1) throw badVersion('VoteResponse', version);
+  if (version < 0 || version > 2) throw badVersion('VoteResponse', version);
   const _errorCode: number = r.int16();
   let _topics: VoteResponseTopicData[];
   {
@@ -189,7 +194,7 @@ export function readVoteResponse(r: Reader, version: number): VoteResponse {
 }
 
 export function writeVoteResponse(w: Writer, version: number, m: Input<VoteResponse>): void {
-  if (version < 0 || version > 1) throw badVersion('VoteResponse', version);
+  if (version < 0 || version > 2) throw badVersion('VoteResponse', version);
   w.int16(m.errorCode ?? 0);
   {
     const a = nn(m.topics, EMPTY_ARRAY, 'VoteResponse.topics', version);

@@ -1,6 +1,9 @@
 /**
  * The controller listener's handler registry: the APIs a Kafka controller serves to brokers and
  * admin clients. ApiVersions on the controller listener is built from this list.
+ * A node in a KRaft quorum (ControllerNode.raftClient) serves controllerHandlers(true): the same
+ * list with the quorum RPCs (QUORUM_HANDLERS) added and Fetch served by the raft client; without one
+ * the list is CONTROLLER_HANDLERS, unchanged (the single-writer metadata log's Fetch).
  */
 import type { HandlerSpec } from '../../handlers/define-handler';
 import type { ControllerNode } from '../controller-server';
@@ -25,6 +28,12 @@ import { controllerAlterPartitionReassignmentsHandler } from './alter-partition-
 import { controllerListPartitionReassignmentsHandler } from './list-partition-reassignments';
 import { controllerIncrementalAlterConfigsHandler } from './incremental-alter-configs';
 import { controllerUpdateFeaturesHandler } from './update-features';
+import { controllerVoteHandler } from './vote';
+import { controllerBeginQuorumEpochHandler } from './begin-quorum-epoch';
+import { controllerEndQuorumEpochHandler } from './end-quorum-epoch';
+import { controllerDescribeQuorumHandler } from './describe-quorum';
+import { controllerFetchSnapshotHandler } from './fetch-snapshot';
+import { controllerRaftFetchHandler } from './raft-fetch';
 import { saslAuthenticateHandlerFor } from '../../handlers/sasl-authenticate';
 import { saslHandshakeHandlerFor } from '../../handlers/sasl-handshake';
 
@@ -54,3 +63,18 @@ export const CONTROLLER_HANDLERS: readonly HandlerSpec<any, any, ControllerNode>
   saslHandshakeHandlerFor<ControllerNode>(),
   saslAuthenticateHandlerFor<ControllerNode>(),
 ];
+
+/** The KRaft RPCs, served by the node's raft client (Fetch is controllerRaftFetchHandler, swapped in by controllerHandlers). */
+export const QUORUM_HANDLERS: readonly HandlerSpec<any, any, ControllerNode>[] = [
+  controllerVoteHandler,
+  controllerBeginQuorumEpochHandler,
+  controllerEndQuorumEpochHandler,
+  controllerDescribeQuorumHandler,
+  controllerFetchSnapshotHandler,
+];
+
+/** The controller listener's handlers: with a raft client, the quorum RPCs too and Fetch from the quorum. */
+export function controllerHandlers(withRaftClient: boolean): readonly HandlerSpec<any, any, ControllerNode>[] {
+  if (!withRaftClient) return CONTROLLER_HANDLERS;
+  return [...CONTROLLER_HANDLERS.map((h) => (h === controllerFetchHandler ? controllerRaftFetchHandler : h)), ...QUORUM_HANDLERS];
+}
