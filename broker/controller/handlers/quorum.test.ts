@@ -2,7 +2,7 @@
  * The controller listener's registry with and without a raft client: without one it is
  * CONTROLLER_HANDLERS as before (the single-writer Fetch); with one the quorum RPCs are added at
  * Kafka 4.0's versions and Fetch is the raft client's, one handler per API key. The handlers
- * themselves run over the network in metadata/raft/kafka-raft-client.test.ts.
+ * themselves run over the network in broker/controller/kafka-raft-client.test.ts.
  */
 import { ApiKey } from '../../../protocol/generated';
 import { CONTROLLER_HANDLERS, controllerHandlers } from './index';
