@@ -228,6 +228,13 @@ function topicIdPartition(p: { topic: string; partition: number; topicId: string
   return { topicId: p.topicId, topic: p.topic, partition: p.partition };
 }
 
+/** What verifyTransactionalEntries found: whether verification applies, the guards handed out, the indexes refused. */
+interface Verification {
+  required: boolean;
+  guards: Map<number, VerificationGuard>;
+  failed: Set<number>;
+}
+
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
   /** Hosted partitions whose log could not be opened (offline directory, unloadable files): key -> why. */
@@ -532,7 +539,9 @@ export class ReplicaManager {
       for (const r of results) r.errorCode = ErrorCode.INVALID_REQUIRED_ACKS;
       return results;
     }
-    const verification = await this.verifyTransactionalEntries(opts, results);
+    // Most produce requests need no verification: then the append runs now, without a microtask hop.
+    const pendingVerification = this.verifyTransactionalEntries(opts, results);
+    const verification = pendingVerification instanceof Promise ? await pendingVerification : pendingVerification;
     const waiting: { result: ProducePartitionResult; partition: Partition; requiredOffset: bigint }[] = [];
     opts.entries.forEach((entry, i) => {
       const result = results[i];
@@ -542,6 +551,7 @@ export class ReplicaManager {
           throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${entry.topic}`);
         }
         const p = this.leaderPartitionOrThrow(entry.topic, entry.partition);
+        const hwBefore = p.log.highWatermark;
         const info = p.appendRecordsToLeader(entry.records, opts.requiredAcks, this.opts.minInsyncReplicas(entry.topic), {
           origin: opts.internalTopicsAllowed ? 'coordinator' : 'client',
           requestVersion: opts.requestVersion,
@@ -552,7 +562,9 @@ export class ReplicaManager {
         result.logAppendTimeMs = info.logAppendTime;
         result.logStartOffset = info.logStartOffset;
         if (opts.requiredAcks === -1) waiting.push({ result, partition: p, requiredOffset: info.lastOffset + 1n });
-        this.fetchPurgatory.checkAndComplete(p.key);
+        // Waiting fetches are checked once per append (Kafka's addCompletePurgatoryAction): a
+        // moved high watermark already checked them (onHighWatermarkChanged, after the append).
+        if (p.log.highWatermark === hwBefore) this.fetchPurgatory.checkAndComplete(p.key);
       } catch (err) {
         result.errorCode = toErrorCode(err);
         result.errorMessage = err instanceof KafkaError ? err.message : null;
@@ -579,10 +591,10 @@ export class ReplicaManager {
    * it (a marker in between voids it). Partitions whose verification failed get their error in
    * `results` and are not appended.
    */
-  private async verifyTransactionalEntries(
+  private verifyTransactionalEntries(
     opts: AppendOptions,
     results: ProducePartitionResult[],
-  ): Promise<{ required: boolean; guards: Map<number, VerificationGuard>; failed: Set<number> }> {
+  ): Verification | Promise<Verification> {
     const guards = new Map<number, VerificationGuard>();
     const failed = new Set<number>();
     const addPartitions = !opts.internalTopicsAllowed && (opts.requestVersion ?? 0) >= PRODUCE_ADDS_PARTITIONS_VERSION;
@@ -604,6 +616,20 @@ export class ReplicaManager {
       if (!group) pending.set(key, (group = { producerId: rb.producerId, producerEpoch: rb.producerEpoch, items: [] }));
       group.items.push({ index: i, topic: entry.topic, partition: entry.partition });
     });
+    if (pending.size === 0) return { required, guards, failed };
+    return this.awaitVerifications(opts, results, addPartitions, pending, { required, guards, failed });
+  }
+
+  /** The asynchronous half of verifyTransactionalEntries: asks the coordinators, records the refusals. */
+  private async awaitVerifications(
+    opts: AppendOptions,
+    results: ProducePartitionResult[],
+    addPartitions: boolean,
+    pending: Map<string, { producerId: bigint; producerEpoch: number; items: { index: number; topic: string; partition: number }[] }>,
+    out: Verification,
+  ): Promise<Verification> {
+    const verifier = this.opts.transactionVerifier!;
+    const { guards, failed } = out;
     await Promise.all(
       [...pending.values()].map(async (g) => {
         const answers = await verifier.verify(opts.transactionalId!, g.producerId, g.producerEpoch, g.items, addPartitions);
@@ -621,7 +647,7 @@ export class ReplicaManager {
         }
       }),
     );
-    return { required, guards, failed };
+    return out;
   }
 
   /**

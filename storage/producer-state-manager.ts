@@ -144,8 +144,16 @@ function lastSeqOf(e: ProducerStateEntry): number {
   return e.batches.length === 0 ? -1 : e.batches[e.batches.length - 1].lastSeq;
 }
 
+/** A copy to update (every field of ProducerStateEntry, written out: cheaper than a spread per append). */
 function cloneEntry(e: ProducerStateEntry): ProducerStateEntry {
-  return { ...e, batches: e.batches.slice() };
+  return {
+    producerId: e.producerId,
+    producerEpoch: e.producerEpoch,
+    batches: e.batches.slice(),
+    lastTimestamp: e.lastTimestamp,
+    coordinatorEpoch: e.coordinatorEpoch,
+    currentTxnFirstOffset: e.currentTxnFirstOffset,
+  };
 }
 
 /** Validated per-producer updates for one append; apply them after the write succeeded. */

@@ -245,36 +245,69 @@ function validateBatchRecords(batch: RecordBatch, position: number, opts: Produc
   // Kafka's window: now - ts > before or ts - now > after fails, i.e. ts outside [lo, hi].
   const lo = opts.timestampBeforeMaxMs === undefined ? null : now - BigInt(opts.timestampBeforeMaxMs);
   const hi = opts.timestampAfterMaxMs === undefined ? null : now + BigInt(opts.timestampAfterMaxMs);
+  // The same bounds as numbers for exact timestamps (no bigint comparison per record): a bound
+  // beyond the safe range is passed by every safe timestamp on that side (+-Infinity).
+  const loN = lo === null ? -Infinity : lo < -MAX_SAFE ? -Infinity : lo > MAX_SAFE ? Infinity : Number(lo);
+  const hiN = hi === null ? Infinity : hi > MAX_SAFE ? Infinity : hi < -MAX_SAFE ? -Infinity : Number(hi);
+  const compacted = opts.compacted === true;
   // Timestamps stay plain numbers while exact (always, for real epoch ms); relational operators
   // compare numbers with bigints exactly, so only arithmetic needs one type.
   const baseTs = batch.baseTimestamp;
   const base = baseTs >= -MAX_SAFE && baseTs <= MAX_SAFE ? Number(baseTs) : null;
   const latTs: number | bigint | null = lat ? exact(batch.maxTimestamp) : null;
+  // Timestamps are handled as plain numbers (tsN) while exact and as bigints (tsB) otherwise, in
+  // separate variables: a variable that may hold either has to box every number it holds (one
+  // heap allocation per record); typed apart, the number side stays an unboxed double.
+  const latN = typeof latTs === 'number' ? latTs : NaN;
+  const latB = typeof latTs === 'bigint' ? latTs : null;
 
   let errors: RecordError[] | null = null;
   let errorCode: number = ErrorCode.NONE;
   let contiguous = true;
-  let maxTs: number | bigint = -1;
+  // The largest timestamp so far: maxN while it is a number, maxB once a bigint took the lead.
+  let maxN = -1;
+  let maxB = 0n;
+  let maxIsBig = false;
   let offsetDeltaOfMax = -1;
   while (it.next()) {
     const i = it.index;
-    if (it.offsetDelta !== i) contiguous = false;
-    let ts: number | bigint;
-    if (latTs !== null) ts = latTs;
-    else {
+    const offsetDelta = it.offsetDelta;
+    if (offsetDelta !== i) contiguous = false;
+    let tsN = NaN;
+    let tsB: bigint | null = null;
+    if (lat) {
+      if (latB === null) tsN = latN;
+      else tsB = latB;
+    } else {
       const t = base === null ? NaN : base + it.timestampDelta;
-      ts = Number.isSafeInteger(t) ? t : it.timestamp;
+      if (Number.isSafeInteger(t)) tsN = t;
+      else tsB = it.timestamp;
     }
-    if (ts > maxTs) {
-      maxTs = ts;
-      offsetDeltaOfMax = it.offsetDelta;
+    let outOfRange: boolean;
+    let noTimestamp: boolean;
+    if (tsB === null) {
+      if (maxIsBig ? tsN > maxB : tsN > maxN) {
+        maxN = tsN;
+        maxIsBig = false;
+        offsetDeltaOfMax = offsetDelta;
+      }
+      outOfRange = tsN < loN || tsN > hiN;
+      noTimestamp = tsN === -1;
+    } else {
+      if (maxIsBig ? tsB > maxB : tsB > maxN) {
+        maxB = tsB;
+        maxIsBig = true;
+        offsetDeltaOfMax = offsetDelta;
+      }
+      outOfRange = (lo !== null && tsB < lo) || (hi !== null && tsB > hi);
+      noTimestamp = tsB === -1n;
     }
     let failure: [number, string] | null = null;
-    if (opts.compacted && it.keyLength < 0) {
+    if (compacted && it.keyLength < 0) {
       failure = [ErrorCode.INVALID_RECORD, 'compacted topic cannot accept a record without a key'];
-    } else if (topicCreateTime && ts != -1) {
-      if ((lo !== null && ts < lo) || (hi !== null && ts > hi)) {
-        failure = [ErrorCode.INVALID_TIMESTAMP, `timestamp ${ts} of record ${i} is out of range [${lo ?? '-inf'}, ${hi ?? '+inf'}]`];
+    } else if (topicCreateTime && !noTimestamp) {
+      if (outOfRange) {
+        failure = [ErrorCode.INVALID_TIMESTAMP, `timestamp ${tsB ?? tsN} of record ${i} is out of range [${lo ?? '-inf'}, ${hi ?? '+inf'}]`];
       }
     } else if (lat) {
       failure = [ErrorCode.INVALID_TIMESTAMP, 'producers may not set the LogAppendTime timestamp type'];
@@ -297,7 +330,7 @@ function validateBatchRecords(batch: RecordBatch, position: number, opts: Produc
     sizeInBytes: batch.sizeInBytes,
     compression: batch.compressionType,
     recordCount: count,
-    maxTimestamp: BigInt(maxTs),
+    maxTimestamp: maxIsBig ? maxB : BigInt(maxN),
     offsetDeltaOfMaxTimestamp: offsetDeltaOfMax,
     offsetDeltasContiguous: contiguous,
     uncompressedRecordsSize: it.plainRecords.length,

@@ -178,39 +178,95 @@ export class RecordIterator {
     if (this.pos >= this.end) {
       throw invalid(`batch declares ${this.count} records but its data ends after ${this.index}`);
     }
+    // One-byte varints (the common case for every field but the record length) are decoded
+    // inline; anything longer, or at a limit, goes through readVarint/readVarlong, which raise
+    // the errors. Same checks, same order, same messages as decoding every field the long way.
+    const buf = this.buf;
+    const end = this.end;
     const recordStart = this.pos;
-    const bodySize = this.readVarint(this.end);
+    const bodySize = this.readVarint(end);
     if (bodySize < 0) throw invalid(`negative record size ${bodySize} (record ${this.index})`);
     const bodyStart = this.pos;
     const recordEnd = bodyStart + bodySize;
-    if (recordEnd > this.end) {
-      throw invalid(`record ${this.index} claims ${bodySize} bytes but only ${this.end - bodyStart} remain`);
+    if (recordEnd > end) {
+      throw invalid(`record ${this.index} claims ${bodySize} bytes but only ${end - bodyStart} remain`);
     }
     if (bodyStart >= recordEnd) throw invalid(`record ${this.index} is empty`);
-    this.attributes = this.buf.readInt8(this.pos++);
-    this.timestampDelta = this.readVarlong(recordEnd);
-    this.offsetDelta = this.readVarint(recordEnd);
+    let pos = bodyStart;
+    this.attributes = (buf[pos++] << 24) >> 24;
+    let b = pos < recordEnd ? buf[pos] : 0x80;
+    if (b < 0x80) {
+      this.timestampDelta = (b >>> 1) ^ -(b & 1);
+      pos++;
+    } else {
+      this.pos = pos;
+      this.timestampDelta = this.readVarlong(recordEnd);
+      pos = this.pos;
+    }
+    b = pos < recordEnd ? buf[pos] : 0x80;
+    if (b < 0x80) {
+      this.offsetDelta = (b >>> 1) ^ -(b & 1);
+      pos++;
+    } else {
+      this.pos = pos;
+      this.offsetDelta = this.readVarint(recordEnd);
+      pos = this.pos;
+    }
 
-    this.keyLengthStart = this.pos;
-    const keyLength = this.readVarint(recordEnd);
+    this.keyLengthStart = pos;
+    let keyLength: number;
+    b = pos < recordEnd ? buf[pos] : 0x80;
+    if (b < 0x80) {
+      keyLength = (b >>> 1) ^ -(b & 1);
+      pos++;
+    } else {
+      this.pos = pos;
+      keyLength = this.readVarint(recordEnd);
+      pos = this.pos;
+    }
     if (keyLength < -1) throw invalid(`invalid key length ${keyLength} (record ${this.index})`);
-    this.keyStart = this.pos;
+    this.keyStart = pos;
     this.keyLength = keyLength;
-    if (keyLength > 0) this.skip(keyLength, recordEnd, 'key');
+    if (keyLength > 0) {
+      if (keyLength > recordEnd - pos) throw invalid(`key of ${keyLength} bytes runs past the end of record ${this.index}`);
+      pos += keyLength;
+    }
 
-    const valueLength = this.readVarint(recordEnd);
+    let valueLength: number;
+    b = pos < recordEnd ? buf[pos] : 0x80;
+    if (b < 0x80) {
+      valueLength = (b >>> 1) ^ -(b & 1);
+      pos++;
+    } else {
+      this.pos = pos;
+      valueLength = this.readVarint(recordEnd);
+      pos = this.pos;
+    }
     if (valueLength < -1) throw invalid(`invalid value length ${valueLength} (record ${this.index})`);
-    this.valueStart = this.pos;
+    this.valueStart = pos;
     this.valueLength = valueLength;
-    if (valueLength > 0) this.skip(valueLength, recordEnd, 'value');
+    if (valueLength > 0) {
+      if (valueLength > recordEnd - pos) throw invalid(`value of ${valueLength} bytes runs past the end of record ${this.index}`);
+      pos += valueLength;
+    }
 
-    const headerCount = this.readVarint(recordEnd);
+    let headerCount: number;
+    b = pos < recordEnd ? buf[pos] : 0x80;
+    if (b < 0x80) {
+      headerCount = (b >>> 1) ^ -(b & 1);
+      pos++;
+    } else {
+      this.pos = pos;
+      headerCount = this.readVarint(recordEnd);
+      pos = this.pos;
+    }
     if (headerCount < 0) throw invalid(`invalid header count ${headerCount} (record ${this.index})`);
-    if (headerCount > recordEnd - this.pos) {
-      throw invalid(`header count ${headerCount} exceeds the ${recordEnd - this.pos} bytes left in record ${this.index}`);
+    if (headerCount > recordEnd - pos) {
+      throw invalid(`header count ${headerCount} exceeds the ${recordEnd - pos} bytes left in record ${this.index}`);
     }
     this.headerCount = headerCount;
-    this.headersStart = this.pos;
+    this.headersStart = pos;
+    this.pos = pos;
     for (let i = 0; i < headerCount; i++) {
       const hk = this.readVarint(recordEnd);
       if (hk < 0) throw invalid(`invalid header key length ${hk} (record ${this.index})`);
