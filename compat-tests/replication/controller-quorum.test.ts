@@ -5,7 +5,8 @@
  * active controller within the election timeouts; CreateTopics (krill's client, on the controller
  * listener) succeeds there and is answered NOT_CONTROLLER (41) per topic by a standby; the active
  * controller shut down gracefully, and then one closed as a crash, is replaced within the timeouts
- * by a controller whose image has every topic created before and which creates new ones; a
+ * by a controller whose image has every topic created before (DescribeQuorum names it leader of the
+ * three voters) and which creates new ones; a
  * restarted controller catches up from its own log and the leader. An unformatted quorum controller
  * refuses to start. Waits are bounded polls on the servers' state.
  */
@@ -19,6 +20,8 @@ import { adminMain } from '../../broker/admin-cli/admin-main';
 import { CollectedOutput } from '../../broker/admin-cli/tool-output';
 import { brokerHeartbeat, brokerRegistration } from '../../broker/testing/controller-node';
 import { ErrorCode } from '../../protocol/errors';
+import { describeQuorumRequest } from '../../metadata/raft/raft-messages';
+import type { DescribeQuorumResponse } from '../../protocol/generated/describe-quorum';
 import { waitFor } from './helpers';
 
 jest.setTimeout(40_000);
@@ -178,6 +181,10 @@ test('three controllers elect one active controller, fail over, and catch up', a
   active = await waitFor('a new active controller after a crash', () => activeController([second]), FAILOVER_BOUND_MS, 10);
   const crashMs = Date.now() - t0;
   for (const name of ['before-failover', 'after-graceful']) expect(active.controller.image.topic(name)).toBeDefined();
+  // DescribeQuorum on the controller listener: the new leader, the three voters.
+  const quorum = (await on(active, (c) => c.send('DescribeQuorum', 2, describeQuorumRequest()))) as DescribeQuorumResponse;
+  expect(quorum.topics[0].partitions[0]).toMatchObject({ errorCode: ErrorCode.NONE, leaderId: active.nodeId });
+  expect(quorum.topics[0].partitions[0].currentVoters.map((v) => v.replicaId).sort()).toEqual(IDS);
   expect((await createTopics(active, ['after-crash'])).topics[0].errorCode).toBe(ErrorCode.NONE);
 
   const back = await startController(second);
