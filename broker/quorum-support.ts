@@ -3,15 +3,18 @@
  * (`checkQuorumSupport`), so that a Kafka `server.properties` krill cannot honour stops startup with
  * a clear error instead of starting something else.
  *
- * krill runs one controller per cluster (the KRaft quorum is issue 16's open work), in one of three
- * shapes: a combined node (`process.roles=broker,controller`, its controller in-process), a
- * controller node (`process.roles=controller`, ControllerServer) and cluster brokers
- * (`process.roles=broker`) that follow it through `controller.quorum.bootstrap.servers` or a
- * one-entry `controller.quorum.voters`. Kafka's own KRaft rules come first, with Kafka's messages
+ * The shapes krill runs: a combined node (`process.roles=broker,controller`, its controller
+ * in-process, alone: no or one voter), a controller node (`process.roles=controller`,
+ * ControllerServer: alone, or one voter of a static KRaft controller quorum when
+ * `controller.quorum.voters` names several) and cluster brokers (`process.roles=broker`) that follow
+ * one controller through `controller.quorum.bootstrap.servers` or a one-entry
+ * `controller.quorum.voters`. Kafka's own KRaft rules come first, with Kafka's messages
  * (KafkaConfig.validateValues): a controller must be among the voters, a broker must not be, and a
- * broker needs voters or bootstrap servers. Then krill's limit: more than one voter (or, for a
- * controller, more than one bootstrap server, Kafka's dynamic quorum) is a quorum, refused with a
- * message that says so.
+ * broker needs voters or bootstrap servers. Then krill's limits, refused with a message that says
+ * so: a combined node among several voters (only controller-only nodes form a quorum), a broker
+ * given several voters and no bootstrap server (brokers do not follow a changing active controller
+ * yet), and a controller with several bootstrap servers and no voters (Kafka's dynamic quorum,
+ * KIP-853).
  *
  * Invariants: pure (reads the config, throws ConfigException naming the property); a config that
  * passes starts the node it describes; an empty `controller.quorum.voters` on a combined node is
@@ -40,7 +43,6 @@ export function checkQuorumSupport(config: KafkaConfig): NodeKind {
   const nodeId = config.nodeId;
   const voters = parseVoterConnections(config.getList(QUORUM_VOTERS_CONFIG) ?? [], false);
   const bootstrap = (config.getList(BOOTSTRAP_SERVERS_CONFIG) ?? []).map((s) => s.trim()).filter((s) => s !== '');
-  const quorum = `krill runs a single controller per cluster, not a KRaft controller quorum yet`;
 
   if (kind === 'broker') {
     if (voters.size === 0 && bootstrap.length === 0) {
@@ -57,7 +59,7 @@ export function checkQuorumSupport(config: KafkaConfig): NodeKind {
     }
     if (bootstrap.length === 0 && voters.size > 1) {
       throw new ConfigException(
-        `${QUORUM_VOTERS_CONFIG} names ${voters.size} controllers (${setOf(voters.keys())}): ${quorum}, so a broker follows one controller. ` +
+        `${QUORUM_VOTERS_CONFIG} names ${voters.size} controllers (${setOf(voters.keys())}): krill brokers do not follow a changing active controller of a KRaft quorum yet, so a broker follows one controller. ` +
           `Name only that controller in ${QUORUM_VOTERS_CONFIG}, or give its address in ${BOOTSTRAP_SERVERS_CONFIG}.`,
         QUORUM_VOTERS_CONFIG,
       );
@@ -72,17 +74,17 @@ export function checkQuorumSupport(config: KafkaConfig): NodeKind {
       QUORUM_VOTERS_CONFIG,
     );
   }
-  if (voters.size > 1) {
+  if (voters.size > 1 && kind === 'combined') {
     throw new ConfigException(
-      `${QUORUM_VOTERS_CONFIG} names ${voters.size} voters (${setOf(voters.keys())}): ${quorum}, so node ${nodeId} cannot take part in one. ` +
-        `Give ${QUORUM_VOTERS_CONFIG} only this node (${nodeId}@host:port) or leave it empty.`,
+      `${QUORUM_VOTERS_CONFIG} names ${voters.size} voters (${setOf(voters.keys())}): krill runs a KRaft controller quorum on controller-only nodes (process.roles=controller), not on combined nodes, so node ${nodeId} cannot take part in one. ` +
+        `Give ${QUORUM_VOTERS_CONFIG} only this node (${nodeId}@host:port) or leave it empty, or run the quorum's controllers with process.roles=controller.`,
       QUORUM_VOTERS_CONFIG,
     );
   }
   if (voters.size === 0 && bootstrap.length > 1) {
     throw new ConfigException(
-      `${BOOTSTRAP_SERVERS_CONFIG} names ${bootstrap.length} controllers (a dynamic KRaft quorum, KIP-853): ${quorum}. ` +
-        `Leave ${BOOTSTRAP_SERVERS_CONFIG} empty on the controller, or give ${QUORUM_VOTERS_CONFIG} only this node.`,
+      `${BOOTSTRAP_SERVERS_CONFIG} names ${bootstrap.length} controllers (a dynamic KRaft quorum, KIP-853): krill runs static controller quorums only. ` +
+        `Leave ${BOOTSTRAP_SERVERS_CONFIG} empty on the controller and name the voters in ${QUORUM_VOTERS_CONFIG}.`,
       BOOTSTRAP_SERVERS_CONFIG,
     );
   }

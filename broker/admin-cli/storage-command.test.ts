@@ -1,8 +1,8 @@
 /**
  * `krill storage` (kafka-storage.sh): random-uuid, format (meta.properties in every directory of the
  * config, already-formatted directories refused unless -g, a controller without voters naming how
- * its quorum starts, a quorum refused), info, and a controller started on a formatted directory
- * keeping the formatted cluster id.
+ * its quorum starts, a dynamic quorum refused, a static quorum's controller formatted), info, and
+ * a controller started on a formatted directory keeping the formatted cluster id.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -81,7 +81,7 @@ test('format writes meta.properties into every directory, refuses formatted ones
   expect(problems.out).toEqual([`Found problem:\n  ${path.join(dir, 'fresh')} does not exist\n`]);
 });
 
-test("a controller's quorum: voters or --standalone; a quorum is refused; the controller keeps the formatted cluster id", async () => {
+test("a controller's quorum: voters or --standalone; a dynamic quorum is refused, a static one formatted; the controller keeps the formatted cluster id", async () => {
   const props = { 'process.roles': 'controller', 'node.id': '1', listeners: 'CONTROLLER://127.0.0.1:0', 'controller.listener.names': 'CONTROLLER', 'log.dirs': path.join(dir, 'controller') };
   const noVoters = file('no-voters.properties', props);
   expect(await run('format', '-t', CLUSTER, '-c', noVoters)).toMatchObject({
@@ -90,9 +90,11 @@ test("a controller's quorum: voters or --standalone; a quorum is refused; the co
   });
   const quorum = await run('format', '-t', CLUSTER, '-c', noVoters, '--initial-controllers', '1@a:9093:AAAAAAAAAAAAAAAAAAAAAA,2@b:9093:AAAAAAAAAAAAAAAAAAAAAA');
   expect(quorum.code).toBe(1);
-  expect(quorum.err[0]).toMatch(/describes a controller quorum: krill runs a single controller per cluster/);
-  const voters3 = file('voters3.properties', { ...props, 'controller.quorum.voters': '1@a:9093,2@b:9093,3@c:9093' });
-  expect((await run('format', '-t', CLUSTER, '-c', voters3)).err[0]).toMatch(/controller\.quorum\.voters names 3 voters/);
+  expect(quorum.err[0]).toMatch(/describes a dynamic controller quorum \(KIP-853\): krill runs static controller quorums only/);
+  const voterDir = path.join(dir, 'voter-1');
+  const voters3 = file('voters3.properties', { ...props, 'log.dirs': voterDir, 'controller.quorum.voters': '1@a:9093,2@b:9093,3@c:9093' });
+  expect(await run('format', '-t', CLUSTER, '-c', voters3)).toMatchObject({ code: 0 });
+  expect(fs.readFileSync(path.join(voterDir, 'meta.properties'), 'utf8')).toMatch(new RegExp(`^cluster\\.id=${CLUSTER}$`, 'm'));
   expect(await run('format', '-t', CLUSTER, '-c', noVoters, '--standalone')).toMatchObject({ code: 0 });
 
   const controller = await ControllerServer.start({ file: noVoters, logLevel: 'error' });

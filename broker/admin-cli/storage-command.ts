@@ -13,7 +13,10 @@
  * refused unless -g (--ignore-formatted) is given. A controller without `controller.quorum.voters`
  * must say how its quorum starts (Kafka 4.0's KIP-853 rule): `--standalone` (this controller alone,
  * krill's shape) or `--no-initial-controllers`; `--initial-controllers` naming more than this node
- * is a controller quorum, which krill does not run yet (broker/quorum-support.ts), and is refused.
+ * is a dynamic controller quorum (KIP-853), which krill does not run, and is refused. A static
+ * quorum (`controller.quorum.voters` naming several controllers, broker/quorum-support.ts) is
+ * formatted like any controller: each of its controllers with the same cluster id, which a quorum
+ * controller requires before it starts.
  * `info` lists each directory and its meta.properties, or the problem with it.
  *
  * Exit codes as the other admin tools: 0, 1 for a refusal (one line, no stack), 2 for bad usage.
@@ -126,7 +129,7 @@ function format(args: ParsedArgs, out: ToolOutput): number {
       const ids = entries.map((e) => e.split('@')[0]);
       if (entries.length !== 1 || ids[0] !== String(config.nodeId)) {
         throw new ToolError(
-          `--initial-controllers ${initial} describes a controller quorum: krill runs a single controller per cluster, not a KRaft controller quorum yet. Use --standalone on this controller.`,
+          `--initial-controllers ${initial} describes a dynamic controller quorum (KIP-853): krill runs static controller quorums only. Name the voters in controller.quorum.voters, or use --standalone on this controller.`,
         );
       }
     }

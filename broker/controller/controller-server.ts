@@ -9,15 +9,28 @@
  * AlterClientQuotas, CreateAcls, DeleteAcls). With `authorizer.class.name` its StandardAuthorizer
  * decides from the controller image's ACLs (DescribeAcls is served here too).
  *
- * There is one controller, not a Raft quorum: if it stops, brokers keep serving with the metadata
- * they have, and nothing changes (no elections, no new topics) until it is back
- * (docs/replication.md). Its state is the metadata log, so a restart loses nothing committed.
+ * Two modes, chosen by `controller.quorum.voters`:
+ * - single controller (no voter or one): the metadata log is a MetadataLogStore this controller
+ *   alone writes; if it stops, brokers keep serving with the metadata they have, and nothing changes
+ *   (no elections, no new topics) until it is back (docs/replication.md);
+ * - KRaft controller quorum (more than one voter, process.roles=controller): the same directory is
+ *   a UnifiedRaftLog with its `quorum-state`, run by a KafkaRaftClient against the other voters; the
+ *   Controller runs in quorum mode over a RaftQuorumLog (active only on the quorum leader, the
+ *   others answer NOT_CONTROLLER), and the listener serves controllerHandlers(true) (the quorum RPCs,
+ *   Fetch from the raft log). Every voter must be formatted with the same cluster id first
+ *   (meta.properties, `krill storage format -t ID -c FILE`) or be given one (`clusterId`): a quorum
+ *   controller never invents a cluster id. Brokers following a changing active controller are not
+ *   done (docs/raft.md).
+ * Either way the state is the metadata log, so a restart loses nothing committed.
  *
- * Startup: config -> metadata dir and cluster id (meta.properties) -> metadata log replay ->
- * (with krill.metrics.port: the metrics endpoints, /ready 200 once running) -> listener bound ->
- * session and rebalance timers. Shutdown reverses it.
+ * Startup: config -> metadata dir and cluster id (meta.properties) -> metadata log replay (quorum:
+ * the raft client built, listened to, not yet started) -> (with krill.metrics.port: the metrics
+ * endpoints, /ready 200 once running) -> listener bound -> (quorum: raft client started) -> session
+ * and rebalance timers. Shutdown: (quorum: the raft client closed, gracefully unless asked not to, so
+ * a leader resigns while the listener still answers) -> listener -> controller -> logs -> metrics.
  */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { randomUuid } from '../../protocol/primitives/uuid';
 import { KafkaConfig, type KafkaConfigInit } from '../../config/kafka-config';
 import { ConfigException } from '../../config/config-types';
@@ -30,12 +43,16 @@ import { Logger, type LogFormat, type LogLevel } from '../../common/logger';
 import { RequestDispatcher } from '../request-dispatcher';
 import { SocketServer, type SocketServerOptions } from '../network/socket-server';
 import { socketServerOptions } from '../network/socket-server-config';
-import { CONTROLLER_HANDLERS } from './handlers';
+import { controllerHandlers } from './handlers';
 import type { ControllerNodeMetrics } from '../metrics/controller-node-metrics';
 import { MetricsServer } from '../metrics/metrics-server';
 import { Controller } from '../../metadata/controller/controller';
-import type { KafkaRaftClient } from '../../metadata/raft/kafka-raft-client';
-import { MetadataLogStore } from '../../metadata/metadata-log-store';
+import { KafkaRaftClient } from '../../metadata/raft/kafka-raft-client';
+import { METADATA_PARTITION_DIR, MetadataLogStore } from '../../metadata/metadata-log-store';
+import { QUORUM_VOTERS_CONFIG, parseVoterConnections, quorumConfigFrom } from '../../metadata/raft/quorum-config';
+import { UnifiedRaftLog } from '../../metadata/raft/unified-raft-log';
+import { FileQuorumStateStore } from '../../metadata/raft/quorum-state-store';
+import { RaftQuorumLog } from '../../metadata/controller/raft-quorum-log';
 import type { MetadataLog } from '../../metadata/metadata-log';
 import { ensureMetaProperties, readMetaProperties } from '../../storage/meta-properties';
 import { nodeFs } from '../../storage/fs';
@@ -53,7 +70,10 @@ export interface ControllerServerOptions extends KafkaConfigInit {
   logger?: Logger;
   /** Called once the metrics endpoints (krill.metrics.port) are bound. */
   metricsListening?: (address: { host: string; port: number }) => void;
-  /** Use this cluster id for a fresh metadata directory (default: a random one). */
+  /**
+   * Use this cluster id for a fresh metadata directory (default: a random one; in a controller
+   * quorum there is no default: the directory must be formatted or this given).
+   */
   clusterId?: string;
   /** Decides what each principal may do; overrides `authorizer.class.name` (tests inject scripted ones). */
   authorizer?: Authorizer;
@@ -90,6 +110,11 @@ function loadControllerNodeMetrics(): typeof ControllerNodeMetrics {
   return (require('../metrics/controller-node-metrics') as typeof import('../metrics/controller-node-metrics')).ControllerNodeMetrics;
 }
 
+/** The metadata log a ControllerServer runs on: its own store, or a KRaft quorum's raft log and client. */
+type ControllerStorage =
+  | { kind: 'single'; log: MetadataLogStore }
+  | { kind: 'quorum'; raftLog: UnifiedRaftLog; raftClient: KafkaRaftClient; quorumLog: RaftQuorumLog };
+
 export class ControllerServer implements ControllerNode {
   readonly nodeId: number;
   readonly logger: Logger;
@@ -105,11 +130,13 @@ export class ControllerServer implements ControllerNode {
   private waiters = new Set<{ end: bigint; wake: () => void }>();
   private bound: { host: string; port: number } = { host: '', port: 0 };
   private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
+  readonly metadataLog: MetadataLog;
+  readonly raftClient?: KafkaRaftClient;
 
   private constructor(
     readonly config: KafkaConfig,
     readonly clusterId: string,
-    readonly metadataLog: MetadataLogStore,
+    private readonly storage: ControllerStorage,
     opts: ControllerServerOptions,
     logger: Logger,
     socketOptions: SocketServerOptions,
@@ -119,15 +146,17 @@ export class ControllerServer implements ControllerNode {
     this.versionCaps = opts.versionCaps ?? new Map();
     const imbalanceMs = Number(config.getLong('leader.imbalance.check.interval.seconds')) * 1000;
     const scram = opts.scramCredentials ?? [];
-    if (scram.length > 0 && metadataLog.logEndOffset > 0n) {
+    const single = storage.kind === 'single' ? storage.log : null;
+    if (single && scram.length > 0 && single.logEndOffset > 0n) {
       logger.info(`the metadata log already has records: ${scram.length} --add-scram credential(s) not added (they are written on the first start only)`);
     }
     this.controller = new Controller({
       nodeId: this.nodeId,
       clusterId,
-      log: metadataLog,
+      ...(storage.kind === 'single' ? { log: storage.log } : { quorum: storage.quorumLog }),
       logger: logger.child('controller'),
-      bootstrapRecords: scram.length > 0 && metadataLog.logEndOffset === 0n ? scramCredentialRecords(scram) : undefined,
+      // Quorum: the active controller writes them only if the committed log has no data yet.
+      bootstrapRecords: scram.length > 0 && (!single || single.logEndOffset === 0n) ? scramCredentialRecords(scram) : undefined,
       defaultNumPartitions: () => config.getInt('num.partitions'),
       defaultReplicationFactor: () => config.getInt('default.replication.factor'),
       validateTopicConfig: (name, value) => {
@@ -144,21 +173,38 @@ export class ControllerServer implements ControllerNode {
       staticUncleanLeaderElection: () => config.getBoolean('unclean.leader.election.enable'),
       autoLeaderRebalanceIntervalMs: config.getBoolean('auto.leader.rebalance.enable') ? imbalanceMs : null,
     });
+    this.metadataLog = this.controller.metadataLog;
+    if (storage.kind === 'quorum') this.raftClient = storage.raftClient;
     this.controller.subscribe(() => this.wakeWaiters(), false);
-    // authorizer.class.name: the StandardAuthorizer follows the controller's image, which has
-    // replayed the whole metadata log already, so its initial load is complete before the listener binds.
+    // authorizer.class.name: the StandardAuthorizer follows the controller's image. Single writer:
+    // the image has replayed the whole metadata log already, so its initial load is complete before
+    // the listener binds. Quorum: once a committed batch of the current leader's epoch has been
+    // applied (everything committed before it is then in the image), as Kafka waits for the
+    // controller to catch up.
     const standard = opts.authorizer ? null : authorizerFromConfig(config, logger);
     standard?.follow(this.controller.image);
-    standard?.completeInitialLoad();
+    if (storage.kind === 'single') standard?.completeInitialLoad();
+    else if (standard) {
+      const client = storage.raftClient;
+      const stop = client.addListener({
+        onCommit: (batches) => {
+          const l = client.leader;
+          if (l.id >= 0 && batches.some((b) => b.epoch >= l.epoch)) {
+            standard.completeInitialLoad();
+            stop();
+          }
+        },
+      });
+    }
     this.authorizer = opts.authorizer ?? standard ?? ALLOW_ALL;
     // SASL on the controller listener (broker/security/sasl/): SCRAM reads the controller's image.
     const sasl = SaslGate.forListeners(config, controllerListeners(config), { ...scramMechanismDeps(this.controller.image), logger: logger.child('sasl') });
-    this.dispatcher = new RequestDispatcher<ControllerNode>(this, CONTROLLER_HANDLERS, logger.child('request'), undefined, sasl);
+    this.dispatcher = new RequestDispatcher<ControllerNode>(this, controllerHandlers(storage.kind === 'quorum'), logger.child('request'), undefined, sasl);
     this.socketServer = new SocketServer(this.dispatcher, socketOptions, logger.child('network'));
     // prom-client (~40 ms to load) is loaded only by a node that serves metrics.
     this.metrics = config.getIntOrNull('krill.metrics.port') === null ? null : new (loadControllerNodeMetrics())({
       image: this.controller.image,
-      isActive: () => this.state === 'running',
+      isActive: () => this.state === 'running' && this.controller.isActiveController,
       requestQueueSize: () => this.socketServer.slots.used,
       listenerNames: () => controllerListeners(config).map((l) => l.listenerName),
       connectionCounts: () => this.socketServer.connectionCountByListener(),
@@ -181,13 +227,54 @@ export class ControllerServer implements ControllerNode {
       throw new ConfigException(`process.roles=${config.processRoles().join(',')}: a controller node runs with process.roles=controller`, 'process.roles');
     }
     const metadataDir = config.metadataLogDir();
+    const voters = parseVoterConnections(config.getList(QUORUM_VOTERS_CONFIG) ?? [], false);
+    const quorum = voters.size > 1;
+    const formatted = readMetaProperties(nodeFs, metadataDir)?.clusterId;
+    if (quorum && formatted === undefined && opts.clusterId === undefined) {
+      // Every voter must hold the same cluster id (the raft RPCs carry it and refuse another): a
+      // quorum controller never makes one up, as Kafka's never starts on an unformatted directory.
+      throw new ConfigException(
+        `No meta.properties with a cluster.id in ${metadataDir}: controller ${config.nodeId} is one of the ${voters.size} voters of ${QUORUM_VOTERS_CONFIG} ` +
+          `(a KRaft controller quorum), whose every controller must be formatted with the same cluster id first: krill storage random-uuid, ` +
+          `then krill storage format -t CLUSTER_ID -c FILE on each controller.`,
+        QUORUM_VOTERS_CONFIG,
+      );
+    }
     fs.mkdirSync(metadataDir, { recursive: true });
-    const clusterId = readMetaProperties(nodeFs, metadataDir)?.clusterId ?? opts.clusterId ?? randomUuid();
+    const clusterId = formatted ?? opts.clusterId ?? randomUuid();
     ensureMetaProperties(nodeFs, metadataDir, config.nodeId, clusterId);
     const logger = opts.logger ?? Logger.root(`krill-controller[${config.nodeId}]`, { level: opts.logLevel, format: opts.logFormat });
-    const log = new MetadataLogStore(metadataDir, logger.child('metadata-log'));
-    const socketOptions = await socketServerOptions(config, controllerListeners(config).map((l) => l.listenerName), null);
-    const server = new ControllerServer(config, clusterId, log, opts, logger, socketOptions);
+    let storage: ControllerStorage;
+    if (quorum) {
+      const dir = path.join(metadataDir, METADATA_PARTITION_DIR);
+      const raftLog = new UnifiedRaftLog({ dir, logger: logger.child('raft-log') });
+      let raftClient: KafkaRaftClient;
+      try {
+        raftClient = new KafkaRaftClient({
+          nodeId: config.nodeId,
+          clusterId,
+          config: quorumConfigFrom(config),
+          log: raftLog,
+          store: FileQuorumStateStore.inDir(dir, { voterIds: [...voters.keys()] }),
+          logger: logger.child('raft'),
+        });
+      } catch (err) {
+        raftLog.close();
+        throw err;
+      }
+      // Listening before the client starts: the backlog it replays reaches the controller.
+      storage = { kind: 'quorum', raftLog, raftClient, quorumLog: new RaftQuorumLog(raftClient) };
+    } else {
+      storage = { kind: 'single', log: new MetadataLogStore(metadataDir, logger.child('metadata-log')) };
+    }
+    let server: ControllerServer;
+    try {
+      const socketOptions = await socketServerOptions(config, controllerListeners(config).map((l) => l.listenerName), null);
+      server = new ControllerServer(config, clusterId, storage, opts, logger, socketOptions);
+    } catch (err) {
+      if (storage.kind === 'quorum') storage.raftLog.close();
+      throw err;
+    }
     try {
       await server.startup();
     } catch (err) {
@@ -207,6 +294,7 @@ export class ControllerServer implements ControllerNode {
     const bound = await this.socketServer.listen(listeners.map((l) => ({ name: l.listenerName, host: l.host ?? '', port: l.port, securityProtocol: l.securityProtocol })));
     const first = bound[0];
     this.bound = { host: first.host || '127.0.0.1', port: first.boundPort };
+    if (this.storage.kind === 'quorum') this.storage.raftClient.start();
     this.controller.start();
     this.state = 'running';
     this.logger.info(`controller ${this.nodeId} of cluster ${this.clusterId} listening on ${this.bound.host}:${this.bound.port}`, {
@@ -251,12 +339,20 @@ export class ControllerServer implements ControllerNode {
     for (const w of [...this.waiters]) if (end > w.end) w.wake();
   }
 
-  async shutdown(): Promise<void> {
+  /**
+   * Stops the node. In a quorum the raft client goes first, while the listener still answers:
+   * graceful (the default) resigns the leadership so another voter takes over at once;
+   * `graceful: false` stops it as a crash would (tests).
+   */
+  async shutdown(opts: { graceful?: boolean } = {}): Promise<void> {
     if (this.state === 'stopping' || this.state === 'stopped') return;
     this.state = 'stopping';
     for (const w of [...this.waiters]) w.wake();
+    if (this.storage.kind === 'quorum') await this.storage.raftClient.close({ graceful: opts.graceful !== false });
     await this.socketServer.close();
+    if (this.storage.kind === 'quorum') this.storage.quorumLog.close();
     await this.controller.close();
+    if (this.storage.kind === 'quorum') this.storage.raftLog.close();
     this.state = 'stopped';
     await this.metricsServer?.close();
     this.logger.info('controller shut down');

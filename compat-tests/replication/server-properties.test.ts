@@ -4,9 +4,11 @@
  * (process.roles=controller, controller.quorum.voters naming it) starts a controller node, the
  * broker's (process.roles=broker, the same one-entry controller.quorum.voters) a broker that follows
  * it; a topic created through the broker takes records. Configurations krill cannot honour stop
- * start-up with a clear error and a non-zero exit: three voters (a controller quorum), a controller
- * that is not among the voters, a broker among them, and a broker with neither voters nor bootstrap
- * servers (Kafka's messages where Kafka has one).
+ * start-up with a clear error and a non-zero exit: a voter of a three-controller quorum whose
+ * directory was never formatted with the cluster's id, a combined node among three voters, a
+ * controller that is not among the voters, a broker among them, a broker given several voters and
+ * no bootstrap server, and a broker with neither voters nor bootstrap servers (Kafka's messages where
+ * Kafka has one). A formatted quorum is compat-tests/replication/controller-quorum.test.ts.
  */
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -115,7 +117,17 @@ const properties = (p: Record<string, string | number>): string => Object.entrie
     };
     const quorum = write('quorum.properties', { ...controllerBase, 'controller.quorum.voters': `1@127.0.0.1:${port},2@127.0.0.1:1,3@127.0.0.1:2` });
     await expect(spawnKrill(['--config', quorum], CONTROLLER_READY)).rejects.toThrow(
-      /controller\.quorum\.voters names 3 voters \(Set\(1, 2, 3\)\): krill runs a single controller per cluster, not a KRaft controller quorum yet/,
+      /No meta\.properties with a cluster\.id in .*: controller 1 is one of the 3 voters of controller\.quorum\.voters \(a KRaft controller quorum\)/,
+    );
+    const combined = write('combined-quorum.properties', {
+      ...controllerBase,
+      'process.roles': 'broker,controller',
+      listeners: `PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:${port}`,
+      'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+      'controller.quorum.voters': `1@127.0.0.1:${port},2@127.0.0.1:1,3@127.0.0.1:2`,
+    });
+    await expect(spawnKrill(['--config', combined], BROKER_READY)).rejects.toThrow(
+      /controller\.quorum\.voters names 3 voters \(Set\(1, 2, 3\)\): krill runs a KRaft controller quorum on controller-only nodes \(process\.roles=controller\), not on combined nodes/,
     );
     const notVoter = write('not-voter.properties', { ...controllerBase, 'controller.quorum.voters': `7@127.0.0.1:${port}` });
     await expect(spawnKrill(['--config', notVoter], CONTROLLER_READY)).rejects.toThrow(
@@ -132,6 +144,10 @@ const properties = (p: Record<string, string | number>): string => Object.entrie
     const brokerVoter = write('broker-voter.properties', { ...brokerBase, 'controller.quorum.voters': `2@127.0.0.1:${port}` });
     await expect(spawnKrill(['--config', brokerVoter], BROKER_READY)).rejects.toThrow(
       /If process\.roles contains just the 'broker' role, the node id 2 must not be included in the set of voters/,
+    );
+    const following = write('broker-quorum.properties', { ...brokerBase, 'controller.quorum.voters': `1@127.0.0.1:${port},3@127.0.0.1:1` });
+    await expect(spawnKrill(['--config', following], BROKER_READY)).rejects.toThrow(
+      /controller\.quorum\.voters names 2 controllers \(Set\(1, 3\)\): krill brokers do not follow a changing active controller of a KRaft quorum yet/,
     );
     const alone = write('broker-alone.properties', brokerBase);
     await expect(spawnKrill(['--config', alone], BROKER_READY)).rejects.toThrow(

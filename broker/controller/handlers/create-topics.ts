@@ -11,8 +11,11 @@
  * CREATE on the CLUSTER or on each TOPIC (else TOPIC_AUTHORIZATION_FAILED "Authorization failed.");
  * without DESCRIBE_CONFIGS on a created topic, v5+ answers -1 counts and topic_config_error_code
  * TOPIC_AUTHORIZATION_FAILED.
+ * On a controller that is not the active one of a KRaft quorum the Controller refuses with
+ * NOT_CONTROLLER; that is answered on every topic of the request, as Kafka's
+ * CreateTopicsRequest.getErrorResponse does (a thrown error would close the connection).
  */
-import { ErrorCode } from '../../../protocol/errors';
+import { ErrorCode, KafkaError } from '../../../protocol/errors';
 import { ZERO_UUID } from '../../../protocol/primitives/uuid';
 import type { CreateTopicsRequest, CreateTopicsResponse } from '../../../protocol/generated/create-topics';
 import { ApiKey } from '../../../protocol/generated';
@@ -27,7 +30,23 @@ export const controllerCreateTopicsHandler = defineControllerHandler<CreateTopic
   maxVersion: 7,
   async handle(node, ctx, req) {
     const v = ctx.apiVersion;
-    const answers = await createTopicsAnswers(node.controller, req, createTopicsAuthorization(authHelper(node.authorizer, ctx)));
+    let answers;
+    try {
+      answers = await createTopicsAnswers(node.controller, req, createTopicsAuthorization(authHelper(node.authorizer, ctx)));
+    } catch (err) {
+      if (!(err instanceof KafkaError) || err.code !== ErrorCode.NOT_CONTROLLER) throw err;
+      return {
+        topics: req.topics.map((t) => ({
+          name: t.name,
+          topicId: v >= 7 ? ZERO_UUID : undefined,
+          errorCode: err.code,
+          errorMessage: err.message,
+          numPartitions: v >= 5 ? -1 : undefined,
+          replicationFactor: v >= 5 ? -1 : undefined,
+          configs: v >= 5 ? [] : undefined,
+        })),
+      };
+    }
     return {
       topics: answers.map(({ result: r, configsVisible }) => {
         const ok = r.errorCode === ErrorCode.NONE;
