@@ -20,6 +20,7 @@ import { adminMain } from '../../broker/admin-cli/admin-main';
 import { CollectedOutput } from '../../broker/admin-cli/tool-output';
 import { brokerHeartbeat, brokerRegistration } from '../../broker/testing/controller-node';
 import { ErrorCode } from '../../protocol/errors';
+import { ZERO_UUID } from '../../protocol/primitives/uuid';
 import { describeQuorumRequest } from '../../metadata/raft/raft-messages';
 import type { DescribeQuorumResponse } from '../../protocol/generated/describe-quorum';
 import { waitFor } from './helpers';
@@ -157,6 +158,16 @@ test('three controllers elect one active controller, fail over, and catch up', a
     ['on-standby-a', ErrorCode.NOT_CONTROLLER],
     ['on-standby-b', ErrorCode.NOT_CONTROLLER],
   ]);
+  // Every other write a standby refuses the same way, per entry (Kafka's getErrorResponse), never by closing the connection.
+  await on(standby, async (c) => {
+    const deleted = await c.send('DeleteTopics', 6, { topics: [{ name: 'before-failover', topicId: ZERO_UUID }], topicNames: [], timeoutMs: 5_000 });
+    expect(deleted.responses.map((r) => [r.name, r.errorCode])).toEqual([['before-failover', ErrorCode.NOT_CONTROLLER]]);
+    const altered = await c.send('IncrementalAlterConfigs', undefined, {
+      resources: [{ resourceType: 2, resourceName: 'before-failover', configs: [{ name: 'retention.ms', configOperation: 0, value: '1000' }] }],
+      validateOnly: false,
+    });
+    expect(altered.responses.map((r) => [r.resourceName, r.errorCode])).toEqual([['before-failover', ErrorCode.NOT_CONTROLLER]]);
+  });
   // Every controller's image follows the committed log.
   await waitFor('the topic on every controller', () => [...servers.values()].every((s) => s.controller.image.topic('before-failover') !== undefined), 5_000, 10);
 
