@@ -30,8 +30,6 @@
  *                                           admin tools over the Kafka protocol (admin-cli/)
  */
 import { launch, listenerUrls, type LaunchOptions } from './launch';
-import { startCluster } from './cluster';
-import { ControllerServer } from './controller/controller-server';
 import { KafkaConfig } from '../config/kafka-config';
 import { loadPropertiesFile } from '../config/properties';
 import type { LogFormat, LogLevel } from '../common/logger';
@@ -276,6 +274,8 @@ async function runClusterNode(opts: CliOptions): Promise<void> {
     const listenerFlags = opts.port !== undefined || opts.host !== undefined || !given.has('listeners');
     const port = opts.port ?? 9093;
     const host = opts.host ?? '127.0.0.1';
+    // Loaded only for this mode, so a broker's start-up does not load the controller node's modules.
+    const { ControllerServer } = require('./controller/controller-server') as typeof import('./controller/controller-server');
     const controller = await ControllerServer.start({
       file: opts.configFile,
       overrides: opts.overrides,
@@ -294,6 +294,7 @@ async function runClusterNode(opts: CliOptions): Promise<void> {
     close = () => controller.shutdown();
     line = `krill controller ready: CONTROLLER://${controller.endpoint.host}:${controller.endpoint.port} node ${controller.nodeId} cluster ${controller.clusterId} data ${controller.config.metadataLogDir()}\n`;
   } else {
+    const { startCluster } = require('./cluster') as typeof import('./cluster');
     const cluster = await startCluster({
       brokers: opts.brokers!,
       configFile: opts.configFile,

@@ -25,7 +25,7 @@ import type { MetadataRecord } from '../metadata-records';
 import type { MetadataBatch, MetadataLog, MetadataLogRead } from '../metadata-log';
 import { encodeMetadataBatch } from '../metadata-log-store';
 
-export { NotLeaderError } from '../raft/raft-node';
+export { NotLeaderError } from '../raft/not-leader-error';
 
 export interface CommittedBatch {
   /** The metadata records; empty for a control batch. */

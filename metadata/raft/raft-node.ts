@@ -48,6 +48,7 @@ import {
 import type { QuorumConfig } from './quorum-config';
 import { NO_DIRECTORY_ID, type ElectionState, type QuorumStateStore } from './quorum-state-store';
 import { compareOffsetAndEpoch, validateOffsetAndEpoch, type OffsetAndEpoch, type RaftLog, type ValidOffsetAndEpoch } from './raft-log';
+import { NotLeaderError } from './not-leader-error';
 import {
   METADATA_PARTITION,
   METADATA_TOPIC,
@@ -124,15 +125,7 @@ interface ParkedFetch {
   deadline: number;
 }
 
-export class NotLeaderError extends Error {
-  constructor(
-    readonly epoch: number,
-    readonly leaderId: number,
-  ) {
-    super(`not the leader (epoch ${epoch}, leader ${leaderId})`);
-    this.name = 'NotLeaderError';
-  }
-}
+export { NotLeaderError };
 
 export class RaftNode {
   readonly nodeId: number;

@@ -10,7 +10,6 @@
  */
 import { ErrorCode, KafkaError } from '../../../protocol/errors';
 import { defineHandler, type HandlerSpec } from '../../handlers/define-handler';
-import { errorResponse, errorResponseSupported } from '../../fault-injection/error-responses';
 import type { ControllerNode } from '../controller-server';
 
 export function defineControllerHandler<Req, Res>(spec: HandlerSpec<Req, Res, ControllerNode>): HandlerSpec<Req, Res, ControllerNode> {
@@ -21,8 +20,10 @@ export function defineControllerHandler<Req, Res>(spec: HandlerSpec<Req, Res, Co
       try {
         return await handle(node, ctx, request);
       } catch (err) {
-        if (err instanceof KafkaError && err.code === ErrorCode.NOT_CONTROLLER && errorResponseSupported(spec.apiKey, ctx.apiVersion)) {
-          return errorResponse(spec.apiKey, ctx.apiVersion, request, err.code) as never;
+        if (err instanceof KafkaError && err.code === ErrorCode.NOT_CONTROLLER) {
+          // Loaded on first use: the schema descriptors it reads cost start-up time otherwise.
+          const { errorResponse, errorResponseSupported } = require('../../fault-injection/error-responses') as typeof import('../../fault-injection/error-responses');
+          if (errorResponseSupported(spec.apiKey, ctx.apiVersion)) return errorResponse(spec.apiKey, ctx.apiVersion, request, err.code) as never;
         }
         throw err;
       }

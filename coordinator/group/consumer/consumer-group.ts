@@ -22,7 +22,6 @@
  *   of the RE2/J engine Kafka uses (`Pattern.compile(regex).matcher(topic).matches()`), so the same
  *   patterns are refused (lookarounds, backreferences) and match the same topics.
  */
-import { RE2JS } from 're2js';
 import { EMPTY_ASSIGNMENT, type Assignment, type TopicId, type TopicMetadata } from './assignor';
 import { MemberState, isReconciledTo, newConsumerGroupMember, updateMember, type ConsumerGroupMember } from './consumer-group-member';
 import type { ConsumerGroupRecord } from './consumer-group-records';
@@ -57,6 +56,8 @@ export class TopicRegexSyntaxError extends Error {
 /** Compiles a SubscribedTopicRegex as Kafka does (RE2/J syntax); throws TopicRegexSyntaxError. */
 export function compileTopicRegex(regex: string): TopicRegex {
   try {
+    // re2js is loaded with the first regex subscription, not at every broker's start-up.
+    const { RE2JS } = require('re2js') as typeof import('re2js');
     return RE2JS.compile(regex);
   } catch (err) {
     const e = err as { name?: string; error?: string; message?: string };
