@@ -11,7 +11,6 @@
  * refuses to start. Waits are bounded polls on the servers' state.
  */
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { connect, type BrokerConnection } from '../../client/network-client';
@@ -23,7 +22,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
 import { describeQuorumRequest } from '../../metadata/raft/raft-messages';
 import type { DescribeQuorumResponse } from '../../protocol/generated/describe-quorum';
-import { waitFor } from './helpers';
+import { freePort, waitFor } from './helpers';
 
 jest.setTimeout(40_000);
 
@@ -33,17 +32,6 @@ const ELECTION_TIMEOUT_MS = 300;
 const FETCH_TIMEOUT_MS = 800;
 /** A new active controller: a fetch timeout (crash) plus a few elections, with room for a busy machine. */
 const FAILOVER_BOUND_MS = FETCH_TIMEOUT_MS + 6 * ELECTION_TIMEOUT_MS + 2_000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 let dir: string;
 let files: Map<number, string>;

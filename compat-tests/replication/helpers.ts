@@ -1,8 +1,9 @@
 /**
  * Shared pieces of the replication suites: a quiet in-process cluster with short timers, bounded
  * waits on conditions (checked when the cluster changes state or on a short interval, never
- * unbounded), and metadata as a client sees it.
+ * unbounded), metadata as a client sees it, and free ports for nodes that must know them in advance.
  */
+import * as net from 'node:net';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../broker/cluster';
 import { connect, metadata, type BrokerConnection } from '../../client/network-client';
 import type { ConfigInput } from '../../config/kafka-config';
@@ -79,4 +80,16 @@ export async function createTopic(cluster: RunningCluster, name: string, partiti
   } finally {
     await conn.close();
   }
+}
+
+/** A port nobody listens on right now (for nodes whose port must be known before they start: voters name each other). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
 }

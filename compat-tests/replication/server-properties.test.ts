@@ -11,29 +11,16 @@
  * Kafka has one). A formatted quorum is compat-tests/replication/controller-quorum.test.ts.
  */
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fetchAll, produce } from '../../client/network-client';
-import { connectTo, waitFor } from './helpers';
+import { connectTo, freePort, waitFor } from './helpers';
 import { cliBuilt, spawnKrill } from './processes';
 
 jest.setTimeout(60_000);
 
 const CONTROLLER_READY = /^krill controller ready: CONTROLLER:\/\/([^\s:]+):(\d+) node (\d+) cluster (\S+) data (.+)$/;
 const BROKER_READY = /^krill ready: PLAINTEXT:\/\/([^\s:]+):(\d+) node (\d+) data (.+)$/;
-
-/** A port nobody listens on right now (the controller's must be known before it starts: the voters name it). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const properties = (p: Record<string, string | number>): string => Object.entries(p).map(([k, v]) => `${k}=${v}`).join('\n') + '\n';
 
