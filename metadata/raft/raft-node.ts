@@ -983,19 +983,24 @@ export class RaftNode {
   }
 
   private handleBeginQuorumEpochResponse(source: number, response: BeginQuorumEpochResponse): boolean {
-    if (response.errorCode !== ErrorCode.NONE) return false;
-    const t = response.topics;
-    if (t.length !== 1 || t[0].partitions.length !== 1) return false;
-    const p = t[0].partitions[0];
-    const handled = this.maybeHandleCommonResponse(p.errorCode, p.leaderId, p.leaderEpoch);
-    if (handled !== null) return handled;
-    if (p.errorCode !== ErrorCode.NONE) return false;
-    const s = this.state;
-    if (s.name === 'Leader') s.addAcknowledgementFrom(source);
-    return true;
+    return this.handleQuorumEpochResponse(response, () => {
+      const s = this.state;
+      if (s.name === 'Leader') s.addAcknowledgementFrom(source);
+    });
   }
 
   private handleEndQuorumEpochResponse(source: number, response: EndQuorumEpochResponse): boolean {
+    return this.handleQuorumEpochResponse(response, () => {
+      const s = this.state;
+      if (s.name === 'Resigned') s.acknowledgeResignation(source);
+    });
+  }
+
+  /**
+   * A BeginQuorumEpoch or EndQuorumEpoch answer: its one partition, the common error / leader
+   * handling, then `acknowledged` when the voter accepted it.
+   */
+  private handleQuorumEpochResponse(response: BeginQuorumEpochResponse | EndQuorumEpochResponse, acknowledged: () => void): boolean {
     if (response.errorCode !== ErrorCode.NONE) return false;
     const t = response.topics;
     if (t.length !== 1 || t[0].partitions.length !== 1) return false;
@@ -1003,8 +1008,7 @@ export class RaftNode {
     const handled = this.maybeHandleCommonResponse(p.errorCode, p.leaderId, p.leaderEpoch);
     if (handled !== null) return handled;
     if (p.errorCode !== ErrorCode.NONE) return false;
-    const s = this.state;
-    if (s.name === 'Resigned') s.acknowledgeResignation(source);
+    acknowledged();
     return true;
   }
 
