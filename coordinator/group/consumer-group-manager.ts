@@ -322,21 +322,6 @@ export class ConsumerGroupManager {
   }
 
   /**
-   * A classic group that a consumer group replaces, once the replacement is committed: its parked
-   * JoinGroup and SyncGroup requests are told to rejoin (Kafka's completeAllJoinFutures /
-   * completeAllSyncFutures with REBALANCE_IN_PROGRESS), its timers go, and it is forgotten.
-   */
-  private retireClassicGroup(classic: ClassicGroup): void {
-    for (const m of classic.allMembers()) {
-      classic.completeJoin(m, joinError(m.memberId, ErrorCode.REBALANCE_IN_PROGRESS));
-      classic.completeSync(m, syncError(ErrorCode.REBALANCE_IN_PROGRESS));
-    }
-    this.ctx.timer.cancelGroups(new Set([classic.groupId]));
-    classic.transitionTo('Dead');
-    if (this.classic.groups.get(classic.groupId) === classic) this.classic.groups.delete(classic.groupId);
-  }
-
-  /**
    * A static member's new incarnation (Kafka's replaceMember): the predecessor's records go, the new
    * member id gets its subscription, target assignment and current assignment, at epoch 0.
    */
@@ -524,7 +509,7 @@ export class ConsumerGroupManager {
       if (err !== ErrorCode.NONE) return heartbeatError(appendErrorToResponseError(err));
       if (classic !== null) {
         const upgraded = classic.size > 0;
-        this.retireClassicGroup(classic);
+        this.classic.retire(classic);
         if (upgraded) this.log.info(`upgraded classic group ${groupId} with ${group.members.size} members to a consumer group`);
       }
       if (isNew) {
@@ -599,23 +584,30 @@ export class ConsumerGroupManager {
   /**
    * Kafka's consumerGroupFenceMember: when the member was the last one on the consumer protocol and
    * the policy allows it, the group becomes a classic group (online downgrade); otherwise the
-   * member's tombstones, the subscription metadata without it (when that changes) and the next
-   * group epoch, then its timers go.
+   * member is removed (removeMembers).
    */
   private async fenceMember(group: ConsumerGroup, member: ConsumerGroupMember): Promise<number> {
     if (this.validateOnlineDowngradeWithFencedMember(group, member.memberId)) {
       const converted = await this.convertToClassicGroup(group, member.memberId, null, []);
       if (converted !== null) return converted;
     }
+    return this.removeMembers(group, [member.memberId]);
+  }
+
+  /**
+   * Kafka's removeMember for each of `memberIds`, then the subscription metadata without them (when
+   * that changes) and the next group epoch, in one batch; once committed, their timers go.
+   */
+  private async removeMembers(group: ConsumerGroup, memberIds: readonly string[]): Promise<number> {
     const groupId = group.groupId;
-    const records: ConsumerGroupRecord[] = memberTombstones(groupId, member.memberId);
-    const metadata = group.computeSubscriptionMetadata(group.membersWith([member.memberId], null), this.topics);
+    const records: ConsumerGroupRecord[] = memberIds.flatMap((id) => memberTombstones(groupId, id));
+    const metadata = group.computeSubscriptionMetadata(group.membersWith(memberIds, null), this.topics);
     if (!metadataEqual(metadata, group.subscriptionMetadata)) records.push(subscriptionMetadataRecord(groupId, metadata));
     records.push(groupEpochRecord(groupId, group.groupEpoch + 1));
     const err = await this.ctx.append(groupId, records.map(serializeConsumerGroupRecord));
     if (err !== ErrorCode.NONE) return err;
     for (const r of records) group.replay(r);
-    this.cancelTimers(groupId, member.memberId);
+    for (const id of memberIds) this.cancelTimers(groupId, id);
     return ErrorCode.NONE;
   }
 
@@ -681,10 +673,8 @@ export class ConsumerGroupManager {
     ]);
     if (err !== ErrorCode.NONE) return err;
     this.remove(group);
-    this.classic.groups.set(groupId, classic);
-    for (const m of classic.allMembers()) this.classic.rescheduleHeartbeat(classic, m);
     this.log.info(`downgraded consumer group ${groupId} to a classic group with ${classic.size} members at generation ${classic.generationId}`);
-    if (joiningMember === null) this.classic.prepareRebalance(classic, `Downgrade group ${groupId} from consumer to classic.`);
+    this.classic.adopt(classic, joiningMember === null ? `Downgrade group ${groupId} from consumer to classic.` : null);
     return ErrorCode.NONE;
   }
 
@@ -934,7 +924,6 @@ export class ConsumerGroupManager {
     const group = this.consumerGroup(groupId);
     const results: LeaveMemberResult[] = [];
     const leaving: ConsumerGroupMember[] = [];
-    const records: ConsumerGroupRecord[] = [];
     for (const m of members) {
       try {
         let member: ConsumerGroupMember;
@@ -950,7 +939,6 @@ export class ConsumerGroupManager {
           continue;
         }
         this.log.info(`member ${member.memberId} left consumer group ${groupId} through an explicit LeaveGroup request`, { reason: m.reason ?? 'not provided' });
-        records.push(...memberTombstones(groupId, member.memberId));
         leaving.push(member);
         results.push({ memberId: member.memberId, groupInstanceId: m.groupInstanceId, errorCode: ErrorCode.NONE });
       } catch (err) {
@@ -958,14 +946,9 @@ export class ConsumerGroupManager {
         results.push({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, errorCode: err.code });
       }
     }
-    if (records.length > 0) {
-      const metadata = group.computeSubscriptionMetadata(group.membersWith(leaving.map((m) => m.memberId), null), this.topics);
-      if (!metadataEqual(metadata, group.subscriptionMetadata)) records.push(subscriptionMetadataRecord(groupId, metadata));
-      records.push(groupEpochRecord(groupId, group.groupEpoch + 1));
-      const err = await this.ctx.append(groupId, records.map(serializeConsumerGroupRecord));
+    if (leaving.length > 0) {
+      const err = await this.removeMembers(group, leaving.map((m) => m.memberId));
       if (err !== ErrorCode.NONE) return { errorCode: appendErrorToResponseError(err), members: [] };
-      for (const r of records) group.replay(r);
-      for (const m of leaving) this.cancelTimers(groupId, m.memberId);
     }
     return { errorCode: ErrorCode.NONE, members: results };
   }

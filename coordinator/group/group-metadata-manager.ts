@@ -571,14 +571,39 @@ export class GroupMetadataManager {
   /** Partition unloaded: parked requests learn that this broker no longer coordinates the group. */
   onUnloaded(group: ClassicGroup): void {
     const previous = group.state;
+    this.drop(group, ErrorCode.NOT_COORDINATOR);
+    if (previous !== 'Empty') this.log.info(`unloaded group ${group.groupId} (was ${previous})`);
+  }
+
+  /**
+   * The group gave way to a consumer group (KIP-848's upgrade, committed): its parked JoinGroup and
+   * SyncGroup requests are told to rejoin (Kafka's completeAllJoinFutures / completeAllSyncFutures
+   * with REBALANCE_IN_PROGRESS), its timers go, and it is forgotten.
+   */
+  retire(group: ClassicGroup): void {
+    this.drop(group, ErrorCode.REBALANCE_IN_PROGRESS);
+    this.ctx.timer.cancelGroups(new Set([group.groupId]));
+  }
+
+  /**
+   * A classic group a consumer group became (KIP-848's downgrade, committed): it is served from now
+   * on, every member's session starts, and a rebalance starts when `rebalanceReason` says why.
+   */
+  adopt(group: ClassicGroup, rebalanceReason: string | null): void {
+    this.groups.set(group.groupId, group);
+    for (const m of group.allMembers()) this.rescheduleHeartbeat(group, m);
+    if (rebalanceReason !== null) this.prepareRebalance(group, rebalanceReason);
+  }
+
+  /** Dead, every parked request answered with `errorCode`, forgotten. */
+  private drop(group: ClassicGroup, errorCode: number): void {
     group.transitionTo('Dead');
     for (const m of group.allMembers()) {
-      group.completeJoin(m, joinError(m.memberId, ErrorCode.NOT_COORDINATOR));
-      group.completeSync(m, syncError(ErrorCode.NOT_COORDINATOR));
+      group.completeJoin(m, joinError(m.memberId, errorCode));
+      group.completeSync(m, syncError(errorCode));
     }
-    if (previous !== 'Empty') this.log.info(`unloaded group ${group.groupId} (was ${previous})`);
     group.clearPendingSyncMembers();
-    this.groups.delete(group.groupId);
+    if (this.groups.get(group.groupId) === group) this.groups.delete(group.groupId);
   }
 
   /** Persists the group (GroupMetadataValue) with the given assignment. */
