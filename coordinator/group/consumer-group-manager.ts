@@ -28,6 +28,8 @@
  * once it is committed.
  */
 import { ErrorCode, KafkaError } from '../../protocol/errors';
+import type { ConsumerGroupHeartbeatRequest } from '../../protocol/generated/consumer-group-heartbeat';
+import type { ConsumerGroupDescribeResponseDescribedGroup, ConsumerGroupDescribeResponseMember } from '../../protocol/generated/consumer-group-describe';
 import { randomUuid } from '../../protocol/primitives/uuid';
 import type { Logger } from '../../common/logger';
 import { groupMetadataRecord, groupMetadataTombstone, type CoordinatorRecord } from './coordinator-records';
@@ -80,21 +82,13 @@ export interface ConsumerGroupSettings {
   groupConfig?: (groupId: string) => { sessionTimeoutMs?: number; heartbeatIntervalMs?: number };
 }
 
-export interface ConsumerGroupHeartbeatParams {
-  groupId: string;
-  memberId: string;
-  memberEpoch: number;
-  instanceId: string | null;
-  rackId: string | null;
-  rebalanceTimeoutMs: number;
-  subscribedTopicNames: string[] | null;
-  subscribedTopicRegex: string | null;
-  serverAssignor: string | null;
+/** A ConsumerGroupHeartbeat request as the handler decoded it, with who sent it and at which version. */
+export type ConsumerGroupHeartbeatParams = Omit<ConsumerGroupHeartbeatRequest, '_unknownTaggedFields' | 'topicPartitions'> & {
   topicPartitions: OwnedTopicPartitions[] | null;
   clientId: string;
   clientHost: string;
   apiVersion: number;
-}
+};
 
 export interface ConsumerGroupHeartbeatResult {
   errorCode: number;
@@ -105,31 +99,13 @@ export interface ConsumerGroupHeartbeatResult {
   assignment: { topicPartitions: { topicId: string; partitions: number[] }[] } | null;
 }
 
-export interface DescribedConsumerGroupMember {
-  memberId: string;
-  instanceId: string | null;
-  rackId: string | null;
-  memberEpoch: number;
-  clientId: string;
-  clientHost: string;
-  subscribedTopicNames: string[];
-  subscribedTopicRegex: string | null;
-  /** ConsumerGroupDescribe v1's MemberType: 0 classic, 1 consumer. */
-  memberType: number;
-  assignment: { topicPartitions: { topicId: string; topicName: string; partitions: number[] }[] };
-  targetAssignment: { topicPartitions: { topicId: string; topicName: string; partitions: number[] }[] };
-}
+/** A member as ConsumerGroupDescribe shows it (memberType, v1+: 0 classic, 1 consumer). */
+export type DescribedConsumerGroupMember = Omit<ConsumerGroupDescribeResponseMember, '_unknownTaggedFields'>;
 
-export interface DescribedConsumerGroup {
-  groupId: string;
-  errorCode: number;
-  errorMessage: string | null;
-  groupState: string;
-  groupEpoch: number;
-  assignmentEpoch: number;
-  assignorName: string;
+/** A group as ConsumerGroupDescribe shows it; the handler adds the authorized operations. */
+export type DescribedConsumerGroup = Omit<ConsumerGroupDescribeResponseDescribedGroup, '_unknownTaggedFields' | 'authorizedOperations' | 'members'> & {
   members: DescribedConsumerGroupMember[];
-}
+};
 
 export function heartbeatError(errorCode: number, errorMessage: string | null = null): ConsumerGroupHeartbeatResult {
   return { errorCode, errorMessage, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null };
