@@ -30,7 +30,6 @@
  *                                           admin tools over the Kafka protocol (admin-cli/)
  */
 import { launch, listenerUrls, type LaunchOptions } from './launch';
-import { KafkaConfig } from '../config/kafka-config';
 import { loadPropertiesFile } from '../config/properties';
 import type { LogFormat, LogLevel } from '../common/logger';
 import { LOG_FORMATS } from '../common/log-format';
@@ -250,11 +249,19 @@ export async function main(argv: string[]): Promise<void> {
   process.stdout.write(`krill ready: ${listenerUrls(server).join(', ')} node ${server.nodeId} data ${server.config.logDirs().join(',')}\n`);
 }
 
-/** process.roles as the config file, --config-style settings and overrides give it ('controller' alone, or not). */
+/** The properties the config file, --config-style settings and overrides set, in that order (later wins). */
+function givenProperties(opts: CliOptions): Map<string, string> {
+  const given = new Map<string, string>(opts.configFile ? loadPropertiesFile(opts.configFile) : []);
+  for (const [k, v] of Object.entries(opts.config ?? {})) given.set(k, String(v));
+  for (const o of opts.overrides ?? []) given.set(o.slice(0, o.indexOf('=')), o.slice(o.indexOf('=') + 1));
+  return given;
+}
+
+/** Whether process.roles, as given, is `controller` alone. */
 function configuredRoles(opts: CliOptions): 'controller' | 'other' {
   let roles: string[];
   try {
-    roles = KafkaConfig.load({ file: opts.configFile, props: opts.config, overrides: opts.overrides }).processRoles();
+    roles = (givenProperties(opts).get('process.roles') ?? '').split(',').map((r) => r.trim()).filter((r) => r !== '');
   } catch {
     return 'other'; // the broker's start-up reports what is wrong with the config
   }
@@ -268,9 +275,7 @@ async function runClusterNode(opts: CliOptions): Promise<void> {
   if (opts.controllerOnly) {
     // A config file's own node.id, listeners and controller.listener.names are kept; the flags'
     // defaults fill in what it (and the overrides) leave out.
-    const given = new Map<string, string>(opts.configFile ? loadPropertiesFile(opts.configFile) : []);
-    for (const [k, v] of Object.entries(opts.config ?? {})) given.set(k, String(v));
-    for (const o of opts.overrides ?? []) given.set(o.slice(0, o.indexOf('=')), o.slice(o.indexOf('=') + 1));
+    const given = givenProperties(opts);
     const listenerFlags = opts.port !== undefined || opts.host !== undefined || !given.has('listeners');
     const port = opts.port ?? 9093;
     const host = opts.host ?? '127.0.0.1';
