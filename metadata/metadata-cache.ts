@@ -272,6 +272,11 @@ export class MetadataCache {
           this.applyBroker(rec.data);
           delta.changedBrokers.add(rec.data.brokerId);
           break;
+        case 'UnregisterBrokerRecord':
+          // Kafka's ClusterDelta: the registration goes whatever its epoch (the controller writes
+          // none today; a broker replacing its image by a snapshot's may need one).
+          if (this.brokers.delete(rec.data.brokerId)) delta.changedBrokers.add(rec.data.brokerId);
+          break;
         case 'BrokerRegistrationChangeRecord': {
           const b = this.brokers.get(rec.data.brokerId);
           if (!b || b.epoch !== rec.data.brokerEpoch) break;
@@ -342,6 +347,82 @@ export class MetadataCache {
       }
     }
     return delta;
+  }
+
+  /**
+   * Kafka's MetadataImage.write: the records that rebuild exactly this image when applied to an
+   * empty one (a metadata snapshot's content, metadata/snapshot/). Order: the finalized features
+   * (metadata.version first), the brokers, each topic followed by its partitions, the configs, the
+   * client quotas, the producer id state, the ACLs, the SCRAM credentials; within each, this image's
+   * own iteration order, so the rebuilt image iterates alike. Not written (not part of the state):
+   * `clientMetricsConfigVersion` (a change counter the replay bumps again), empty config resources,
+   * and `lastAppliedOffset` (the snapshot id carries it).
+   */
+  imageRecords(): MetadataRecord[] {
+    const out: MetadataRecord[] = [];
+    const mv = this.features.get('metadata.version');
+    if (mv !== undefined) out.push({ type: 'FeatureLevelRecord', data: { name: 'metadata.version', featureLevel: mv } });
+    for (const [name, featureLevel] of this.features) if (name !== 'metadata.version') out.push({ type: 'FeatureLevelRecord', data: { name, featureLevel } });
+    for (const b of this.brokers.values()) {
+      out.push({
+        type: 'RegisterBrokerRecord',
+        data: {
+          brokerId: b.id,
+          isMigratingZkBroker: false,
+          incarnationId: b.incarnationId,
+          brokerEpoch: b.epoch,
+          endPoints: b.endpoints.map((e) => ({ ...e })),
+          features: [...b.supportedFeatures].map(([name, r]) => ({ name, minSupportedVersion: r.min, maxSupportedVersion: r.max })),
+          rack: b.rack,
+          fenced: b.fenced,
+          inControlledShutdown: b.inControlledShutdown,
+          logDirs: [],
+        },
+      });
+    }
+    for (const t of this.topicsByName.values()) {
+      out.push({ type: 'TopicRecord', data: { name: t.name, topicId: t.topicId } });
+      for (const p of t.partitions.values()) {
+        out.push({
+          type: 'PartitionRecord',
+          data: {
+            partitionId: p.partition,
+            topicId: p.topicId,
+            replicas: [...p.replicas],
+            isr: [...p.isr],
+            removingReplicas: [...p.removingReplicas],
+            addingReplicas: [...p.addingReplicas],
+            leader: p.leader,
+            leaderRecoveryState: p.leaderRecoveryState,
+            leaderEpoch: p.leaderEpoch,
+            partitionEpoch: p.partitionEpoch,
+            directories: [],
+            eligibleLeaderReplicas: null,
+            lastKnownElr: null,
+          },
+        });
+      }
+    }
+    for (const [resourceType, byName] of this.configs) {
+      for (const [resourceName, kv] of byName) {
+        for (const [name, value] of kv) out.push({ type: 'ConfigRecord', data: { resourceType, resourceName, name, value } });
+      }
+    }
+    for (const q of this.quotas.values()) {
+      const entity = clientQuotaEntityToData(q.entity);
+      for (const [key, value] of q.quotas) out.push({ type: 'ClientQuotaRecord', data: { entity: entity.map((e) => ({ ...e })), key, value, remove: false } });
+    }
+    if (this.nextProducerId !== 0n) out.push({ type: 'ProducerIdsRecord', data: { brokerId: -1, brokerEpoch: -1n, nextProducerId: this.nextProducerId } });
+    for (const [id, acl] of this.aclsImage.acls()) out.push({ type: 'AccessControlEntryRecord', data: { id, ...acl } });
+    for (const [mechanism, users] of this.scram) {
+      for (const [name, c] of users) {
+        out.push({
+          type: 'UserScramCredentialRecord',
+          data: { name, mechanism, salt: Buffer.from(c.salt), storedKey: Buffer.from(c.storedKey), serverKey: Buffer.from(c.serverKey), iterations: c.iterations },
+        });
+      }
+    }
+    return out;
   }
 
   /** Copies the byte fields: a decoded record's buffers are views of a whole fetched chunk. */

@@ -159,6 +159,12 @@ export interface RegisterBrokerRecordData {
   logDirs: string[];
 }
 
+/** Removes a broker's registration (Kafka's ClusterDelta drops it whatever the epoch). */
+export interface UnregisterBrokerRecordData {
+  brokerId: number;
+  brokerEpoch: bigint;
+}
+
 /** BrokerRegistrationChangeRecord.fenced values (Kafka's BrokerRegistrationFencingChange). */
 export const FencingChange = { UNFENCE: -1, NONE: 0, FENCE: 1 } as const;
 /** BrokerRegistrationChangeRecord.inControlledShutdown values. */
@@ -198,6 +204,7 @@ export type MetadataRecord =
   | { type: 'ClientQuotaRecord'; data: ClientQuotaRecordData }
   | { type: 'RemoveTopicRecord'; data: RemoveTopicRecordData }
   | { type: 'RegisterBrokerRecord'; data: RegisterBrokerRecordData }
+  | { type: 'UnregisterBrokerRecord'; data: UnregisterBrokerRecordData }
   | { type: 'BrokerRegistrationChangeRecord'; data: BrokerRegistrationChangeRecordData }
   | { type: 'FenceBrokerRecord'; data: FenceBrokerRecordData }
   | { type: 'UnfenceBrokerRecord'; data: FenceBrokerRecordData }
