@@ -32,6 +32,18 @@
  *   from the committed registrations, the timers start (stopped again at renounce), and the first
  *   leader of an empty log writes the bootstrap records before anything else.
  *
+ * Snapshots (quorum mode, Kafka's SnapshotGenerator and the controller's handleLoadSnapshot): every
+ * controller, active or standby, writes its own image as a snapshot (MetadataCache.imageRecords,
+ * through QuorumLog.createSnapshot) at the end of the committed batch after which
+ * `metadata.log.max.record.bytes.between.snapshots` bytes of data batches were committed since
+ * the last one, or after which `metadata.log.max.snapshot.interval.ms` has passed with data
+ * committed; the committed log then keeps only what follows. A snapshot the quorum hands over
+ * (restart on a trimmed log, or a follower behind the leader's log start) replaces the image
+ * (snapshotDelta: the records that bring the image to the snapshot's, applied as a batch, so the
+ * image's listeners see what changed), the committed log, the brokers' registration offsets (the
+ * snapshot's end) and the broker epoch counter (past every epoch in it); producer ids are in the
+ * image.
+ *
  * Invariants: operations run one at a time (SerialQueue) and an operation's validation and its
  * records see the same image; the image holds only committed batches, each applied once, in
  * offset order (so in quorum mode nothing uncommitted is applied anywhere and no revert is needed);
@@ -56,7 +68,9 @@ import { ongoingReassignments, planReassignments, type ListReassignmentsResult, 
 import { SerialQueue } from '../../common/serial-queue';
 import { topicPartitionKey } from '../../common/topic-partition';
 import type { MetadataLog } from '../metadata-log';
-import { CommittedMetadataLog, NotLeaderError, type CommittedBatch, type QuorumLeader, type QuorumLog } from './quorum-log';
+import { CommittedMetadataLog, NotLeaderError, type CommittedBatch, type LoadedSnapshot, type QuorumLeader, type QuorumLog } from './quorum-log';
+import { encodeMetadataRecord } from '../metadata-log-store';
+import { snapshotDelta } from '../snapshot/snapshot-delta';
 import { CLUSTER_METADATA_TOPIC, isInternalTopic, unifyCollisionChars, validateTopicName } from '../topic-name';
 import { checkBrokerFeatures, planFeatureUpdates, type FeatureUpdate } from './feature-control-manager';
 import { BOOTSTRAP_FEATURE_LEVELS, FeatureName, supportedFeatureRecords } from '../features';
@@ -105,7 +119,16 @@ export interface ControllerOptions {
    * `kafka-storage format` (krill: the `--add-scram` credentials); ignored once the log has records.
    */
   bootstrapRecords?: readonly MetadataRecord[];
+  /**
+   * Quorum mode: when to snapshot the image (metadata.log.max.record.bytes.between.snapshots,
+   * default 20 MiB; metadata.log.max.snapshot.interval.ms, default 1 h, 0 disables the time rule).
+   * Used only if the quorum log can store snapshots.
+   */
+  snapshots?: { maxRecordBytesBetween: number; maxIntervalMs: number };
 }
+
+/** Kafka's defaults of metadata.log.max.record.bytes.between.snapshots and metadata.log.max.snapshot.interval.ms. */
+export const DEFAULT_SNAPSHOT_POLICY = { maxRecordBytesBetween: 20 * 1024 * 1024, maxIntervalMs: 3_600_000 };
 
 export interface BrokerHeartbeatInput {
   brokerId: number;
@@ -321,6 +344,8 @@ export class Controller implements ControllerApi {
   /** Validation and records of SCRAM credential changes; reads existing credentials from this controller's image. */
   /** Validation and records of ACL changes; knows the current ACLs by following this controller's image. */
   private readonly aclControl = new AclControlManager();
+  /** Quorum mode: data bytes committed since the last snapshot, when it was taken, and the last batch's timestamp. */
+  private snapshotState = { bytesSince: 0, takenAt: 0, lastTimestamp: 0, count: 0 };
   private readonly scramControl = new ScramControlManager({ exists: (user, mechanism) => this.image.scramCredential(user, mechanism) !== undefined });
 
   constructor(private readonly opts: ControllerOptions) {
@@ -335,9 +360,11 @@ export class Controller implements ControllerApi {
       // replays what is committed so far); this controller writes once it claims leadership.
       this.quorum = opts.quorum;
       this.metaLog = new CommittedMetadataLog();
+      this.snapshotState.takenAt = this.now();
       opts.quorum.register({
         onCommit: (batch) => this.handleCommit(batch),
         onLeaderChange: (leader) => this.handleLeaderChange(leader),
+        onLoadSnapshot: (snapshot) => this.handleLoadSnapshot(snapshot),
       });
       return;
     }
@@ -477,11 +504,82 @@ export class Controller implements ControllerApi {
     this.trackBrokerEpochs(batch.records, batch.lastOffset);
     this.applyCommitted(batch.records, batch.lastOffset);
     if (batch.epoch > this.lastCommittedEpoch) this.lastCommittedEpoch = batch.epoch;
-    const due = this.appliedWaiters.filter((w) => w.offset <= batch.lastOffset);
+    this.resolveAppliedWaiters(batch.lastOffset);
+    if (batch.records.length > 0) {
+      this.snapshotState.bytesSince += batch.sizeInBytes ?? batch.records.reduce((n, r) => n + encodeMetadataRecord(r).length, 0);
+    }
+    if (batch.appendTimestamp !== undefined) this.snapshotState.lastTimestamp = batch.appendTimestamp;
+    this.maybeSnapshot(batch);
+    this.maybeClaim();
+  }
+
+  private resolveAppliedWaiters(lastOffset: bigint): void {
+    const due = this.appliedWaiters.filter((w) => w.offset <= lastOffset);
     if (due.length > 0) {
-      this.appliedWaiters = this.appliedWaiters.filter((w) => w.offset > batch.lastOffset);
+      this.appliedWaiters = this.appliedWaiters.filter((w) => w.offset > lastOffset);
       for (const w of due) w.resolve();
     }
+  }
+
+  /** Snapshots taken by this controller so far (quorum mode). */
+  get snapshotsTaken(): number {
+    return this.snapshotState.count;
+  }
+
+  /**
+   * Kafka's SnapshotGenerator: after a committed batch, snapshot the image at its end when enough
+   * data bytes were committed since the last snapshot, or enough time passed with some.
+   */
+  private maybeSnapshot(batch: CommittedBatch): void {
+    const quorum = this.quorum;
+    if (!quorum?.createSnapshot || this.closed) return;
+    const policy = this.opts.snapshots ?? DEFAULT_SNAPSHOT_POLICY;
+    const st = this.snapshotState;
+    if (st.bytesSince === 0) return;
+    const now = this.now();
+    const bySize = st.bytesSince >= policy.maxRecordBytesBetween;
+    const byTime = policy.maxIntervalMs > 0 && now - st.takenAt >= policy.maxIntervalMs;
+    if (!bySize && !byTime) return;
+    const id = { offset: batch.lastOffset + 1n, epoch: batch.epoch };
+    const started = Date.now();
+    const bytes = st.bytesSince;
+    st.bytesSince = 0;
+    st.takenAt = now;
+    try {
+      const records = this.image.imageRecords();
+      quorum.createSnapshot(id, records, st.lastTimestamp);
+      (this.metaLog as CommittedMetadataLog).compactTo(id.offset, records);
+      st.count++;
+      this.log.info(`wrote metadata snapshot ${id.offset}/${id.epoch}: ${records.length} records, after ${bytes} bytes of records ${bySize ? '(metadata.log.max.record.bytes.between.snapshots)' : '(metadata.log.max.snapshot.interval.ms)'}, in ${Date.now() - started} ms`);
+    } catch (err) {
+      this.log.error(`writing metadata snapshot ${id.offset}/${id.epoch} failed`, { err: String(err) });
+    }
+  }
+
+  /**
+   * Kafka's handleLoadSnapshot: the quorum's log starts with this snapshot (a restart, or a download
+   * from the leader). The image becomes exactly the snapshot's (the delta applied as one batch at
+   * the snapshot's last offset), the committed log restarts from it, broker registration offsets
+   * become the snapshot's last offset and the broker epoch counter moves past every epoch in it.
+   */
+  private handleLoadSnapshot(snapshot: LoadedSnapshot): void {
+    const last = snapshot.id.offset - 1n;
+    if (last <= this.image.lastAppliedOffset && this.image.lastAppliedOffset >= 0n) return;
+    const started = Date.now();
+    const delta = snapshotDelta(this.image, snapshot.records);
+    (this.metaLog as CommittedMetadataLog).resetToSnapshot(snapshot.id.offset, snapshot.records);
+    this.applyCommitted(delta, last);
+    this.registerOffsets.clear();
+    for (const b of this.image.allBrokers()) {
+      this.registerOffsets.set(b.id, last);
+      if (b.epoch >= this.committedNextBrokerEpoch) this.committedNextBrokerEpoch = b.epoch + 1n;
+      if (b.epoch >= this.nextBrokerEpoch) this.nextBrokerEpoch = b.epoch + 1n;
+    }
+    if (snapshot.id.epoch > this.lastCommittedEpoch) this.lastCommittedEpoch = snapshot.id.epoch;
+    this.snapshotState.bytesSince = 0;
+    this.snapshotState.takenAt = this.now();
+    this.resolveAppliedWaiters(last);
+    this.log.info(`loaded metadata snapshot ${snapshot.id.offset}/${snapshot.id.epoch}: ${snapshot.records.length} records (${delta.length} applied) in ${Date.now() - started} ms`);
     this.maybeClaim();
   }
 

@@ -19,11 +19,22 @@
  *   rejection is a failure of the write itself and reaches the caller as it is;
  * - a leader change is reported whenever the epoch or the known leader changes (id -1: unknown),
  *   including this node becoming leader; `leader()` answers the latest reported state;
- * - every callback runs on the caller's event loop, never re-entrantly from inside `append`.
+ * - every callback runs on the caller's event loop, never re-entrantly from inside `append`;
+ * - snapshots (Kafka's handleLoadSnapshot / createSnapshot): when the log the feed would replay
+ *   starts with a snapshot (a restart on a trimmed log, or a follower that downloaded one because it
+ *   was behind the leader's log start), `onLoadSnapshot` hands over its records first, and the feed
+ *   continues with the batch after the snapshot's end offset; `createSnapshot` (optional: a log
+ *   without it takes no snapshots) stores the image records the controller wrote of the state it
+ *   applied up to a committed batch boundary, and applies the retention.
+ *
+ * CommittedMetadataLog is bounded: once the controller takes or loads a snapshot it holds the
+ * snapshot's records (the image's size) and the batches after it, not the history.
  */
 import type { MetadataRecord } from '../metadata-records';
 import type { MetadataBatch, MetadataLog, MetadataLogRead } from '../metadata-log';
 import { encodeMetadataBatch } from '../metadata-log-store';
+import { ErrorCode, KafkaError } from '../../protocol/errors';
+import type { OffsetAndEpoch } from '../raft/raft-log';
 
 export { NotLeaderError } from '../raft/not-leader-error';
 
@@ -34,6 +45,16 @@ export interface CommittedBatch {
   lastOffset: bigint;
   /** The leader epoch the batch was appended in. */
   epoch: number;
+  /** The batch's size in the log (metadata.log.max.record.bytes.between.snapshots counts it; estimated when absent). */
+  sizeInBytes?: number;
+  /** The batch's append timestamp, ms (a snapshot's lastContainedLogTimestamp). */
+  appendTimestamp?: number;
+}
+
+/** A snapshot of the committed state below `id.offset`, as the records that rebuild its image. */
+export interface LoadedSnapshot {
+  id: OffsetAndEpoch;
+  records: MetadataRecord[];
 }
 
 export interface QuorumLeader {
@@ -47,6 +68,8 @@ export interface QuorumLogListener {
   onCommit(batch: CommittedBatch): void;
   /** Kafka's handleLeaderChange. */
   onLeaderChange(leader: QuorumLeader): void;
+  /** Kafka's handleLoadSnapshot: the state is now the snapshot's; the next batch follows id.offset - 1. */
+  onLoadSnapshot(snapshot: LoadedSnapshot): void;
 }
 
 export interface QuorumLog {
@@ -61,19 +84,28 @@ export interface QuorumLog {
    * then the current leader, then every new batch and leader change.
    */
   register(listener: QuorumLogListener): void;
+  /**
+   * Stores a snapshot: `records` rebuild the image of every committed batch below `id.offset` (a
+   * batch boundary already delivered; id.epoch that batch's epoch); then the retention runs.
+   */
+  createSnapshot?(id: OffsetAndEpoch, records: readonly MetadataRecord[], lastContainedLogTimestamp: number): void;
 }
 
 /**
  * The committed batches as a MetadataLog (read-only: `append` throws; the controller adds batches
  * with `appendCommitted` as the quorum commits them). Offsets are the raft log's; control batches
- * are not kept, so they leave gaps that reads skip. Kept in memory whole (no snapshots yet).
+ * are not kept, so they leave gaps that reads skip. Bounded by snapshots: after `compactTo` or
+ * `resetToSnapshot` it keeps the snapshot's records (served by readAll as one batch ending at the
+ * snapshot's end offset - 1) and the batches after it; `read` below the snapshot refuses with
+ * OFFSET_OUT_OF_RANGE (a reader that far behind needs the snapshot, `snapshot`).
  */
 export class CommittedMetadataLog implements MetadataLog {
-  private readonly batches: MetadataBatch[] = [];
+  private batches: MetadataBatch[] = [];
   /** Past the last committed batch, control batches included. */
   private committedEnd = 0n;
   /** Past the last batch with records: what readers (brokers) can reach, so a long-poll past it waits. */
   private dataEnd = 0n;
+  private snap: { endOffset: bigint; records: MetadataRecord[] } | null = null;
 
   appendCommitted(records: MetadataRecord[], lastOffset: bigint): void {
     if (lastOffset < this.committedEnd) throw new Error(`committed batch at ${lastOffset} is behind the committed end ${this.committedEnd}`);
@@ -83,8 +115,40 @@ export class CommittedMetadataLog implements MetadataLog {
     this.dataEnd = lastOffset + 1n;
   }
 
+  /** A snapshot was taken at `endOffset` (at or below the committed end): the batches below it go. */
+  compactTo(endOffset: bigint, records: readonly MetadataRecord[]): void {
+    if (endOffset > this.committedEnd) throw new Error(`snapshot end ${endOffset} is past the committed end ${this.committedEnd}`);
+    this.snap = { endOffset, records: [...records] };
+    this.batches = this.batches.filter((b) => b.lastOffset >= endOffset);
+  }
+
+  /** A snapshot was loaded: it replaces everything. */
+  resetToSnapshot(endOffset: bigint, records: readonly MetadataRecord[]): void {
+    this.snap = { endOffset, records: [...records] };
+    this.batches = [];
+    this.committedEnd = endOffset;
+    this.dataEnd = endOffset;
+  }
+
+  /** The latest snapshot this log holds instead of the batches below it, if any. */
+  get snapshot(): { endOffset: bigint; records: readonly MetadataRecord[] } | null {
+    return this.snap;
+  }
+
+  /** The first offset `read` can serve. */
+  get logStartOffset(): bigint {
+    return this.snap?.endOffset ?? 0n;
+  }
+
+  /** How many batches are held (besides the snapshot): bounded by the snapshot interval. */
+  get batchCount(): number {
+    return this.batches.length;
+  }
+
   readAll(): MetadataBatch[] {
-    return this.batches.map((b) => ({ records: [...b.records], lastOffset: b.lastOffset }));
+    const out = this.batches.map((b) => ({ records: [...b.records], lastOffset: b.lastOffset }));
+    if (this.snap && this.snap.records.length > 0) out.unshift({ records: [...this.snap.records], lastOffset: this.snap.endOffset - 1n });
+    return out;
   }
 
   append(): bigint {
@@ -100,6 +164,9 @@ export class CommittedMetadataLog implements MetadataLog {
   }
 
   read(offset: bigint, maxBytes: number): MetadataLogRead {
+    if (offset < this.logStartOffset) {
+      throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${offset} is below the log start ${this.logStartOffset}: the snapshot ending there covers it`);
+    }
     const records: Buffer[] = [];
     let size = 0;
     for (const b of this.batches) {

@@ -12,7 +12,9 @@ import { encodeMetadataRecord } from '../metadata-log-store';
 import type { MetadataRecord } from '../metadata-records';
 import { NotControllerError, type CommittedBatch as RaftBatch, type KafkaRaftClient, type KafkaRaftClientListener, type RaftLeader } from '../raft/kafka-raft-client';
 import type { SimpleRecord } from '../../protocol/records/memory-records-builder';
-import { NotLeaderError, type CommittedBatch, type QuorumLeader } from './quorum-log';
+import { NotLeaderError, type CommittedBatch, type LoadedSnapshot, type QuorumLeader } from './quorum-log';
+import { readSnapshotRecords, writeSnapshotRecords } from '../snapshot/snapshot-records';
+import type { OffsetAndEpoch } from '../raft/raft-log';
 import { RaftQuorumLog } from './raft-quorum-log';
 
 const REC: MetadataRecord = { type: 'FeatureLevelRecord', data: { name: 'metadata.version', featureLevel: 21 } };
@@ -32,6 +34,13 @@ class FakeClient {
   append(records: readonly SimpleRecord[]): Promise<bigint> {
     if (!this.isLeader) return Promise.reject(new NotControllerError('not the leader'));
     return new Promise((resolve, reject) => this.appends.push({ records, resolve, reject }));
+  }
+  snapshots: { id: OffsetAndEpoch; data: Buffer }[] = [];
+  createSnapshot(id: OffsetAndEpoch, data: Buffer): void {
+    this.snapshots.push({ id, data });
+  }
+  loadSnapshot(id: OffsetAndEpoch, data: Buffer): void {
+    for (const l of this.listeners) l.onLoadSnapshot?.({ id, data });
   }
   commit(batches: RaftBatch[]): void {
     for (const l of this.listeners) l.onCommit?.(batches, batches[batches.length - 1].lastOffset + 1n);
@@ -56,8 +65,8 @@ const control = (lastOffset: bigint, epoch: number): RaftBatch => ({ baseOffset:
 function setup() {
   const client = new FakeClient();
   const log = new RaftQuorumLog(client as unknown as KafkaRaftClient);
-  const events: (CommittedBatch | QuorumLeader)[] = [];
-  return { client, log, events, register: () => log.register({ onCommit: (b) => events.push(b), onLeaderChange: (l) => events.push(l) }) };
+  const events: (CommittedBatch | QuorumLeader | LoadedSnapshot)[] = [];
+  return { client, log, events, register: () => log.register({ onCommit: (b) => events.push(b), onLeaderChange: (l) => events.push(l), onLoadSnapshot: (s) => events.push(s) }) };
 }
 
 test('the backlog before register comes first, then the leader, then new batches; control batches are empty', () => {
@@ -105,4 +114,26 @@ test('append: refused off the leader, resolved after delivery, NOT_CONTROLLER ma
   log.close();
   await expect(waiting).rejects.toBeInstanceOf(NotLeaderError);
   await expect(log.append([REC])).rejects.toBeInstanceOf(NotLeaderError);
+});
+
+test('snapshots: one handed over before register replaces the backlog; after it the feed continues past its end; createSnapshot writes Kafka\'s format; a corrupt one stops the feed', () => {
+  const { client, log, events, register } = setup();
+  client.commit([control(0n, 1), data(1n, 1)]);
+  const snap = writeSnapshotRecords([REC], { epoch: 1, lastContainedLogTimestamp: 0 });
+  client.loadSnapshot({ offset: 2n, epoch: 1 }, snap);
+  client.commit([data(1n, 1), data(2n, 1)]); // 1 is covered by the snapshot: dropped
+  register();
+  expect(events).toEqual([{ id: { offset: 2n, epoch: 1 }, records: [REC] }, { records: [REC], lastOffset: 2n, epoch: 1 }, { id: -1, epoch: 0 }]);
+
+  log.createSnapshot({ offset: 3n, epoch: 1 }, [REC, REC], 99);
+  expect(client.snapshots).toHaveLength(1);
+  expect(client.snapshots[0].id).toEqual({ offset: 3n, epoch: 1 });
+  expect(readSnapshotRecords(client.snapshots[0].data)).toMatchObject({ lastContainedLogTimestamp: 99n, records: [REC, REC] });
+
+  const bad = Buffer.from(snap);
+  bad[bad.length - 5] ^= 0xff;
+  expect(() => client.loadSnapshot({ offset: 10n, epoch: 2 }, bad)).toThrow(/cannot be read/);
+  const before = events.length;
+  client.commit([data(10n, 2)]);
+  expect(events.length).toBe(before);
 });

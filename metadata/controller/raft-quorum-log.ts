@@ -15,19 +15,30 @@
  *   client still leads that epoch); it resolves with the batch's last offset only after the batch was
  *   delivered to the listener; a NotControllerError from the client (not leader, leadership of the
  *   epoch lost before the commit, client closed) rejects it with NotLeaderError, anything else as it is;
- * - every callback runs from the client's listener microtasks, never from inside `append`.
+ * - every callback runs from the client's listener microtasks, never from inside `append`;
+ * - a snapshot the client hands over (onLoadSnapshot: at start, or downloaded by a follower) is
+ *   decoded (readSnapshotRecords; a corrupt one stops this quorum log: nothing more is delivered)
+ *   and delivered in its place in the feed (buffered before `register` like the batches, replacing
+ *   whatever was buffered before it); the feed continues after its end offset; `createSnapshot`
+ *   encodes the image records in Kafka's snapshot format and has the client store them.
  */
 import { ErrorCode, KafkaError } from '../../protocol/errors';
 import { decodeMetadataRecord, encodeMetadataRecord } from '../metadata-log-store';
 import type { MetadataRecord } from '../metadata-records';
-import type { KafkaRaftClient, CommittedBatch as RaftCommittedBatch, RaftLeader } from '../raft/kafka-raft-client';
-import { NotLeaderError, type CommittedBatch, type QuorumLeader, type QuorumLog, type QuorumLogListener } from './quorum-log';
+import type { KafkaRaftClient, CommittedBatch as RaftCommittedBatch, RaftLeader, RaftSnapshot } from '../raft/kafka-raft-client';
+import type { OffsetAndEpoch } from '../raft/raft-log';
+import { readSnapshotRecords, writeSnapshotRecords } from '../snapshot/snapshot-records';
+import { NotLeaderError, type CommittedBatch, type LoadedSnapshot, type QuorumLeader, type QuorumLog, type QuorumLogListener } from './quorum-log';
+
+type FeedEvent = { kind: 'batch'; batch: CommittedBatch } | { kind: 'snapshot'; snapshot: LoadedSnapshot };
 
 export class RaftQuorumLog implements QuorumLog {
   readonly localId: number;
   private listener: QuorumLogListener | null = null;
-  /** Committed batches received before `register`. */
-  private backlog: CommittedBatch[] = [];
+  /** Committed batches (and a loaded snapshot) received before `register`. */
+  private backlog: FeedEvent[] = [];
+  /** Set when a snapshot could not be decoded: nothing more is delivered. */
+  private failed: Error | null = null;
   /** Past the last batch handed on (or buffered). */
   private nextOffset = -1n;
   private reported: QuorumLeader = { id: -1, epoch: 0 };
@@ -41,6 +52,7 @@ export class RaftQuorumLog implements QuorumLog {
     this.unlisten = client.addListener({
       onCommit: (batches) => this.onCommit(batches),
       onLeaderChange: (leader) => this.onLeaderChange(leader),
+      onLoadSnapshot: (snapshot) => this.onLoadSnapshot(snapshot),
     });
   }
 
@@ -76,8 +88,16 @@ export class RaftQuorumLog implements QuorumLog {
     this.listener = listener;
     const backlog = this.backlog;
     this.backlog = [];
-    for (const b of backlog) this.deliver(b);
+    for (const e of backlog) {
+      if (e.kind === 'batch') this.deliver(e.batch);
+      else this.deliverSnapshot(e.snapshot);
+    }
     listener.onLeaderChange(this.reported);
+  }
+
+  createSnapshot(id: OffsetAndEpoch, records: readonly MetadataRecord[], lastContainedLogTimestamp: number): void {
+    if (this.closed) throw new Error('the quorum log is closed');
+    this.client.createSnapshot(id, writeSnapshotRecords(records, { epoch: id.epoch, lastContainedLogTimestamp }));
   }
 
   /** Stops listening to the client; appends waiting for delivery are rejected. The client is the caller's. */
@@ -89,8 +109,30 @@ export class RaftQuorumLog implements QuorumLog {
     for (const w of waiting) w.reject(new NotLeaderError(this.reported.epoch, -1));
   }
 
+  private onLoadSnapshot(raw: RaftSnapshot): void {
+    if (this.closed || this.failed) return;
+    let snapshot: LoadedSnapshot;
+    try {
+      snapshot = { id: { ...raw.id }, records: readSnapshotRecords(raw.data).records };
+    } catch (err) {
+      this.failed = err as Error;
+      throw new Error(`snapshot ${raw.id.offset}/${raw.id.epoch} cannot be read, the controller stops following the quorum: ${(err as Error).message}`);
+    }
+    this.nextOffset = raw.id.offset;
+    if (this.listener) this.deliverSnapshot(snapshot);
+    else this.backlog = [{ kind: 'snapshot', snapshot }];
+  }
+
+  private deliverSnapshot(snapshot: LoadedSnapshot): void {
+    this.listener!.onLoadSnapshot(snapshot);
+    const last = snapshot.id.offset - 1n;
+    const due = this.waiting.filter((w) => w.offset <= last);
+    this.waiting = this.waiting.filter((w) => w.offset > last);
+    for (const w of due) w.resolve(w.offset);
+  }
+
   private onCommit(batches: readonly RaftCommittedBatch[]): void {
-    if (this.closed) return;
+    if (this.closed || this.failed) return;
     for (const b of batches) {
       if (b.lastOffset < this.nextOffset) continue;
       const records: MetadataRecord[] = [];
@@ -101,9 +143,9 @@ export class RaftQuorumLog implements QuorumLog {
         }
       }
       this.nextOffset = b.lastOffset + 1n;
-      const batch: CommittedBatch = { records, lastOffset: b.lastOffset, epoch: b.epoch };
+      const batch: CommittedBatch = { records, lastOffset: b.lastOffset, epoch: b.epoch, sizeInBytes: b.sizeInBytes, appendTimestamp: b.appendTimestamp };
       if (this.listener) this.deliver(batch);
-      else this.backlog.push(batch);
+      else this.backlog.push({ kind: 'batch', batch });
     }
   }
 

@@ -24,9 +24,13 @@
  *   offset, rejected with NOT_CONTROLLER when the leadership it was appended under ends first or the
  *   client closes;
  * - committed batches reach the listener once each, in offset order, as the high watermark passes
- *   them (control batches included, flagged; a restarted node replays from the log start). A snapshot
- *   the follower downloaded moves the log start past what the listener has seen: those offsets are
- *   skipped, not replayed (loading the snapshot is the state machine's job, not done yet);
+ *   them (control batches included, flagged). Snapshots (Kafka's handleLoadSnapshot): at start, a
+ *   node with a snapshot hands the latest one to onLoadSnapshot first and then the batches after
+ *   its end offset (not the log from its start); a follower that downloaded a snapshot (its log
+ *   start moved past what the listener has seen) hands that snapshot over, then continues after it;
+ * - createSnapshot stores a snapshot the state machine wrote of what was delivered to it (its end
+ *   offset at most the next offset to deliver), then applies metadata.max.retention.bytes / .ms
+ *   (cleanSnapshots, raft-log.ts: the latest snapshot is always kept);
  * - listeners run after the node's call returned (a microtask), so they may call append();
  * - one RaftNode per client, built by start(): a restart is a new KafkaRaftClient (new connections,
  *   correlation ids from 0 again), so nothing addressed to the old node can reach the new one;
@@ -41,7 +45,8 @@ import type { Logger } from '../../common/logger';
 import { RaftNode, NotLeaderError, type RaftClock, type RaftRandom } from './raft-node';
 import { errorResponse, type RaftApiKey, type RaftRequest, type RaftResponse } from './raft-messages';
 import type { QuorumConfig, VoterEndpoint } from './quorum-config';
-import type { RaftLog } from './raft-log';
+import { cleanSnapshots, DEFAULT_SNAPSHOT_RETENTION, type OffsetAndEpoch, type RaftLog, type SnapshotRetention } from './raft-log';
+import { readSnapshotTimestamp } from '../snapshot/snapshot-records';
 import type { QuorumStateStore } from './quorum-state-store';
 import { splitBatches } from '../../protocol/records/record-batch';
 
@@ -76,6 +81,16 @@ export interface CommittedBatch {
   epoch: number;
   isControl: boolean;
   records: { offset: bigint; key: Buffer | null; value: Buffer | null }[];
+  /** The batch's bytes in the log (what metadata.log.max.record.bytes.between.snapshots counts). */
+  sizeInBytes?: number;
+  /** The batch's max timestamp (Kafka's append timestamp; a snapshot's lastContainedLogTimestamp). */
+  appendTimestamp?: number;
+}
+
+/** A snapshot handed to the state machine (Kafka's SnapshotReader): everything below `id.offset`. */
+export interface RaftSnapshot {
+  id: OffsetAndEpoch;
+  data: Buffer;
 }
 
 export interface RaftLeader {
@@ -90,6 +105,8 @@ export interface KafkaRaftClientListener {
   /** Batches below the new high watermark, in order, each once. */
   onCommit?(batches: readonly CommittedBatch[], highWatermark: bigint): void;
   onLeaderChange?(leader: RaftLeader): void;
+  /** Kafka's handleLoadSnapshot: the state is the snapshot's; the next onCommit continues at id.offset. */
+  onLoadSnapshot?(snapshot: RaftSnapshot): void;
 }
 
 export interface KafkaRaftClientOptions {
@@ -106,6 +123,8 @@ export interface KafkaRaftClientOptions {
   connectOptions?: ConnectOptions;
   /** How long close() waits for a graceful resignation (Kafka: the shutdown timeout); default 5 s. */
   shutdownTimeoutMs?: number;
+  /** metadata.max.retention.bytes / .ms, applied after each createSnapshot (default Kafka's). */
+  snapshotRetention?: SnapshotRetention;
 }
 
 interface Peer {
@@ -166,6 +185,9 @@ export class KafkaRaftClient {
     if (this.started) throw new Error('KafkaRaftClient already started');
     this.started = true;
     this.nextCommitOffset = this.opts.log.startOffset();
+    // Kafka's listener start: the latest snapshot first (it is committed: a snapshot is never
+    // written above the high watermark), then the log after it.
+    this.maybeLoadSnapshot(true);
     const node: RaftNode = new RaftNode({
       nodeId: this.opts.nodeId,
       clusterId: this.opts.clusterId,
@@ -353,7 +375,8 @@ export class KafkaRaftClient {
     this.completeAppends();
     if (this.nextCommitOffset >= hw) return;
     const log = this.opts.log;
-    if (this.nextCommitOffset < log.startOffset()) this.nextCommitOffset = log.startOffset();
+    this.maybeLoadSnapshot(false);
+    if (this.nextCommitOffset < log.startOffset()) throw new Error(`no snapshot covers offsets ${this.nextCommitOffset}..${log.startOffset() - 1n} below the log start`);
     const batches: CommittedBatch[] = [];
     while (this.nextCommitOffset < hw) {
       const buf = log.read(this.nextCommitOffset, 1024 * 1024);
@@ -368,6 +391,8 @@ export class KafkaRaftClient {
           epoch: b.partitionLeaderEpoch,
           isControl: b.isControlBatch,
           records: readRecords(b).map((r) => ({ offset: r.offset, key: r.key, value: r.value })),
+          sizeInBytes: b.sizeInBytes,
+          appendTimestamp: Number(b.maxTimestamp),
         });
         this.nextCommitOffset = b.lastOffset + 1n;
         progressed = true;
@@ -376,6 +401,49 @@ export class KafkaRaftClient {
     }
     if (batches.length === 0) return;
     this.notify((l) => l.onCommit?.(batches, hw));
+  }
+
+  /**
+   * Hands the latest snapshot to the listeners when they have not seen what it covers: at start
+   * (any snapshot), or when the log start moved past the next offset to deliver (a downloaded
+   * snapshot). The next offset to deliver becomes the snapshot's end offset.
+   */
+  private maybeLoadSnapshot(atStart: boolean): void {
+    const log = this.opts.log;
+    if (!atStart && this.nextCommitOffset >= log.startOffset()) return;
+    const latest = log.latestSnapshotId();
+    if (!latest || latest.offset < this.nextCommitOffset) return;
+    const data = log.readSnapshot(latest);
+    if (!data) throw new Error(`snapshot ${latest.offset}/${latest.epoch} is listed but cannot be read`);
+    this.nextCommitOffset = latest.offset;
+    const snapshot: RaftSnapshot = { id: { ...latest }, data };
+    this.opts.logger?.info(`loading snapshot ${latest.offset}/${latest.epoch} (${data.length} bytes)`);
+    this.notify((l) => l.onLoadSnapshot?.(snapshot));
+  }
+
+  /**
+   * Kafka's RaftClient.createSnapshot + freeze: stores `data` as the snapshot `id` of the state the
+   * listener built from what it was given (id.offset at most the next offset to deliver, at a batch
+   * boundary, of epoch id.epoch), then cleans older snapshots and the log below them as
+   * metadata.max.retention.bytes / .ms allow. Throws when the id does not fit the log.
+   */
+  createSnapshot(id: OffsetAndEpoch, data: Buffer): void {
+    if (!this.node || this.closed) throw new Error(`raft client ${this.nodeId} is not running`);
+    if (id.offset > this.nextCommitOffset) throw new Error(`snapshot ${id.offset}/${id.epoch} is past what was delivered (${this.nextCommitOffset})`);
+    const log = this.opts.log;
+    log.createSnapshot(id, data);
+    this.cleanLog();
+  }
+
+  /** Applies the snapshot retention (metadata.max.retention.bytes / .ms) now. */
+  cleanLog(): boolean {
+    const log = this.opts.log;
+    const cleaned = cleanSnapshots(log, this.opts.snapshotRetention ?? DEFAULT_SNAPSHOT_RETENTION, Date.now(), (sid) => {
+      const bytes = log.readSnapshot(sid);
+      return bytes ? readSnapshotTimestamp(bytes) : null;
+    });
+    if (cleaned) this.opts.logger?.info(`snapshot retention: the log now starts at ${log.startOffset()} (snapshots ${log.snapshotIds().map((s) => `${s.offset}/${s.epoch}`).join(', ')})`);
+    return cleaned;
   }
 
   /** Listeners run after the node's call has returned (a microtask), so they may call append(). */

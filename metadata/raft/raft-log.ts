@@ -75,6 +75,57 @@ export interface RaftLog {
   truncateToLatestSnapshot(): boolean;
   /** Moves the log start offset up to the snapshot's end offset, dropping older batches and snapshots. */
   deleteBeforeSnapshot(id: OffsetAndEpoch): boolean;
+  /** Every snapshot's id, ascending. */
+  snapshotIds(): OffsetAndEpoch[];
+  /** A snapshot's size in bytes (null if there is none with that id). */
+  snapshotSize(id: OffsetAndEpoch): number | null;
+  /** The bytes the log's batches take (Kafka's log.size: what metadata.max.retention.bytes counts with the snapshots). */
+  sizeInBytes(): number;
+}
+
+/** metadata.max.retention.bytes / metadata.max.retention.ms (negative: no limit). */
+export interface SnapshotRetention {
+  maxBytes: number;
+  maxMs: number;
+}
+
+/** Kafka's defaults: 100 MiB and 7 days. */
+export const DEFAULT_SNAPSHOT_RETENTION: SnapshotRetention = { maxBytes: 100 * 1024 * 1024, maxMs: 7 * 24 * 3600 * 1000 };
+
+/**
+ * Kafka's KafkaMetadataLog.maybeClean: the latest snapshot is always kept; walking the older ones
+ * oldest first, a snapshot is deleted, with every batch before the next snapshot
+ * (deleteBeforeSnapshot(next)), while the log's bytes plus the snapshots' exceed `maxBytes`, and
+ * then while its lastContainedLogTimestamp (`timestampOf`, the SnapshotHeaderRecord's) is more than
+ * `maxMs` before `now`. Stops at the first snapshot it keeps or cannot delete past (the next one is
+ * above the high watermark). Returns whether it deleted anything.
+ */
+export function cleanSnapshots(log: RaftLog, retention: SnapshotRetention, now: number, timestampOf: (id: OffsetAndEpoch) => bigint | null): boolean {
+  let cleaned = false;
+  const walk = (shouldDelete: (id: OffsetAndEpoch) => boolean): void => {
+    const ids = log.snapshotIds();
+    for (let i = 0; i + 1 < ids.length; i++) {
+      if (!shouldDelete(ids[i])) return;
+      if (!log.deleteBeforeSnapshot(ids[i + 1])) return;
+      cleaned = true;
+    }
+  };
+  if (retention.maxBytes >= 0) {
+    const sizes = new Map(log.snapshotIds().map((id) => [`${id.offset}/${id.epoch}`, log.snapshotSize(id) ?? 0]));
+    let total = [...sizes.values()].reduce((a, b) => a + b, 0);
+    walk((id) => {
+      if (log.sizeInBytes() + total <= retention.maxBytes) return false;
+      total -= sizes.get(`${id.offset}/${id.epoch}`) ?? 0;
+      return true;
+    });
+  }
+  if (retention.maxMs >= 0) {
+    walk((id) => {
+      const ts = timestampOf(id);
+      return ts !== null && now - Number(ts) > retention.maxMs;
+    });
+  }
+  return cleaned;
 }
 
 /**
@@ -316,6 +367,18 @@ export class InMemoryRaftLog implements RaftLog {
     this.logStart = id.offset;
     this.snapshots = this.snapshots.filter((s) => s.id.offset >= id.offset);
     return true;
+  }
+
+  snapshotIds(): OffsetAndEpoch[] {
+    return this.snapshots.map((s) => ({ ...s.id }));
+  }
+
+  snapshotSize(id: OffsetAndEpoch): number | null {
+    return this.readSnapshot(id)?.length ?? null;
+  }
+
+  sizeInBytes(): number {
+    return this.batches.reduce((n, b) => n + b.buf.length, 0);
   }
 
   /** Every batch as stored (tests). */

@@ -2,8 +2,10 @@
  * The replicated log of the consensus core on disk (Kafka's KafkaMetadataLog): a RaftLog over the
  * same UnifiedLog the metadata log store uses (`<metadata.log.dir>/__cluster_metadata-0`: Kafka's
  * segment format, leader-epoch checkpoint, recovery), plus snapshot files beside the segments,
- * named as Kafka names them: `%020d-%010d.checkpoint` (end offset, epoch). Not wired into anything
- * yet; it shows that the metadata log can back the raft log and runs the RaftLog contract tests.
+ * named as Kafka names them: `%020d-%010d.checkpoint` (end offset, epoch). A quorum controller's
+ * metadata log (broker/controller/controller-server.ts). The segments have no time or size
+ * retention of their own: they go only below a snapshot (deleteBeforeSnapshot), which the raft
+ * client's cleanSnapshots (raft-log.ts) calls as metadata.max.retention.bytes / .ms say.
  *
  * Invariants: every append and truncation is fsynced before it returns, as `RaftLog` requires; a
  * snapshot file is written as `.checkpoint.part`, fsynced and renamed, so a crash leaves either no
@@ -256,6 +258,23 @@ export class UnifiedRaftLog implements RaftLog {
     this.log.deleteOldSegments();
     this.deleteSnapshotsBefore(id.offset);
     return true;
+  }
+
+  snapshotIds(): OffsetAndEpoch[] {
+    return this.snapshots.map((s) => ({ ...s }));
+  }
+
+  snapshotSize(id: OffsetAndEpoch): number | null {
+    if (!this.snapshots.some((s) => compareOffsetAndEpoch(s, id) === 0)) return null;
+    try {
+      return fs.statSync(path.join(this.dir, snapshotFileName(id))).size;
+    } catch {
+      return null;
+    }
+  }
+
+  sizeInBytes(): number {
+    return this.log.size;
   }
 
   close(): void {
