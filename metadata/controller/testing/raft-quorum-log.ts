@@ -8,7 +8,11 @@
  * (control batches as empty batches), in order, once each; an append resolves after its batch was
  * delivered, and is rejected once the node stops leading the epoch it was appended in; nothing is
  * delivered or resolved re-entrantly from inside `append`. A crashed node reports leader -1 and
- * delivers nothing until it restarts.
+ * delivers nothing until it restarts. Snapshots as KafkaRaftClient handles them: the latest one is
+ * handed over first when the feed starts (and whenever the node's log start passed the next offset
+ * to deliver: a snapshot downloaded by FetchSnapshot), `createSnapshot` stores Kafka's format in the
+ * node's log and runs cleanSnapshots with the harness's retention (build the simulator with
+ * `opaqueSnapshots`, which QuorumHarness does).
  */
 import { splitBatches } from '../../../protocol/records/record-batch';
 import { readRecords } from '../../../protocol/records/record';
@@ -17,6 +21,8 @@ import type { MetadataRecord } from '../../metadata-records';
 import { NotLeaderError } from '../../raft/raft-node';
 import { RaftSimulator, type SimulatorOptions } from '../../raft/testing/raft-simulator';
 import type { CommittedBatch, QuorumLeader, QuorumLog, QuorumLogListener } from '../quorum-log';
+import { cleanSnapshots, type OffsetAndEpoch, type SnapshotRetention } from '../../raft/raft-log';
+import { readSnapshotRecords, readSnapshotTimestamp, writeSnapshotRecords } from '../../snapshot/snapshot-records';
 
 interface PendingAppend {
   offset: bigint;
@@ -33,10 +39,25 @@ export class SimQuorumLog implements QuorumLog {
   /** Every batch delivered, for assertions. */
   readonly delivered: CommittedBatch[] = [];
 
+  /** Snapshots handed to the listener (ids), for assertions. */
+  readonly loadedSnapshots: OffsetAndEpoch[] = [];
+  private started = false;
+
   constructor(
     private readonly sim: RaftSimulator,
     readonly localId: number,
+    private readonly retention: SnapshotRetention = { maxBytes: -1, maxMs: -1 },
   ) {}
+
+  createSnapshot(id: OffsetAndEpoch, records: readonly MetadataRecord[], lastContainedLogTimestamp: number): void {
+    const log = this.sim.node(this.localId).log;
+    if (id.offset > this.nextOffset) throw new Error(`snapshot ${id.offset} is past what was delivered (${this.nextOffset})`);
+    log.createSnapshot(id, writeSnapshotRecords(records, { epoch: id.epoch, lastContainedLogTimestamp, now: this.sim.now }));
+    cleanSnapshots(log, this.retention, this.sim.now, (sid) => {
+      const bytes = log.readSnapshot(sid);
+      return bytes ? readSnapshotTimestamp(bytes) : null;
+    });
+  }
 
   leader(): QuorumLeader {
     return this.reported;
@@ -67,6 +88,19 @@ export class SimQuorumLog implements QuorumLog {
     const n = this.sim.node(this.localId);
     const raft = n.raft;
     if (raft) {
+      const latest = n.log.latestSnapshotId();
+      if (latest && latest.offset >= this.nextOffset && (!this.started || this.nextOffset < n.log.startOffset())) {
+        const { records } = readSnapshotRecords(n.log.readSnapshot(latest)!);
+        this.nextOffset = latest.offset;
+        this.loadedSnapshots.push({ ...latest });
+        listener.onLoadSnapshot({ id: { ...latest }, records });
+        const last = latest.offset - 1n;
+        const done = this.pending.filter((p) => p.offset <= last);
+        this.pending = this.pending.filter((p) => p.offset > last);
+        for (const p of done) p.resolve(p.offset);
+      }
+      this.started = true;
+      if (this.nextOffset < n.log.startOffset()) throw new Error(`node ${this.localId}: offsets ${this.nextOffset}..${n.log.startOffset()} are below the log start with no snapshot`);
       const hw = n.log.highWatermark();
       while (this.nextOffset < hw) {
         const batches = splitBatches(n.log.read(this.nextOffset, 1 << 20));
@@ -81,7 +115,7 @@ export class SimQuorumLog implements QuorumLog {
               if (rec) records.push(rec);
             }
           }
-          const batch: CommittedBatch = { records, lastOffset: b.lastOffset, epoch: b.partitionLeaderEpoch };
+          const batch: CommittedBatch = { records, lastOffset: b.lastOffset, epoch: b.partitionLeaderEpoch, sizeInBytes: b.sizeInBytes, appendTimestamp: this.sim.now };
           this.nextOffset = b.lastOffset + 1n;
           progressed = true;
           this.delivered.push(batch);
@@ -118,11 +152,22 @@ export class QuorumHarness {
   readonly logs: SimQuorumLog[];
 
   constructor(
-    opts: Partial<SimulatorOptions> & { nodeCount: number },
+    opts: Partial<SimulatorOptions> & { nodeCount: number; retention?: SnapshotRetention },
     private readonly stepMs = 5,
   ) {
-    this.sim = new RaftSimulator({ seed: 1, ...opts });
-    this.logs = this.sim.nodes.filter((n) => n.id <= opts.nodeCount).map((n) => new SimQuorumLog(this.sim, n.id));
+    this.sim = new RaftSimulator({ seed: 1, opaqueSnapshots: true, ...opts });
+    this.retention = opts.retention ?? { maxBytes: -1, maxMs: -1 };
+    this.logs = this.sim.nodes.filter((n) => n.id <= opts.nodeCount).map((n) => new SimQuorumLog(this.sim, n.id, this.retention));
+  }
+
+  readonly retention: SnapshotRetention;
+
+  /** A fresh quorum log on node `id` (a controller restarted there), replacing the old one. */
+  reopen(id: number): SimQuorumLog {
+    const i = this.logs.findIndex((l) => l.localId === id);
+    const fresh = new SimQuorumLog(this.sim, id, this.retention);
+    this.logs[i] = fresh;
+    return fresh;
   }
 
   log(id: number): SimQuorumLog {

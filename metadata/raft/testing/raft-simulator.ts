@@ -143,6 +143,13 @@ export interface SimulatorOptions {
    * `<diskDir>/node-<id>/__cluster_metadata-0`; a restart then recovers them from disk. Default: in memory.
    */
   diskDir?: string;
+  /**
+   * Snapshots are written by a state machine on top (the controller's metadata snapshots), not by
+   * `snapshot()`: their bytes are not this simulator's entry lists, so the entries below a node's
+   * log start are taken to be the global committed history's (the snapshot covers only committed
+   * offsets, which the checks recorded before it could be taken).
+   */
+  opaqueSnapshots?: boolean;
 }
 
 /** Entry identity for comparing logs: epoch, control flag and the record bytes. */
@@ -178,6 +185,7 @@ export class RaftSimulator {
   readonly seed: number;
   private readonly fetchMaxBytes: number;
   private readonly diskDir: string | null;
+  private readonly opaqueSnapshots: boolean;
   /** Per node: the epochs seen, for scenario assertions. */
   readonly trace: string[] = [];
 
@@ -190,6 +198,7 @@ export class RaftSimulator {
     this.config = makeQuorumConfig({ voters: votersOf(voterIds), ...opts.config });
     this.network = { dropRate: 0, minDelayMs: 1, maxDelayMs: 5, ...opts.network };
     this.diskDir = opts.diskDir ?? null;
+    this.opaqueSnapshots = opts.opaqueSnapshots ?? false;
     for (const id of ids) {
       const { log, store } = this.openStorage(id);
       this.nodes.push({ id, log, store, raft: null, incarnation: 0, wakeAt: Infinity, checkedUpTo: 0n, requesterIncarnation: new Map() });
@@ -483,8 +492,13 @@ export class RaftSimulator {
     if (from < start) {
       const snap = log.earliestSnapshotId();
       if (!snap || snap.offset !== start) this.fail(`node ${n.id}: log starts at ${start} without a snapshot there`);
-      const data = JSON.parse(log.readSnapshot(snap)!.toString()) as Entry[];
-      for (let o = from; o < start && o < upTo; o++) out.push(data[Number(o)]);
+      if (this.opaqueSnapshots) {
+        if (start > BigInt(this.committed.length)) this.fail(`node ${n.id}: snapshot at ${start} is past the committed history (${this.committed.length})`);
+        for (let o = from; o < start && o < upTo; o++) out.push(this.committed[Number(o)]);
+      } else {
+        const data = JSON.parse(log.readSnapshot(snap)!.toString()) as Entry[];
+        for (let o = from; o < start && o < upTo; o++) out.push(data[Number(o)]);
+      }
     }
     let o = from > start ? from : start;
     while (o < upTo) {
