@@ -19,8 +19,11 @@
  *   others answer NOT_CONTROLLER), and the listener serves controllerHandlers(true) (the quorum RPCs,
  *   Fetch from the raft log). Every voter must be formatted with the same cluster id first
  *   (meta.properties, `krill storage format -t ID -c FILE`) or be given one (`clusterId`): a quorum
- *   controller never invents a cluster id. Brokers following a changing active controller are not
- *   done (docs/raft.md).
+ *   controller never invents a cluster id. Each controller snapshots its image
+ *   (metadata.log.max.record.bytes.between.snapshots / metadata.log.max.snapshot.interval.ms) and the
+ *   raft client trims the log below snapshots (metadata.max.retention.bytes / .ms); a restart loads
+ *   the latest snapshot, then the log after it. Brokers following a changing active controller are
+ *   not done (docs/raft.md).
  * Either way the state is the metadata log, so a restart loses nothing committed.
  *
  * Startup: config -> metadata dir and cluster id (meta.properties) -> metadata log replay (quorum:
@@ -172,6 +175,11 @@ export class ControllerServer implements ControllerNode {
       // The last fallback after the topic's, this node's dynamic and the cluster default's values (Controller.uncleanLeaderElectionEnabled).
       staticUncleanLeaderElection: () => config.getBoolean('unclean.leader.election.enable'),
       autoLeaderRebalanceIntervalMs: config.getBoolean('auto.leader.rebalance.enable') ? imbalanceMs : null,
+      // Quorum: every controller snapshots its image (the single-writer log takes no snapshots yet).
+      snapshots: {
+        maxRecordBytesBetween: Number(config.getLong('metadata.log.max.record.bytes.between.snapshots')),
+        maxIntervalMs: Number(config.getLong('metadata.log.max.snapshot.interval.ms')),
+      },
     });
     this.metadataLog = this.controller.metadataLog;
     if (storage.kind === 'quorum') this.raftClient = storage.raftClient;
@@ -247,7 +255,10 @@ export class ControllerServer implements ControllerNode {
     let storage: ControllerStorage;
     if (quorum) {
       const dir = path.join(metadataDir, METADATA_PARTITION_DIR);
-      const raftLog = new UnifiedRaftLog({ dir, logger: logger.child('raft-log') });
+      // metadata.log.segment.bytes when given; else krill's 16 MiB (Kafka's 1 GiB default would keep
+      // the whole log in its active segment, which retention never deletes).
+      const segmentBytes = config.isSet('metadata.log.segment.bytes') ? config.getInt('metadata.log.segment.bytes') : undefined;
+      const raftLog = new UnifiedRaftLog({ dir, logger: logger.child('raft-log'), segmentBytes });
       let raftClient: KafkaRaftClient;
       try {
         raftClient = new KafkaRaftClient({
@@ -257,6 +268,7 @@ export class ControllerServer implements ControllerNode {
           log: raftLog,
           store: FileQuorumStateStore.inDir(dir, { voterIds: [...voters.keys()] }),
           logger: logger.child('raft'),
+          snapshotRetention: { maxBytes: Number(config.getLong('metadata.max.retention.bytes')), maxMs: Number(config.getLong('metadata.max.retention.ms')) },
         });
       } catch (err) {
         raftLog.close();
