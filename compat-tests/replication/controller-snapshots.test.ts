@@ -88,14 +88,19 @@ function dirBytes(d: string): number {
 }
 
 /** `ops` topic operations on the active controller: op 2k creates t<k>, op 2k+1 deletes it unless k % 4 == 0. */
-async function topicOperations(run: Run, ops: number): Promise<void> {
+async function topicOperations(run: Run, ops: number, from = 0): Promise<void> {
   const a = await waitFor('an active controller', () => active(run), 10_000, 10);
+  if (from > 0) return runOps(run, a, from, from + ops);
   const epoch = await a.controller.registerBroker({ brokerId: 0, incarnationId: randomUuid(), endpoints: [{ name: 'PLAINTEXT', host: 'localhost', port: 9092, securityProtocol: 0 }], rack: null, logDirs: [] });
   await waitFor('broker 0 unfenced', async () => {
     const hb = await a.controller.heartbeat({ brokerId: 0, brokerEpoch: epoch, currentMetadataOffset: a.controller.lastCommittedOffset, wantFence: false, wantShutDown: false });
     return !hb.isFenced;
   }, 5_000, 20);
-  for (let i = 0; i < ops; i++) {
+  await runOps(run, a, 0, ops);
+}
+
+async function runOps(_run: Run, a: ControllerServer, from: number, to: number): Promise<void> {
+  for (let i = from; i < to; i++) {
     const k = i >> 1;
     if (i % 2 === 0) {
       const [r] = await a.controller.createTopics([{ name: `topic-${k}`, numPartitions: 1, replicationFactor: 1, assignments: [], configs: [{ name: 'retention.ms', value: String(1000 + k) }] }], false);
@@ -110,7 +115,7 @@ async function topicOperations(run: Run, ops: number): Promise<void> {
 /** Restarts standby `id` on its directory; resolves with the ms until its image has the active's last committed offset. */
 async function restartStandby(run: Run, id: number): Promise<{ ms: number; server: ControllerServer }> {
   const target = active(run)!.controller.lastCommittedOffset;
-  await run.servers.get(id)!.shutdown();
+  await run.servers.get(id)?.shutdown();
   run.servers.delete(id);
   const started = Date.now();
   const server = await ControllerServer.start({ file: run.files.get(id)!, logLevel: 'error' });
@@ -142,8 +147,26 @@ test(`snapshots on disk: taken by every controller, the log trimmed below the la
     expect(imageState(server.controller.image)).toEqual(imageState(a.controller.image));
     expect((server.controller.metadataLog as CommittedMetadataLog).logStartOffset).toBeGreaterThan(0n);
     if (BENCH_OPS > 0) console.log(`with snapshots: ${OPS} ops written in ${writeMs} ms; restart ${ms} ms; ${a.controller.lastCommittedOffset + 1n} offsets, metadata dir ${dirBytes(partitionDir(run, standby))} bytes`);
-    // A broker epoch handed out after the reload does not repeat one the snapshot holds.
     expect([...server.controller.image.allBrokers()].map((b) => b.id)).toEqual([0]);
+
+    // A standby down while the others' logs moved past its end: it downloads the leader's snapshot
+    // (FetchSnapshot) and its controller loads it.
+    const down = IDS.find((id) => id !== a.nodeId && id !== standby)!;
+    const downEnd = a.controller.lastCommittedOffset;
+    await run.servers.get(down)!.shutdown({ graceful: false });
+    run.servers.delete(down);
+    // Operations until the active's log (trimmed to its latest snapshot) starts past the stopped one's end.
+    let done = OPS;
+    while ((a.controller.metadataLog as CommittedMetadataLog).logStartOffset <= downEnd + 1n) {
+      expect(done).toBeLessThan(OPS + 2000);
+      await topicOperations(run, 20, done);
+      done += 20;
+    }
+    const back = await restartStandby(run, down);
+    expect(imageState(back.server.controller.image)).toEqual(imageState(a.controller.image));
+    expect(fs.readdirSync(partitionDir(run, down)).filter((f) => /^\d{20}-\d{10}\.checkpoint$/.test(f)).map((f) => BigInt(f.slice(0, 20)))).toEqual([
+      (back.server.controller.metadataLog as CommittedMetadataLog).logStartOffset,
+    ]);
   } finally {
     await teardown(run);
   }

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { InMemoryRaftLog, decodeRaftRecords, validateOffsetAndEpoch, type RaftLog } from './raft-log';
+import { InMemoryRaftLog, cleanSnapshots, decodeRaftRecords, validateOffsetAndEpoch, type RaftLog } from './raft-log';
 import { UnifiedRaftLog, snapshotFileName } from './unified-raft-log';
 
 const rec = (v: string) => ({ value: v, timestamp: 0 });
@@ -48,6 +48,42 @@ describe.each(kinds)('%s', (_name, newLog) => {
     log.appendAsLeader([rec('d'), rec('e')], 3);
     return log;
   }
+
+  it('cleanSnapshots: the latest is always kept; older ones (and the log before the next) go while size or age retention is exceeded', () => {
+    const log = sampleLog();
+    log.updateHighWatermark(5n);
+    const ts = new Map<bigint, bigint>([[1n, 1000n], [3n, 2000n], [5n, 3000n]]);
+    const timestampOf = (id: { offset: bigint }) => ts.get(id.offset) ?? null;
+    log.createSnapshot({ offset: 1n, epoch: 1 }, Buffer.alloc(100));
+    log.createSnapshot({ offset: 3n, epoch: 1 }, Buffer.alloc(100));
+    log.createSnapshot({ offset: 5n, epoch: 3 }, Buffer.alloc(100));
+    expect(log.snapshotSize({ offset: 3n, epoch: 1 })).toBe(100);
+    expect(log.sizeInBytes()).toBeGreaterThan(0);
+    // Nothing is over: nothing goes.
+    expect(cleanSnapshots(log, { maxBytes: -1, maxMs: 5000 }, 4000, timestampOf)).toBe(false);
+    expect(log.snapshotIds().map((s) => s.offset)).toEqual([1n, 3n, 5n]);
+    // The oldest is older than 2.5 s: it goes with the log before the next one; the next (2 s old) stays.
+    expect(cleanSnapshots(log, { maxBytes: -1, maxMs: 2500 }, 4000, timestampOf)).toBe(true);
+    expect(log.snapshotIds().map((s) => s.offset)).toEqual([3n, 5n]);
+    expect(log.startOffset()).toBe(3n);
+    // Size: log + snapshots above the limit: everything but the latest goes; the latest stays even when still over.
+    expect(cleanSnapshots(log, { maxBytes: 0, maxMs: -1 }, 4000, timestampOf)).toBe(true);
+    expect(log.snapshotIds()).toEqual([{ offset: 5n, epoch: 3 }]);
+    expect(log.startOffset()).toBe(5n);
+    expect(cleanSnapshots(log, { maxBytes: 0, maxMs: 0 }, 1e9, timestampOf)).toBe(false);
+    expect(log.snapshotIds()).toEqual([{ offset: 5n, epoch: 3 }]);
+  });
+
+  it('cleanSnapshots stops at a snapshot it cannot delete past (above the high watermark)', () => {
+    const log = sampleLog();
+    log.updateHighWatermark(3n);
+    log.createSnapshot({ offset: 1n, epoch: 1 }, Buffer.alloc(10));
+    log.createSnapshot({ offset: 3n, epoch: 1 }, Buffer.alloc(10));
+    log.storeFetchedSnapshot({ offset: 5n, epoch: 3 }, Buffer.alloc(10));
+    expect(cleanSnapshots(log, { maxBytes: 0, maxMs: -1 }, 0, () => null)).toBe(true);
+    expect(log.snapshotIds().map((s) => s.offset)).toEqual([3n, 5n]);
+    expect(log.startOffset()).toBe(3n);
+  });
 
   it('assigns offsets, stamps the epoch and answers the epoch cache as Kafka does', () => {
     const log = sampleLog();
