@@ -7,7 +7,7 @@
  * directory loads the latest snapshot plus the log after it and has the active controller's image.
  *
  * Measurement (opt-in): KRILL_SNAPSHOT_RESTART_OPS=20000 runs that many operations twice, with
- * snapshots (KRILL_SNAPSHOT_BYTES between them, default 16 KiB) and without (the threshold above the
+ * snapshots (KRILL_SNAPSHOT_BYTES between them, default 4 KiB) and without (the threshold above the
  * log's size), and prints the restart time of a standby (ControllerServer.start until its image
  * has the active's last committed offset) and the directory sizes.
  */
@@ -125,7 +125,7 @@ async function restartStandby(run: Run, id: number): Promise<{ ms: number; serve
 }
 
 test(`snapshots on disk: taken by every controller, the log trimmed below the latest, a restarted controller loads snapshot + log (${OPS} topic operations)`, async () => {
-  const run = await setupRun(Number(process.env.KRILL_SNAPSHOT_BYTES ?? 16 * 1024));
+  const run = await setupRun(Number(process.env.KRILL_SNAPSHOT_BYTES ?? 4096));
   try {
     const t0 = Date.now();
     await topicOperations(run, OPS);
