@@ -18,7 +18,7 @@ import { ConfigResourceType } from '../metadata-records';
 
 const SNAPSHOT_BYTES = 2500;
 
-function controllerOn(h: QuorumHarness, log: SimQuorumLog): Controller {
+function controllerOn(h: QuorumHarness, log: SimQuorumLog, snapshots = { maxRecordBytesBetween: SNAPSHOT_BYTES, maxIntervalMs: 0 }): Controller {
   return new Controller({
     nodeId: log.localId,
     clusterId: 'snapshot-test',
@@ -29,7 +29,7 @@ function controllerOn(h: QuorumHarness, log: SimQuorumLog): Controller {
     validateTopicConfig: () => {},
     sessions: { sessionTimeoutMs: 60_000 },
     now: () => h.sim.now,
-    snapshots: { maxRecordBytesBetween: SNAPSHOT_BYTES, maxIntervalMs: 0 },
+    snapshots,
   });
 }
 
@@ -146,4 +146,20 @@ describe('metadata snapshots on the quorum', () => {
     expect(imageState(down.image, true)).toEqual(imageState(t.active().image, true));
     for (const c of t.controllers) await c.close();
   });
+});
+
+test('metadata.log.max.snapshot.interval.ms: a snapshot once the interval passed with new records, none without', async () => {
+  const h = new QuorumHarness({ nodeCount: 3, seed: 11 });
+  const controllers = h.logs.map((l) => controllerOn(h, l, { maxRecordBytesBetween: 1 << 30, maxIntervalMs: 2000 }));
+  await h.until(() => controllers.some((c) => c.isActiveController), 10_000, 'an active controller');
+  const active = controllers.find((c) => c.isActiveController)!;
+  await h.step(2500);
+  // Only the bootstrap batch so far, committed before the interval passed: nothing yet.
+  expect(controllers.map((c) => c.snapshotsTaken)).toEqual([0, 0, 0]);
+  await h.settle(active.alterBrokerConfigs([{ resourceName: '', ops: [{ name: 'log.retention.ms', value: '1', op: 0 }], incremental: false }], false), 3000);
+  await h.until(() => controllers.every((c) => c.snapshotsTaken === 1), 3000, 'a snapshot on every controller');
+  // Time passing with no new records takes none.
+  await h.step(5000);
+  expect(controllers.map((c) => c.snapshotsTaken)).toEqual([1, 1, 1]);
+  for (const c of controllers) await c.close();
 });
