@@ -42,6 +42,11 @@
  * least one key), and `clientMetricsConfigVersion`, which every such record bumps so that the
  * broker's ClientMetricsManager knows when to re-read them.
  *
+ * Snapshots: `imageRecords()` is Kafka's MetadataImage.write, the records that rebuild exactly this
+ * image on an empty one (metadata/snapshot/ writes them as a KRaft snapshot and computes, with
+ * snapshotDelta, what an image that has state must apply to become a snapshot's); for that the
+ * image also applies UnregisterBrokerRecord (the registration goes, whatever its epoch).
+ *
  * Dynamic group configs are ConfigRecords of resource type GROUP (name = the group id), kept the
  * same way: `groupConfig(groupId)` (empty when the group has none), which the group coordinator
  * reads at each consumer group heartbeat and DescribeConfigs reports. DeleteGroups leaves them, as
