@@ -49,13 +49,39 @@ function entityKey(entity: readonly { entityType: string; entityName: string | n
   return JSON.stringify([...entity].sort((a, b) => (a.entityType < b.entityType ? -1 : a.entityType > b.entityType ? 1 : 0)).map((e) => [e.entityType, e.entityName]));
 }
 
-/** A stable rendering of a record's data (bigints and buffers included) for equality. */
-function render(r: MetadataRecord): string {
-  return JSON.stringify(r.data, (_k, v: unknown) => {
-    if (typeof v === 'bigint') return `${v}n`;
-    if (v && typeof v === 'object' && (v as { type?: string }).type === 'Buffer' && Array.isArray((v as { data?: unknown }).data)) return `hex:${Buffer.from((v as { data: number[] }).data).toString('hex')}`;
-    return v;
-  });
+/** Each record's key, or null when a record is not an image record or a key repeats. */
+function imageKeys(records: readonly MetadataRecord[]): Map<string, MetadataRecord> | null {
+  const out = new Map<string, MetadataRecord>();
+  const topics = new Set<string>();
+  for (const r of records) {
+    if (!IMAGE_TYPES.has(r.type)) return null;
+    // A PartitionRecord must follow its topic's TopicRecord to be an image's.
+    if (r.type === 'TopicRecord') topics.add(r.data.topicId);
+    else if (r.type === 'PartitionRecord' && !topics.has(r.data.topicId)) return null;
+    const k = keyOf(r);
+    if (out.has(k)) return null;
+    out.set(k, r);
+  }
+  return out;
+}
+
+const IMAGE_TYPES = new Set<string>(['FeatureLevelRecord', 'RegisterBrokerRecord', 'TopicRecord', 'PartitionRecord', 'ConfigRecord', 'ClientQuotaRecord', 'ProducerIdsRecord', 'AccessControlEntryRecord', 'UserScramCredentialRecord']);
+
+/** Deep equality of two records' data (numbers, strings, bigints, booleans, null, arrays, buffers, plain objects). */
+function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Buffer.isBuffer(a) || Buffer.isBuffer(b)) return Buffer.isBuffer(a) && Buffer.isBuffer(b) && a.equals(b);
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (!sameData((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  return true;
 }
 
 /** The removal that takes the state `r` sets out of an image. */
@@ -88,15 +114,21 @@ function removal(r: MetadataRecord): MetadataRecord | null {
  * `snapshotRecords` are a snapshot's records (readSnapshotRecords), replayable on an empty image.
  */
 export function snapshotDelta(current: MetadataCache, snapshotRecords: readonly MetadataRecord[]): MetadataRecord[] {
-  // The snapshot's image, normalized through an image of its own (so that records overriding each
-  // other inside the snapshot, if any, count once).
-  const target = new MetadataCache(current.clusterId);
-  target.apply(snapshotRecords);
-  const wanted = target.imageRecords();
+  const currentRecords = current.imageRecords();
+  // An empty image (a controller or broker starting): the snapshot's records are the delta.
+  if (currentRecords.length === 0) return [...snapshotRecords];
+  // The snapshot's records as they are when each sets its own piece of state once (what
+  // imageRecords writes); otherwise normalized through an image of their own first.
+  let wanted: readonly MetadataRecord[] = snapshotRecords;
+  let wantedKeys = imageKeys(snapshotRecords);
+  if (wantedKeys === null) {
+    const target = new MetadataCache(current.clusterId);
+    target.apply(snapshotRecords);
+    wanted = target.imageRecords();
+    wantedKeys = imageKeys(wanted)!;
+  }
   const have = new Map<string, MetadataRecord>();
-  for (const r of current.imageRecords()) have.set(keyOf(r), r);
-  const wantedKeys = new Map<string, MetadataRecord>();
-  for (const r of wanted) wantedKeys.set(keyOf(r), r);
+  for (const r of currentRecords) have.set(keyOf(r), r);
 
   // Topics to drop: gone, renamed (never happens), or with a partition the snapshot does not have.
   const droppedTopics = new Set<string>();
@@ -135,7 +167,7 @@ export function snapshotDelta(current: MetadataCache, snapshotRecords: readonly 
       out.push(r);
       continue;
     }
-    if (h && render(h) === render(r)) continue;
+    if (h && sameData(h.data, r.data)) continue;
     out.push(r);
   }
   return out;

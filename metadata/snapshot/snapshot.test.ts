@@ -109,6 +109,10 @@ describe('snapshotDelta: an image brought to a snapshot', () => {
         // Loaded already: nothing more to do.
         expect(snapshotDelta(current, snap)).toEqual([]);
       }
+      // Records that are not an image's (the raw stream: removals, repeated keys) are normalized first.
+      const raw = imageOf(batches.slice(0, cut));
+      raw.apply(snapshotDelta(raw, batches.flat()));
+      expect(imageState(raw, true)).toEqual(imageState(target, true));
     }
     expect(removals).toBeGreaterThan(SEEDS);
   });
