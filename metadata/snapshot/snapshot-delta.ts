@@ -11,13 +11,18 @@
  * ordinary MetadataDelta, so the replica manager, the authorizer, quotas and SCRAM see only what
  * changed.
  *
+ * `loadSnapshot` is the whole step for a broker that fetched a snapshot's bytes (decode, delta,
+ * apply at the snapshot's last offset).
+ *
  * Invariants: after `image.apply(snapshotDelta(image, records), snapshotEndOffset - 1n)` the image
  * holds the same state as an empty image that applied `records` (up to iteration order for entries
  * both had); nothing equal in both is re-emitted; a topic whose id is kept but whose partitions are
  * not a superset of the current ones (never in a valid history) is removed and written whole.
  */
-import { MetadataCache } from '../metadata-cache';
+import { MetadataCache, type MetadataDelta } from '../metadata-cache';
 import { ConfigResourceType, type MetadataRecord } from '../metadata-records';
+import type { OffsetAndEpoch } from '../raft/raft-log';
+import { readSnapshotRecords } from './snapshot-records';
 
 /** What identifies the state a record of an image (MetadataCache.imageRecords) sets. */
 function keyOf(r: MetadataRecord): string {
@@ -171,4 +176,18 @@ export function snapshotDelta(current: MetadataCache, snapshotRecords: readonly 
     out.push(r);
   }
   return out;
+}
+
+/**
+ * What a broker (or any holder of an image) does with a snapshot it fetched (FetchSnapshot's bytes
+ * for snapshot `id`): decodes it (CorruptSnapshotError if it is not a whole, valid snapshot),
+ * applies snapshotDelta as one batch at the snapshot's last offset, and returns the MetadataDelta
+ * (for the replica manager and the other delta consumers) and the records applied. Fetching then
+ * continues at `id.offset`.
+ */
+export function loadSnapshot(image: MetadataCache, id: OffsetAndEpoch, data: Buffer): { delta: MetadataDelta; records: MetadataRecord[] } {
+  const { records: snapshotRecords } = readSnapshotRecords(data);
+  const records = snapshotDelta(image, snapshotRecords);
+  const delta = image.apply(records, id.offset - 1n);
+  return { delta, records };
 }

@@ -2,7 +2,7 @@ import { MetadataCache } from '../metadata-cache';
 import { buildRecordBatch } from '../../protocol/records/memory-records-builder';
 import { ControlRecordType, controlRecordKey } from '../../protocol/records/control-record';
 import { CorruptSnapshotError, readSnapshotRecords, readSnapshotTimestamp, writeSnapshotRecords } from './snapshot-records';
-import { snapshotDelta } from './snapshot-delta';
+import { loadSnapshot, snapshotDelta } from './snapshot-delta';
 import { imageOf, imageState, randomMetadataBatches } from './testing/random-metadata';
 
 const SEEDS = Number(process.env.KRILL_SNAPSHOT_SEEDS ?? 20);
@@ -151,4 +151,18 @@ describe('snapshotDelta: an image brought to a snapshot', () => {
     expect(before.topicById('AAAAAAAAAAAAAAAAAAAAAQ')).toBeUndefined();
     expect(before.topicConfig('t').get('retention.ms')).toBe('5');
   });
+});
+
+test('loadSnapshot: a broker image brought to a fetched snapshot, with the delta for its consumers', () => {
+  const batches = randomMetadataBatches(42, 120);
+  const target = imageOf(batches);
+  const broker = imageOf(batches.slice(0, 30));
+  const bytes = writeSnapshotRecords(target.imageRecords(), { epoch: 4, lastContainedLogTimestamp: 0 });
+  const { delta, records } = loadSnapshot(broker, { offset: 5000n, epoch: 4 }, bytes);
+  expect(imageState(broker, true)).toEqual(imageState(target, true));
+  expect(broker.lastAppliedOffset).toBe(4999n);
+  expect(records.length).toBeGreaterThan(0);
+  expect(delta.changedPartitions.length + delta.removedTopics.length).toBeGreaterThan(0);
+  expect(() => loadSnapshot(broker, { offset: 6000n, epoch: 4 }, bytes.subarray(0, bytes.length - 10))).toThrow(CorruptSnapshotError);
+  expect(broker.lastAppliedOffset).toBe(4999n);
 });
