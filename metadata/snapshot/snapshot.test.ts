@@ -5,7 +5,7 @@ import { CorruptSnapshotError, readSnapshotRecords, readSnapshotTimestamp, write
 import { loadSnapshot, snapshotDelta } from './snapshot-delta';
 import { imageOf, imageState, randomMetadataBatches } from './testing/random-metadata';
 
-const SEEDS = Number(process.env.KRILL_SNAPSHOT_SEEDS ?? 20);
+const SEEDS = Number(process.env.KRILL_SNAPSHOT_SEEDS ?? 12);
 
 describe('image -> records -> image', () => {
   test(`replayed image A, A's records replayed into B: A equals B (${SEEDS} random streams)`, () => {
