@@ -363,6 +363,14 @@ export class KafkaRaftClient {
       this.polling = false;
     }
     if (this.closed) return;
+    // A downloaded snapshot can move the log start (and the high watermark with it, so no
+    // onHighWatermark follows) past what the listeners have seen: hand it over now.
+    try {
+      this.maybeLoadSnapshot(false);
+    } catch (err) {
+      this.fatal(err);
+      return;
+    }
     if (this.shutdownWaiter && node.isShutdownComplete()) this.shutdownWaiter();
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
