@@ -4,6 +4,10 @@
  * quorum-state file in a temp directory, talking over krill's network client: a leader is elected,
  * appends commit on every node, a leader that stops is replaced within the timeouts with nothing
  * committed lost, a restarted node catches up from the log, and DescribeQuorum shows the voters.
+ * Snapshots: createSnapshot with retention 0 trims the log to the latest; a voter behind the log
+ * start downloads it and its listener gets onLoadSnapshot (also when the snapshot is at the
+ * leader's last batch, which moves no high watermark), and a restart on the trimmed log loads the
+ * latest snapshot and then only what follows it.
  * Waits are on the clients' own events (leader changes, commits), each bounded.
  */
 import * as fs from 'node:fs';
@@ -95,6 +99,10 @@ class TestNode {
   log: UnifiedRaftLog | null = null;
   /** The values of the committed non-control records, in offset order, as this incarnation saw them. */
   committed: string[] = [];
+  /** Snapshots handed to this incarnation's listener. */
+  loaded: { offset: bigint; epoch: number; data: string }[] = [];
+  /** Set on the next start: metadata.max.retention.bytes / .ms for the client. */
+  retention: { maxBytes: number; maxMs: number } | undefined;
 
   constructor(
     readonly id: number,
@@ -112,6 +120,7 @@ class TestNode {
 
   start(config: QuorumConfig): void {
     this.committed = [];
+    this.loaded = [];
     this.log = new UnifiedRaftLog({ dir: this.dir });
     const client = new KafkaRaftClient({
       nodeId: this.id,
@@ -121,6 +130,7 @@ class TestNode {
       store: FileQuorumStateStore.inDir(this.dir, { voterIds: IDS }),
       logger: logger.child(`raft-${this.id}`),
       shutdownTimeoutMs: 2_000,
+      snapshotRetention: this.retention,
     });
     client.addListener({
       onCommit: (batches) => {
@@ -128,6 +138,10 @@ class TestNode {
         this.changed();
       },
       onLeaderChange: () => this.changed(),
+      onLoadSnapshot: (snap) => {
+        this.loaded.push({ offset: snap.id.offset, epoch: snap.id.epoch, data: snap.data.toString() });
+        this.changed();
+      },
     });
     this.client = client;
     this.ctx.raftClient = client;
@@ -364,5 +378,70 @@ describe('KafkaRaftClient: a peer on older versions', () => {
     await appendAll(leader, vals);
     await waitFor('commits on all three', () => nodes.every((n) => n.committed.length >= vals.length), 5_000);
     for (const n of nodes) expect(n.committed).toEqual(vals);
+  });
+});
+
+describe('KafkaRaftClient: snapshots', () => {
+  let snapNodes: TestNode[];
+  let saved: TestNode[];
+  beforeAll(async () => {
+    saved = nodes;
+    const made = await makeNodes(path.join(root, 'snapshots'));
+    for (const n of made.nodes) n.retention = { maxBytes: 0, maxMs: -1 };
+    snapNodes = made.nodes;
+    nodes = snapNodes;
+    config = made.config;
+    for (const n of nodes) n.start(config);
+  });
+  afterAll(async () => {
+    for (const n of snapNodes) await n.stop(false).catch(() => undefined);
+    nodes = saved;
+  });
+
+  /** A snapshot of everything the node's listener has been given so far (the state machine's part). */
+  function snapshotAtEnd(n: TestNode, data: string): { offset: bigint; epoch: number } {
+    const offset = n.client!.highWatermark!;
+    const id = { offset, epoch: n.log!.epochForOffset(offset - 1n)! };
+    n.client!.createSnapshot(id, Buffer.from(data));
+    return id;
+  }
+
+  it('a voter behind the log start downloads the latest snapshot (at the leader\'s last batch) and its listener loads it; a restart loads its own', async () => {
+    await waitFor('a leader', () => agreedLeader() !== null, ELECTION_BOUND_MS + 2_000);
+    const leader = agreedLeader()!;
+    const [f1, f2] = nodes.filter((n) => n !== leader);
+    await appendAll(leader, values('s', 5));
+    await waitFor('commits everywhere', () => running().every((n) => n.committed.length === 5), 5_000);
+    await f2.stop(false);
+    await appendAll(leader, values('t', 5));
+    await waitFor('commits on two', () => running().every((n) => n.committed.length === 10), 5_000);
+    // Two snapshots on the leader and f1 (the second at the log end): retention 0 trims to the second.
+    for (const n of [leader, f1]) snapshotAtEnd(n, 'first');
+    await appendAll(leader, values('u', 2));
+    await waitFor('commits on two', () => running().every((n) => n.committed.length === 12), 5_000);
+    await waitFor('the leader\'s listener caught up', () => leader.client!.highWatermark === leader.log!.endOffset().offset, 5_000);
+    const id = snapshotAtEnd(leader, 'second');
+    expect(leader.log!.startOffset()).toBe(id.offset);
+    expect(leader.log!.snapshotIds()).toEqual([id]);
+    expect(() => leader.client!.createSnapshot({ offset: id.offset + 10n, epoch: id.epoch }, Buffer.from('x'))).toThrow(/past what was delivered/);
+
+    await f2.listen(f2.port);
+    f2.start(config);
+    await waitFor('the snapshot loaded on the stale voter', () => f2.loaded.length > 0, 10_000);
+    expect(f2.loaded).toEqual([{ offset: id.offset, epoch: id.epoch, data: 'second' }]);
+    // Its own log (s-0..s-4) was below the leader's log start: it delivered none of it, the snapshot covers it.
+    expect(f2.committed).toEqual([]);
+    expect(f2.log!.startOffset()).toBe(id.offset);
+    await appendAll(leader, ['after']);
+    await waitFor('the record after the snapshot on the stale voter', () => f2.committed.includes('after'), 5_000);
+    expect(f2.committed).toEqual(['after']);
+
+    // A restart on the trimmed log: the latest snapshot first, then what follows it (not the log from 0).
+    await f2.stop(true);
+    await f2.listen(f2.port);
+    f2.start(config);
+    await waitFor('the restarted voter caught up', () => f2.committed.includes('after'), 10_000);
+    expect(f2.loaded).toEqual([{ offset: id.offset, epoch: id.epoch, data: 'second' }]);
+    expect(f2.committed).toEqual(['after']);
   });
 });
