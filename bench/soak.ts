@@ -1,0 +1,505 @@
+/**
+ * The soak (`npm run soak`, i.e. `node dist/bench/soak.js --minutes 10`; or `--seconds N` for a
+ * short run): one krill broker process under a steady produce + consume load for N minutes, its
+ * memory sampled throughout, and a verdict on whether its RSS stayed flat.
+ *
+ *   node dist/bench/soak.js [--minutes N | --seconds N] [--rate MSGS_PER_S] [--size BYTES]
+ *        [--interval-s N] [--peak-seconds N] [--metrics-port N] [--bound-mb N] [--bound-pct N]
+ *        [--krill-arg ARG ...] [--json]
+ *
+ * Phases: krill is spawned (fresh temp data dir, removed after; log.retention.check.interval.ms=5000
+ * so that retention keeps the disk bounded; the soak topic has 3 partitions, segment.bytes 32 MiB,
+ * retention.bytes 512 MiB per partition). Unless --rate is given, the peak is measured first: a
+ * librdkafka producer (node-rdkafka, acks=-1, linger.ms 5, batches of 1,000) unthrottled for
+ * --peak-seconds (default 5) to another topic, which is then deleted. The soak then produces at half
+ * that rate (a token bucket topped up every 10 ms, random partition per message) with a KafkaJS group
+ * consumer (eachBatch, autoCommit) reading the topic back in the same process. Every --interval-s
+ * (default 5) it samples the broker's VmRSS / VmHWM and CPU from /proc, and, with --metrics-port
+ * (krill's Prometheus endpoint; 0 picks a free port), process_resident_memory_bytes and the
+ * nodejs_heap_size_used_bytes / nodejs_heap_size_total_bytes / nodejs_external_memory_bytes gauges.
+ * At the end the producer is flushed, the consumer lag at that moment is recorded, and the consumer
+ * is given up to 120 s to read the rest.
+ *
+ * The rule (exit 1 when broken): a least-squares line is fitted to RSS over the samples of the second
+ * half of the run; its rise over that half (slope x the half's length) must not exceed
+ * max(--bound-mb, default 10 MB; --bound-pct, default 5 %, of the half's mean RSS). Why: the first
+ * half is warm-up (JIT, pooled buffers, V8 sizing its heap for the load), not growth; in the second
+ * half a steady broker's RSS only saws up and down with GC, which the fit averages out, while a leak
+ * proportional to traffic rises steadily (10 MB over 5 minutes at 25,000 msg/s is under 2 bytes a
+ * message). The 10 MB floor is about the size of V8's old-space growth steps and of one GC sawtooth
+ * on krill's ~100 MB; 5 % takes over for larger brokers. Also exit 1: a producer or consumer error,
+ * fewer than 4 samples in the second half, the broker exiting, or messages produced but not consumed
+ * (or consumed more than produced) after the drain. The report prints the samples' summary, the rate
+ * achieved against the target, the broker's CPU per message and the lag.
+ */
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import { Kafka, logLevel } from 'kafkajs';
+import { randomBytes } from 'node:crypto';
+import { cpuSeconds, KRILL_BIN, KRILL_READY, makeTempDir, memoryMB, removeTempDir, spawnBroker, type BrokerProcess } from './proc';
+import { BATCH_MESSAGES, loadRdkafka, now } from './workloads';
+
+interface Options {
+  seconds: number;
+  rate: number | null;
+  size: number;
+  intervalS: number;
+  peakSeconds: number;
+  metricsPort: number | null;
+  boundMB: number;
+  boundPct: number;
+  krillArgs: string[];
+  json: boolean;
+}
+
+const USAGE =
+  'usage: soak.js [--minutes N | --seconds N] [--rate MSGS_PER_S] [--size BYTES] [--interval-s N] [--peak-seconds N] ' +
+  '[--metrics-port N] [--bound-mb N] [--bound-pct N] [--krill-arg ARG ...] [--json]';
+
+function parseOptions(argv: string[]): Options {
+  const o: Options = { seconds: 600, rate: null, size: 1024, intervalS: 5, peakSeconds: 5, metricsPort: null, boundMB: 10, boundPct: 5, krillArgs: [], json: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const num = (min = 1): number => {
+      const v = Number(argv[++i]);
+      if (!Number.isFinite(v) || v < min) throw new Error(`${a} needs a number >= ${min}\n${USAGE}`);
+      return v;
+    };
+    if (a === '--minutes') o.seconds = num(0.1) * 60;
+    else if (a === '--seconds') o.seconds = num();
+    else if (a === '--rate') o.rate = num();
+    else if (a === '--size') o.size = Math.round(num());
+    else if (a === '--interval-s') o.intervalS = num(0.5);
+    else if (a === '--peak-seconds') o.peakSeconds = num();
+    else if (a === '--metrics-port') o.metricsPort = Math.round(num(0));
+    else if (a === '--bound-mb') o.boundMB = num(0);
+    else if (a === '--bound-pct') o.boundPct = num(0);
+    else if (a === '--krill-arg') {
+      const v = argv[++i];
+      if (v === undefined) throw new Error('--krill-arg needs a value');
+      o.krillArgs.push(v);
+    } else if (a === '--json') o.json = true;
+    else throw new Error(`unknown option ${a}\n${USAGE}`);
+  }
+  return o;
+}
+
+const log = (msg: string): void => void process.stderr.write(`${msg}\n`);
+const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
+const MB = 1024 * 1024;
+
+/** A port nobody listens on right now (the broker binds it a moment later). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The memory gauges of krill's /metrics (bytes), or null if the scrape fails. */
+function scrapeMemory(port: number): Promise<{ rss: number; heapUsed: number; heapTotal: number; external: number } | null> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/metrics', timeout: 3000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => {
+        const gauge = (name: string): number => {
+          const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)`, 'm').exec(body);
+          return m ? Number(m[1]) : NaN;
+        };
+        resolve({
+          rss: gauge('process_resident_memory_bytes'),
+          heapUsed: gauge('nodejs_heap_size_used_bytes'),
+          heapTotal: gauge('nodejs_heap_size_total_bytes'),
+          external: gauge('nodejs_external_memory_bytes'),
+        });
+      });
+      res.on('error', () => resolve(null));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(null));
+  });
+}
+
+/** Least-squares slope (per second) of ys over ts. */
+function slope(ts: number[], ys: number[]): number {
+  const n = ts.length;
+  const mt = ts.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i++) {
+    num += (ts[i] - mt) * (ys[i] - my);
+    den += (ts[i] - mt) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+interface RdProducer {
+  connect(opts: object, cb: (err: Error | null) => void): void;
+  produce(topic: string, partition: number | null, value: Buffer, key: null): unknown;
+  poll(): void;
+  setPollInterval(ms: number): void;
+  flush(timeoutMs: number, cb: (err: Error | null) => void): void;
+  disconnect(cb: () => void): void;
+  on(event: 'event.error', cb: (err: Error) => void): void;
+}
+
+/** librdkafka acks=-1 producer, connected; errors collected in `failures`. */
+async function rdProducer(bootstrap: string, failures: Error[]): Promise<RdProducer> {
+  const mod = loadRdkafka() as unknown as { Producer: new (conf: object, topicConf: object) => RdProducer } | null;
+  if (!mod) throw new Error('node-rdkafka is not installed: the soak needs it');
+  const p = new mod.Producer(
+    {
+      'bootstrap.servers': bootstrap,
+      'client.id': 'krill-soak',
+      acks: -1,
+      'linger.ms': 5,
+      'batch.num.messages': BATCH_MESSAGES,
+      'queue.buffering.max.messages': 1000000,
+      'queue.buffering.max.kbytes': 1048576,
+      'compression.codec': 'none',
+      dr_cb: false,
+    },
+    {},
+  );
+  p.on('event.error', (err) => failures.push(err));
+  await new Promise<void>((resolve, reject) => p.connect({ timeout: 10000 }, (err) => (err ? reject(err) : resolve())));
+  p.setPollInterval(100);
+  return p;
+}
+
+const flush = (p: RdProducer): Promise<void> => new Promise((resolve, reject) => p.flush(120000, (err) => (err ? reject(err) : resolve())));
+const QUEUE_FULL = -184;
+const CONSUMER_MIN_BYTES = 256 * 1024;
+const CONSUMER_MAX_WAIT_MS = 250;
+
+/** Hands one message to librdkafka; false when its local queue is full (try again later). */
+function tryProduce(p: RdProducer, topic: string, value: Buffer): boolean {
+  try {
+    p.produce(topic, null, value, null);
+    return true;
+  } catch (err) {
+    if ((err as { code?: number }).code === QUEUE_FULL) return false;
+    throw err;
+  }
+}
+
+/** The sum of the partitions' latest offsets (ListOffsets through KafkaJS's admin). */
+async function endOffsets(kafka: Kafka, topic: string): Promise<number> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const offs = await admin.fetchTopicOffsets(topic);
+    return offs.reduce((a, p) => a + Number(p.high), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+async function measurePeak(kafka: Kafka, bootstrap: string, size: number, seconds: number): Promise<number> {
+  const topic = 'soak-peak';
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: 3, replicationFactor: 1 }], waitForLeaders: true });
+  const failures: Error[] = [];
+  const p = await rdProducer(bootstrap, failures);
+  const value = randomBytes(size);
+  let sent = 0;
+  const t0 = now();
+  const end = t0 + BigInt(Math.round(seconds * 1e9));
+  await new Promise<void>((resolve, reject) => {
+    const pump = (): void => {
+      try {
+        for (let i = 0; i < 10000; i++) {
+          if (!tryProduce(p, topic, value)) break;
+          sent++;
+        }
+      } catch (err) {
+        return reject(err as Error);
+      }
+      if (now() >= end) return resolve();
+      setImmediate(pump);
+    };
+    pump();
+  });
+  await flush(p);
+  const secs = Number(now() - t0) / 1e9;
+  await new Promise<void>((r) => p.disconnect(() => r()));
+  if (failures.length) throw failures[0];
+  const hwm = await endOffsets(kafka, topic);
+  if (hwm !== sent) throw new Error(`peak: ${sent} messages produced, end offsets sum to ${hwm}`);
+  await admin.deleteTopics({ topics: [topic] });
+  await admin.disconnect();
+  return sent / secs;
+}
+
+interface SoakSample {
+  t: number;
+  rssMB: number;
+  hwmMB: number;
+  cpu: number;
+  produced: number;
+  consumed: number;
+  metricsRssMB?: number;
+  heapUsedMB?: number;
+  heapTotalMB?: number;
+  externalMB?: number;
+}
+
+interface Fit {
+  samples: number;
+  fromS: number;
+  toS: number;
+  meanMB: number;
+  slopeMBPerMin: number;
+  riseMB: number;
+}
+
+function fit(xs: SoakSample[], f: (s: SoakSample) => number | undefined): Fit | null {
+  const pts = xs.filter((s) => Number.isFinite(f(s)));
+  if (pts.length < 2) return null;
+  const ts = pts.map((s) => s.t);
+  const ys = pts.map((s) => f(s)!);
+  const k = slope(ts, ys);
+  return {
+    samples: pts.length,
+    fromS: round(ts[0]),
+    toS: round(ts[ts.length - 1]),
+    meanMB: round(ys.reduce((a, b) => a + b, 0) / ys.length),
+    slopeMBPerMin: round(k * 60, 3),
+    riseMB: round(k * (ts[ts.length - 1] - ts[0]), 2),
+  };
+}
+
+async function main(): Promise<void> {
+  const o = parseOptions(process.argv.slice(2));
+  const load0 = fs.readFileSync('/proc/loadavg', 'utf8').trim();
+  log(`krill soak: ${o.seconds} s, load average ${load0}`);
+  const dir = makeTempDir('krill-soak-');
+  const metricsPort = o.metricsPort === null ? null : o.metricsPort === 0 ? await freePort() : o.metricsPort;
+  const errors: string[] = [];
+  let bp: BrokerProcess | null = null;
+  let exitCode = 0;
+  try {
+    bp = await spawnBroker({
+      name: 'krill (soak)',
+      args: [
+        KRILL_BIN,
+        '--port',
+        '0',
+        '--data-dir',
+        dir,
+        '--override',
+        'log.retention.check.interval.ms=5000',
+        '--override',
+        'group.initial.rebalance.delay.ms=0',
+        ...(metricsPort !== null ? ['--metrics-port', String(metricsPort)] : []),
+        ...o.krillArgs,
+      ],
+      readyPattern: KRILL_READY,
+      timeoutMs: 20000,
+    });
+    const broker = bp;
+    let brokerExit: string | null = null;
+    const bootstrap = `${broker.host}:${broker.port}`;
+    const kafka = new Kafka({ clientId: 'krill-soak', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+
+    const peak = o.rate === null ? await measurePeak(kafka, bootstrap, o.size, o.peakSeconds) : null;
+    if (peak !== null) log(`peak: ${Math.round(peak)} msg/s (librdkafka acks=-1, ${o.size} B, ${o.peakSeconds} s alone)`);
+    const rate = o.rate ?? Math.round(peak! / 2);
+    log(`soak: ${rate} msg/s (${round((rate * o.size) / 1e6)} MB/s) for ${o.seconds} s, sampling every ${o.intervalS} s${metricsPort !== null ? `, metrics on :${metricsPort}` : ''}`);
+
+    const topic = 'soak';
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({
+      topics: [
+        {
+          topic,
+          numPartitions: 3,
+          replicationFactor: 1,
+          configEntries: [
+            { name: 'segment.bytes', value: String(32 * MB) },
+            { name: 'retention.bytes', value: String(512 * MB) },
+          ],
+        },
+      ],
+      waitForLeaders: true,
+    });
+    await admin.disconnect();
+
+    // The consumer: a KafkaJS group member reading from the beginning, offsets auto-committed.
+    let consumed = 0;
+    let consumedBytes = 0;
+    const consumer = new Kafka({ clientId: 'krill-soak-consumer', brokers: [bootstrap], logLevel: logLevel.NOTHING }).consumer({
+      groupId: 'krill-soak',
+      allowAutoTopicCreation: false,
+      // Fetches wait for CONSUMER_MIN_BYTES (or CONSUMER_MAX_WAIT_MS) instead of returning each few records:
+      // on a loaded machine a consumer paying a round trip per handful of records falls behind.
+      minBytes: CONSUMER_MIN_BYTES,
+      maxWaitTimeInMs: CONSUMER_MAX_WAIT_MS,
+    });
+    consumer.on(consumer.events.CRASH, (e) => errors.push(`consumer crashed: ${(e.payload as { error: Error }).error.message}`));
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    let joined!: () => void;
+    const join = new Promise<void>((r) => (joined = r));
+    consumer.on(consumer.events.GROUP_JOIN, () => joined());
+    await consumer.run({
+      autoCommit: true,
+      eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+        for (const m of batch.messages) {
+          consumed++;
+          consumedBytes += m.value?.length ?? 0;
+        }
+        if (batch.messages.length) resolveOffset(batch.lastOffset());
+        await heartbeat();
+      },
+    });
+    await Promise.race([join, new Promise((_, rej) => setTimeout(() => rej(new Error('the soak consumer did not join within 30 s')), 30000).unref())]);
+
+    const failures: Error[] = [];
+    const producer = await rdProducer(bootstrap, failures);
+    const value = randomBytes(o.size);
+    const samples: SoakSample[] = [];
+    let produced = 0;
+    const t0 = now();
+    const cpu0 = cpuSeconds(broker.pid);
+    const elapsed = (): number => Number(now() - t0) / 1e9;
+    const sample = async (): Promise<void> => {
+      const mem = memoryMB(broker.pid);
+      const s: SoakSample = { t: round(elapsed(), 2), rssMB: round(mem.rss, 2), hwmMB: round(mem.peak, 2), cpu: round(cpuSeconds(broker.pid) - cpu0, 2), produced, consumed };
+      if (metricsPort !== null) {
+        const m = await scrapeMemory(metricsPort);
+        if (m) {
+          s.metricsRssMB = round(m.rss / MB, 2);
+          s.heapUsedMB = round(m.heapUsed / MB, 2);
+          s.heapTotalMB = round(m.heapTotal / MB, 2);
+          s.externalMB = round(m.external / MB, 2);
+        }
+      }
+      samples.push(s);
+      log(
+        `  ${s.t.toFixed(0).padStart(5)} s  RSS ${s.rssMB.toFixed(1)} MB${s.heapUsedMB !== undefined ? `  heap ${s.heapUsedMB.toFixed(1)}/${s.heapTotalMB!.toFixed(1)} MB  external ${s.externalMB!.toFixed(1)} MB` : ''}` +
+          `  produced ${produced}  consumed ${consumed}  lag ${produced - consumed}`,
+      );
+    };
+    // Producing: a token bucket topped up every 10 ms; a full local queue just defers the rest.
+    await new Promise<void>((resolve, reject) => {
+      let nextSample = 0;
+      const tick = setInterval(() => {
+        if (brokerExit) {
+          clearInterval(tick);
+          return reject(new Error(brokerExit));
+        }
+        const t = elapsed();
+        const due = Math.min(Math.floor(rate * Math.min(t, o.seconds)), Math.ceil(rate * o.seconds));
+        try {
+          while (produced < due && tryProduce(producer, topic, value)) produced++;
+        } catch (err) {
+          clearInterval(tick);
+          return reject(err as Error);
+        }
+        if (t >= nextSample) {
+          nextSample += o.intervalS;
+          // /proc/<pid> is gone once the broker exits: the next tick ends the soak.
+          sample().catch((err: Error) => (brokerExit = `the broker is gone (${err.message})`));
+        }
+        if (t >= o.seconds) {
+          clearInterval(tick);
+          resolve();
+        }
+      }, 10);
+    });
+    const soakSeconds = elapsed();
+    await flush(producer);
+    const flushedAt = elapsed();
+    const lagAtStop = produced - consumed;
+    await sample();
+    const end = await endOffsets(kafka, topic);
+    if (end !== produced) errors.push(`produced ${produced} messages but the partitions' end offsets sum to ${end}`);
+    // Drain: the consumer gets up to 120 s to read what is left.
+    const drainStart = elapsed();
+    while (consumed < produced && elapsed() - drainStart < 120) await new Promise((r) => setTimeout(r, 100));
+    const drainSeconds = elapsed() - drainStart;
+    const brokerCpu = cpuSeconds(broker.pid) - cpu0;
+    if (consumed !== produced) errors.push(`consumed ${consumed} of ${produced} messages after a ${round(drainSeconds)} s drain`);
+    for (const f of failures) errors.push(`producer: ${f.message}`);
+    await new Promise<void>((r) => producer.disconnect(() => r()));
+    await consumer.disconnect().catch(() => undefined);
+    const load1 = fs.readFileSync('/proc/loadavg', 'utf8').trim();
+
+    // The verdict, on the second half.
+    const second = samples.filter((s) => s.t >= o.seconds / 2 && s.t <= soakSeconds + 0.5);
+    const rss = fit(second, (s) => s.rssMB);
+    const heap = fit(second, (s) => s.heapUsedMB);
+    const external = fit(second, (s) => s.externalMB);
+    const allowedMB = rss ? round(Math.max(o.boundMB, (o.boundPct / 100) * rss.meanMB), 2) : NaN;
+    if (second.length < 4 || !rss) errors.push(`only ${second.length} samples in the second half (need 4)`);
+    const grew = rss !== null && rss.riseMB > allowedMB;
+    const rssAll = samples.map((s) => s.rssMB);
+    const report = {
+      loadAverage: { before: load0, after: load1 },
+      seconds: o.seconds,
+      size: o.size,
+      peakMsgsPerSec: peak === null ? null : Math.round(peak),
+      targetMsgsPerSec: rate,
+      achievedMsgsPerSec: Math.round(produced / soakSeconds),
+      achievedMBps: round((produced * o.size) / soakSeconds / 1e6),
+      produced,
+      consumed,
+      consumedBytes,
+      lagAtStop,
+      flushSeconds: round(flushedAt - soakSeconds, 2),
+      drainSeconds: round(drainSeconds, 2),
+      brokerCpuSeconds: round(brokerCpu, 2),
+      brokerCpuUsPerMsg: round((brokerCpu / Math.max(1, produced)) * 1e6, 2),
+      samples: samples.length,
+      rssMB: { first: rssAll[0], min: Math.min(...rssAll), max: Math.max(...rssAll), last: rssAll[rssAll.length - 1], peakHwm: Math.max(...samples.map((s) => s.hwmMB)) },
+      secondHalf: { rss, heapUsed: heap, external },
+      rule: `RSS rise over the second half (least-squares slope x its length) <= max(${o.boundMB} MB, ${o.boundPct}% of its mean RSS) = ${allowedMB} MB`,
+      rssFlat: !grew,
+      errors,
+      samplesDetail: samples,
+    };
+    if (grew || errors.length) exitCode = 1;
+    if (o.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else {
+      const lines = [
+        '',
+        `krill soak: ${round(soakSeconds)} s at ${report.achievedMsgsPerSec} msg/s (${report.achievedMBps} MB/s of ${o.size} B values; target ${rate}${peak !== null ? `, half the measured peak ${report.peakMsgsPerSec}` : ', given'}), ` +
+          `librdkafka acks=-1 producer + KafkaJS group consumer, 3 partitions`,
+        `load average before ${load0}; after ${load1}`,
+        `produced ${produced}, consumed ${consumed}; lag when production stopped ${lagAtStop} (flush ${report.flushSeconds} s), drained in ${report.drainSeconds} s`,
+        `broker CPU ${report.brokerCpuSeconds} s = ${report.brokerCpuUsPerMsg} µs per message produced (and consumed)`,
+        `RSS MB over ${samples.length} samples: first ${report.rssMB.first}, min ${report.rssMB.min}, max ${report.rssMB.max}, last ${report.rssMB.last}; VmHWM ${report.rssMB.peakHwm}`,
+        rss ? `second half (${rss.fromS}-${rss.toS} s, ${rss.samples} samples): RSS mean ${rss.meanMB} MB, slope ${rss.slopeMBPerMin} MB/min, rise ${rss.riseMB} MB` : 'second half: no fit',
+        heap ? `  heap used mean ${heap.meanMB} MB, slope ${heap.slopeMBPerMin} MB/min, rise ${heap.riseMB} MB` + (external ? `; external mean ${external.meanMB} MB, rise ${external.riseMB} MB` : '') : '  (no heap figures: run with --metrics-port 0)',
+        `rule: ${report.rule}: ${grew ? 'BROKEN' : 'ok'}`,
+        ...errors.map((e) => `error: ${e}`),
+        exitCode ? 'soak FAILED' : 'soak passed',
+        '',
+      ];
+      process.stdout.write(lines.join('\n'));
+    }
+  } catch (err) {
+    if (bp) log(`krill (soak) stderr (tail):\n${bp.stderrTail().slice(-4000)}`);
+    throw err;
+  } finally {
+    await bp?.stop();
+    removeTempDir(dir);
+  }
+  process.exit(exitCode);
+}
+
+main().catch((err) => {
+  process.stderr.write(`soak failed: ${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});
