@@ -127,6 +127,29 @@ function scrapeMemory(port: number): Promise<{ rss: number; heapUsed: number; he
   });
 }
 
+/** Bytes under `dir` (files that vanish while it is walked, as deleted segments do, are skipped). */
+function dirBytes(dir: string): number {
+  let total = 0;
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = `${dir}/${e.name}`;
+    if (e.isDirectory()) total += dirBytes(p);
+    else {
+      try {
+        total += fs.statSync(p).size;
+      } catch {
+        /* deleted meanwhile */
+      }
+    }
+  }
+  return total;
+}
+
 /** Least-squares slope (per second) of ys over ts. */
 function slope(ts: number[], ys: number[]): number {
   const n = ts.length;
@@ -247,6 +270,8 @@ interface SoakSample {
   cpu: number;
   produced: number;
   consumed: number;
+  /** The data dir's size (segments, indexes, metadata log): retention must keep it bounded. */
+  diskMB: number;
   metricsRssMB?: number;
   heapUsedMB?: number;
   heapTotalMB?: number;
@@ -375,7 +400,7 @@ async function main(): Promise<void> {
     const elapsed = (): number => Number(now() - t0) / 1e9;
     const sample = async (): Promise<void> => {
       const mem = memoryMB(broker.pid);
-      const s: SoakSample = { t: round(elapsed(), 2), rssMB: round(mem.rss, 2), hwmMB: round(mem.peak, 2), cpu: round(cpuSeconds(broker.pid) - cpu0, 2), produced, consumed };
+      const s: SoakSample = { t: round(elapsed(), 2), rssMB: round(mem.rss, 2), hwmMB: round(mem.peak, 2), cpu: round(cpuSeconds(broker.pid) - cpu0, 2), produced, consumed, diskMB: round(dirBytes(dir) / MB) };
       if (metricsPort !== null) {
         const m = await scrapeMemory(metricsPort);
         if (m) {
@@ -388,7 +413,7 @@ async function main(): Promise<void> {
       samples.push(s);
       log(
         `  ${s.t.toFixed(0).padStart(5)} s  RSS ${s.rssMB.toFixed(1)} MB${s.heapUsedMB !== undefined ? `  heap ${s.heapUsedMB.toFixed(1)}/${s.heapTotalMB!.toFixed(1)} MB  external ${s.externalMB!.toFixed(1)} MB` : ''}` +
-          `  produced ${produced}  consumed ${consumed}  lag ${produced - consumed}`,
+          `  disk ${s.diskMB.toFixed(0)} MB  produced ${produced}  consumed ${consumed}  lag ${produced - consumed}`,
       );
     };
     // Producing: a token bucket topped up every 10 ms; a full local queue just defers the rest.
@@ -462,6 +487,7 @@ async function main(): Promise<void> {
       brokerCpuSeconds: round(brokerCpu, 2),
       brokerCpuUsPerMsg: round((brokerCpu / Math.max(1, produced)) * 1e6, 2),
       samples: samples.length,
+      diskMBMax: Math.max(...samples.map((s) => s.diskMB)),
       rssMB: { first: rssAll[0], min: Math.min(...rssAll), max: Math.max(...rssAll), last: rssAll[rssAll.length - 1], peakHwm: Math.max(...samples.map((s) => s.hwmMB)) },
       secondHalf: { rss, heapUsed: heap, external },
       rule: `RSS rise over the second half (least-squares slope x its length) <= max(${o.boundMB} MB, ${o.boundPct}% of its mean RSS) = ${allowedMB} MB`,
@@ -479,6 +505,7 @@ async function main(): Promise<void> {
         `load average before ${load0}; after ${load1}`,
         `produced ${produced}, consumed ${consumed}; lag when production stopped ${lagAtStop} (flush ${report.flushSeconds} s), drained in ${report.drainSeconds} s`,
         `broker CPU ${report.brokerCpuSeconds} s = ${report.brokerCpuUsPerMsg} µs per message produced (and consumed)`,
+        `data dir at most ${report.diskMBMax} MB on disk (retention; ${round((produced * o.size) / MB)} MiB of values produced)`,
         `RSS MB over ${samples.length} samples: first ${report.rssMB.first}, min ${report.rssMB.min}, max ${report.rssMB.max}, last ${report.rssMB.last}; VmHWM ${report.rssMB.peakHwm}`,
         rss ? `second half (${rss.fromS}-${rss.toS} s, ${rss.samples} samples): RSS mean ${rss.meanMB} MB, slope ${rss.slopeMBPerMin} MB/min, rise ${rss.riseMB} MB` : 'second half: no fit',
         heap ? `  heap used mean ${heap.meanMB} MB, slope ${heap.slopeMBPerMin} MB/min, rise ${heap.riseMB} MB` + (external ? `; external mean ${external.meanMB} MB, rise ${external.riseMB} MB` : '') : '  (no heap figures: run with --metrics-port 0)',
