@@ -12,7 +12,9 @@
  *  - raw: the bench wire client's Fetch v11 loop (bench/workloads fetchRaw: 10 MB max, 1 MiB per
  *    partition, one in flight, batch headers only), so the broker is the bottleneck;
  *  - rdkafka: a librdkafka consumer (node-rdkafka, manual assignment of partition 0 from offset 0,
- *    a group.id that is never joined, no commits; fetch settings at librdkafka's defaults), counting every message it hands over.
+ *    a group.id that is never joined, no commits; fetch settings at librdkafka's defaults), counting
+ *    every message it hands over (KRILL_BENCH_RDKAFKA_DEBUG=fetch,protocol prints librdkafka's debug
+ *    log of these consumers on stderr).
  * Invariants: each read must deliver exactly the produced record count (else the section throws);
  * nothing is asserted about RSS, which is only printed: the broker must not hold the topic in
  * memory, so its peak RSS during the read should stay far below the topic's size. The page cache
@@ -31,6 +33,7 @@ export const CATCH_UP_BATCH_RECORDS = 1000;
 export const CATCH_UP_DEFAULT_BYTES = 1 << 30;
 export const CATCH_UP_QUICK_BYTES = 64 << 20;
 const FILL_IN_FLIGHT = 4;
+const RDKAFKA_DEBUG = process.env.KRILL_BENCH_RDKAFKA_DEBUG;
 const CLIENTS = ['raw', 'rdkafka'] as const;
 type CatchUpClient = (typeof CLIENTS)[number];
 type Target = 'krill' | 'null';
@@ -121,10 +124,10 @@ interface RdConsumer {
 export async function consumeRdkafka(bootstrap: string, topic: string, expected: number): Promise<ClientResult> {
   const mod = loadRdkafka() as unknown as { KafkaConsumer: new (conf: object, topicConf: object) => RdConsumer; CODES: { ERRORS: Record<string, number> } } | null;
   if (!mod) throw new Error('node-rdkafka is not installed');
-  const c = new mod.KafkaConsumer({ 'bootstrap.servers': bootstrap, 'client.id': 'krill-bench-catch-up', 'group.id': 'krill-bench-catch-up', 'enable.auto.commit': false, ...(process.env.CU_DEBUG ? { debug: process.env.CU_DEBUG } : {}) }, { 'auto.offset.reset': 'error' });
+  const c = new mod.KafkaConsumer({ 'bootstrap.servers': bootstrap, 'client.id': 'krill-bench-catch-up', 'group.id': 'krill-bench-catch-up', 'enable.auto.commit': false, ...(RDKAFKA_DEBUG ? { debug: RDKAFKA_DEBUG } : {}) }, { 'auto.offset.reset': 'error' });
   let failure: Error | null = null;
   c.on('event.error', (err) => (failure ??= err));
-  if (process.env.CU_DEBUG) (c as unknown as { on(e: string, cb: (l: { message: string }) => void): void }).on('event.log', (l) => process.stderr.write(`${l.message}\n`));
+  if (RDKAFKA_DEBUG) (c as unknown as { on(e: string, cb: (l: { message: string }) => void): void }).on('event.log', (l) => process.stderr.write(`${l.message}\n`));
   await new Promise<void>((resolve, reject) => c.connect({ timeout: 10000, topic }, (err) => (err ? reject(err) : resolve())));
   try {
     c.setDefaultConsumeTimeout(100);

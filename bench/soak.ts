@@ -9,9 +9,12 @@
  *
  * Phases: krill is spawned (fresh temp data dir, removed after; log.retention.check.interval.ms=5000
  * so that retention keeps the disk bounded; the soak topic has 3 partitions, segment.bytes 32 MiB,
- * retention.bytes 512 MiB per partition). Unless --rate is given, the peak is measured first: a
- * librdkafka producer (node-rdkafka, acks=-1, linger.ms 5, batches of 1,000) unthrottled for
- * --peak-seconds (default 5) to another topic, which is then deleted. The soak then produces at half
+ * retention.bytes 512 MiB per partition, file.delete.delay.ms 1000). Unless --rate is given, the
+ * peak is measured first: a librdkafka producer (node-rdkafka, acks=-1, linger.ms 5, batches of
+ * 1,000) unthrottled for --peak-seconds (default 5) to another topic, which is then deleted, with the
+ * same kind of consumer reading it; the peak is the smaller of the produced and consumed rates over
+ * that window (the rate both sides sustain together on this machine: with the producer's peak alone,
+ * 147,000 msg/s on the 2-core VM, half of it outran the consumer). The soak then produces at half
  * that rate (a token bucket topped up every 10 ms, random partition per message) with a KafkaJS group
  * consumer (eachBatch, autoCommit) reading the topic back in the same process. Every --interval-s
  * (default 5) it samples the broker's VmRSS / VmHWM and CPU from /proc, and, with --metrics-port
@@ -35,10 +38,11 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
+import { fork } from 'node:child_process';
 import { Kafka, logLevel } from 'kafkajs';
 import { randomBytes } from 'node:crypto';
 import { cpuSeconds, KRILL_BIN, KRILL_READY, makeTempDir, memoryMB, removeTempDir, spawnBroker, type BrokerProcess } from './proc';
-import { BATCH_MESSAGES, loadRdkafka, now } from './workloads';
+import { BATCH_MESSAGES, cpuNow, loadRdkafka, now } from './workloads';
 
 interface Options {
   seconds: number;
@@ -226,11 +230,124 @@ async function endOffsets(kafka: Kafka, topic: string): Promise<number> {
   }
 }
 
-async function measurePeak(kafka: Kafka, bootstrap: string, size: number, seconds: number): Promise<number> {
+interface Reader {
+  state: { consumed: number; bytes: number };
+  /** pid of the consumer's process. */
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** What the consumer process tells the soak (IPC). */
+type ConsumerReport = { joined: true } | { consumed: number; bytes: number; final?: true } | { error: string };
+
+/**
+ * Starts the consumer in a process of its own (this file with `--consumer-child`), so that it does
+ * not share the soak's JS thread with the producer: in one thread, a fast producer starved it
+ * (2,500-5,000 msg/s consumed while 73,000/s were produced). Resolves once it joined its group; its
+ * counts arrive every 200 ms, and a last time when it is stopped.
+ */
+async function startConsumer(bootstrap: string, topic: string, groupId: string, errors: string[]): Promise<Reader> {
+  const child = fork(__filename, ['--consumer-child', bootstrap, topic, groupId], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const state = { consumed: 0, bytes: 0 };
+  let finalReport: (() => void) | null = null;
+  let joined!: () => void;
+  let failed!: (err: Error) => void;
+  const join = new Promise<void>((resolve, reject) => {
+    joined = resolve;
+    failed = reject;
+  });
+  child.on('message', (m: ConsumerReport) => {
+    if ('joined' in m) joined();
+    else if ('error' in m) {
+      errors.push(`consumer: ${m.error}`);
+      failed(new Error(m.error));
+    } else {
+      state.consumed = m.consumed;
+      state.bytes = m.bytes;
+      if (m.final) finalReport?.();
+    }
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.once('exit', (code, sig) => {
+    if (finalReport === null) errors.push(`the consumer process exited (${code ?? sig}) before it was stopped`);
+    failed(new Error(`the consumer process exited (${code ?? sig})`));
+  });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([join, new Promise((_, rej) => (timer = setTimeout(() => rej(new Error(`consumer ${groupId} did not join within 30 s`)), 30000)))]);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  return {
+    state,
+    pid: child.pid!,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const last = new Promise<void>((r) => (finalReport = r));
+      child.send('stop');
+      const t = setTimeout(() => child.kill('SIGKILL'), 15000);
+      await Promise.race([last.then(() => exited), exited]);
+      clearTimeout(t);
+    },
+  };
+}
+
+/** The consumer process: a KafkaJS group member reading `topic` from the beginning (eachBatch, offsets auto-committed). */
+async function consumerChild(bootstrap: string, topic: string, groupId: string): Promise<void> {
+  const send = (m: ConsumerReport): void => void process.send!(m);
+  const state = { consumed: 0, bytes: 0 };
+  const consumer = new Kafka({ clientId: 'krill-soak-consumer', brokers: [bootstrap], logLevel: logLevel.NOTHING }).consumer({
+    groupId,
+    allowAutoTopicCreation: false,
+    // Fetches wait for CONSUMER_MIN_BYTES (or CONSUMER_MAX_WAIT_MS) instead of returning each few records:
+    // on a loaded machine a consumer paying a round trip per handful of records falls behind.
+    minBytes: CONSUMER_MIN_BYTES,
+    maxWaitTimeInMs: CONSUMER_MAX_WAIT_MS,
+  });
+  consumer.on(consumer.events.CRASH, (e) => send({ error: `crashed: ${(e.payload as { error: Error }).error.message}` }));
+  consumer.on(consumer.events.GROUP_JOIN, () => send({ joined: true }));
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  await consumer.run({
+    autoCommit: true,
+    eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+      for (const m of batch.messages) {
+        state.consumed++;
+        state.bytes += m.value?.length ?? 0;
+      }
+      if (batch.messages.length) resolveOffset(batch.lastOffset());
+      await heartbeat();
+    },
+  });
+  const tick = setInterval(() => send({ ...state }), 200);
+  const stop = async (): Promise<void> => {
+    clearInterval(tick);
+    await consumer.disconnect().catch(() => undefined);
+    process.send!({ ...state, final: true }, () => process.exit(0));
+  };
+  process.on('message', (m) => m === 'stop' && void stop());
+  // The soak is gone (even killed): so are we.
+  process.on('disconnect', () => process.exit(1));
+}
+
+/**
+ * The peak: the producer unthrottled for `seconds` with a consumer reading the same topic; the rate
+ * both sides sustained (the smaller of produced/s and consumed/s over the window), so that half of it
+ * leaves the soak's consumer room to keep up on this machine.
+ */
+async function measurePeak(kafka: Kafka, bootstrap: string, size: number, seconds: number): Promise<{ peak: number; produced: number; consumed: number }> {
   const topic = 'soak-peak';
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 3, replicationFactor: 1 }], waitForLeaders: true });
+  await admin.createTopics({
+    topics: [{ topic, numPartitions: 3, replicationFactor: 1, configEntries: [{ name: 'file.delete.delay.ms', value: '1000' }] }],
+    waitForLeaders: true,
+  });
+  const errors: string[] = [];
+  const reader = await startConsumer(bootstrap, topic, 'krill-soak-peak', errors);
   const failures: Error[] = [];
   const p = await rdProducer(bootstrap, failures);
   const value = randomBytes(size);
@@ -252,15 +369,18 @@ async function measurePeak(kafka: Kafka, bootstrap: string, size: number, second
     };
     pump();
   });
-  await flush(p);
   const secs = Number(now() - t0) / 1e9;
+  const consumed = reader.state.consumed;
+  await flush(p);
   await new Promise<void>((r) => p.disconnect(() => r()));
+  await reader.stop();
   if (failures.length) throw failures[0];
+  if (errors.length) throw new Error(`peak: ${errors[0]}`);
   const hwm = await endOffsets(kafka, topic);
   if (hwm !== sent) throw new Error(`peak: ${sent} messages produced, end offsets sum to ${hwm}`);
   await admin.deleteTopics({ topics: [topic] });
   await admin.disconnect();
-  return sent / secs;
+  return { peak: Math.min(sent, consumed) / secs, produced: sent / secs, consumed: consumed / secs };
 }
 
 interface SoakSample {
@@ -336,8 +456,9 @@ async function main(): Promise<void> {
     const bootstrap = `${broker.host}:${broker.port}`;
     const kafka = new Kafka({ clientId: 'krill-soak', brokers: [bootstrap], logLevel: logLevel.NOTHING });
 
-    const peak = o.rate === null ? await measurePeak(kafka, bootstrap, o.size, o.peakSeconds) : null;
-    if (peak !== null) log(`peak: ${Math.round(peak)} msg/s (librdkafka acks=-1, ${o.size} B, ${o.peakSeconds} s alone)`);
+    const peakRun = o.rate === null ? await measurePeak(kafka, bootstrap, o.size, o.peakSeconds) : null;
+    const peak = peakRun?.peak ?? null;
+    if (peakRun) log(`peak: ${Math.round(peakRun.peak)} msg/s (librdkafka acks=-1 unthrottled, ${o.size} B, ${o.peakSeconds} s: produced ${Math.round(peakRun.produced)}/s, consumed ${Math.round(peakRun.consumed)}/s)`);
     const rate = o.rate ?? Math.round(peak! / 2);
     log(`soak: ${rate} msg/s (${round((rate * o.size) / 1e6)} MB/s) for ${o.seconds} s, sampling every ${o.intervalS} s${metricsPort !== null ? `, metrics on :${metricsPort}` : ''}`);
 
@@ -353,6 +474,8 @@ async function main(): Promise<void> {
           configEntries: [
             { name: 'segment.bytes', value: String(32 * MB) },
             { name: 'retention.bytes', value: String(512 * MB) },
+            // Deleted segments go at once rather than after Kafka's 60 s: at ~70 MB/s that is 4 GB.
+            { name: 'file.delete.delay.ms', value: '1000' },
           ],
         },
       ],
@@ -360,36 +483,7 @@ async function main(): Promise<void> {
     });
     await admin.disconnect();
 
-    // The consumer: a KafkaJS group member reading from the beginning, offsets auto-committed.
-    let consumed = 0;
-    let consumedBytes = 0;
-    const consumer = new Kafka({ clientId: 'krill-soak-consumer', brokers: [bootstrap], logLevel: logLevel.NOTHING }).consumer({
-      groupId: 'krill-soak',
-      allowAutoTopicCreation: false,
-      // Fetches wait for CONSUMER_MIN_BYTES (or CONSUMER_MAX_WAIT_MS) instead of returning each few records:
-      // on a loaded machine a consumer paying a round trip per handful of records falls behind.
-      minBytes: CONSUMER_MIN_BYTES,
-      maxWaitTimeInMs: CONSUMER_MAX_WAIT_MS,
-    });
-    consumer.on(consumer.events.CRASH, (e) => errors.push(`consumer crashed: ${(e.payload as { error: Error }).error.message}`));
-    await consumer.connect();
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    let joined!: () => void;
-    const join = new Promise<void>((r) => (joined = r));
-    consumer.on(consumer.events.GROUP_JOIN, () => joined());
-    await consumer.run({
-      autoCommit: true,
-      eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
-        for (const m of batch.messages) {
-          consumed++;
-          consumedBytes += m.value?.length ?? 0;
-        }
-        if (batch.messages.length) resolveOffset(batch.lastOffset());
-        await heartbeat();
-      },
-    });
-    await Promise.race([join, new Promise((_, rej) => setTimeout(() => rej(new Error('the soak consumer did not join within 30 s')), 30000).unref())]);
-
+    const reader = await startConsumer(bootstrap, topic, 'krill-soak', errors);
     const failures: Error[] = [];
     const producer = await rdProducer(bootstrap, failures);
     const value = randomBytes(o.size);
@@ -397,10 +491,12 @@ async function main(): Promise<void> {
     let produced = 0;
     const t0 = now();
     const cpu0 = cpuSeconds(broker.pid);
+    const consumerCpu0 = cpuSeconds(reader.pid);
+    const producerCpu0 = cpuNow();
     const elapsed = (): number => Number(now() - t0) / 1e9;
     const sample = async (): Promise<void> => {
       const mem = memoryMB(broker.pid);
-      const s: SoakSample = { t: round(elapsed(), 2), rssMB: round(mem.rss, 2), hwmMB: round(mem.peak, 2), cpu: round(cpuSeconds(broker.pid) - cpu0, 2), produced, consumed, diskMB: round(dirBytes(dir) / MB) };
+      const s: SoakSample = { t: round(elapsed(), 2), rssMB: round(mem.rss, 2), hwmMB: round(mem.peak, 2), cpu: round(cpuSeconds(broker.pid) - cpu0, 2), produced, consumed: reader.state.consumed, diskMB: round(dirBytes(dir) / MB) };
       if (metricsPort !== null) {
         const m = await scrapeMemory(metricsPort);
         if (m) {
@@ -413,7 +509,7 @@ async function main(): Promise<void> {
       samples.push(s);
       log(
         `  ${s.t.toFixed(0).padStart(5)} s  RSS ${s.rssMB.toFixed(1)} MB${s.heapUsedMB !== undefined ? `  heap ${s.heapUsedMB.toFixed(1)}/${s.heapTotalMB!.toFixed(1)} MB  external ${s.externalMB!.toFixed(1)} MB` : ''}` +
-          `  disk ${s.diskMB.toFixed(0)} MB  produced ${produced}  consumed ${consumed}  lag ${produced - consumed}`,
+          `  disk ${s.diskMB.toFixed(0)} MB  produced ${produced}  consumed ${s.consumed}  lag ${produced - s.consumed}`,
       );
     };
     // Producing: a token bucket topped up every 10 ms; a full local queue just defers the rest.
@@ -446,19 +542,22 @@ async function main(): Promise<void> {
     const soakSeconds = elapsed();
     await flush(producer);
     const flushedAt = elapsed();
-    const lagAtStop = produced - consumed;
+    const lagAtStop = produced - reader.state.consumed;
     await sample();
     const end = await endOffsets(kafka, topic);
     if (end !== produced) errors.push(`produced ${produced} messages but the partitions' end offsets sum to ${end}`);
     // Drain: the consumer gets up to 120 s to read what is left.
     const drainStart = elapsed();
-    while (consumed < produced && elapsed() - drainStart < 120) await new Promise((r) => setTimeout(r, 100));
+    while (reader.state.consumed < produced && elapsed() - drainStart < 120) await new Promise((r) => setTimeout(r, 100));
     const drainSeconds = elapsed() - drainStart;
     const brokerCpu = cpuSeconds(broker.pid) - cpu0;
+    const consumerCpu = cpuSeconds(reader.pid) - consumerCpu0;
+    const producerCpu = cpuNow() - producerCpu0;
+    const consumed = reader.state.consumed;
     if (consumed !== produced) errors.push(`consumed ${consumed} of ${produced} messages after a ${round(drainSeconds)} s drain`);
     for (const f of failures) errors.push(`producer: ${f.message}`);
     await new Promise<void>((r) => producer.disconnect(() => r()));
-    await consumer.disconnect().catch(() => undefined);
+    await reader.stop();
     const load1 = fs.readFileSync('/proc/loadavg', 'utf8').trim();
 
     // The verdict, on the second half.
@@ -475,17 +574,21 @@ async function main(): Promise<void> {
       seconds: o.seconds,
       size: o.size,
       peakMsgsPerSec: peak === null ? null : Math.round(peak),
+      peakProducedMsgsPerSec: peakRun ? Math.round(peakRun.produced) : null,
+      peakConsumedMsgsPerSec: peakRun ? Math.round(peakRun.consumed) : null,
       targetMsgsPerSec: rate,
       achievedMsgsPerSec: Math.round(produced / soakSeconds),
       achievedMBps: round((produced * o.size) / soakSeconds / 1e6),
       produced,
       consumed,
-      consumedBytes,
+      consumedBytes: reader.state.bytes,
       lagAtStop,
       flushSeconds: round(flushedAt - soakSeconds, 2),
       drainSeconds: round(drainSeconds, 2),
       brokerCpuSeconds: round(brokerCpu, 2),
       brokerCpuUsPerMsg: round((brokerCpu / Math.max(1, produced)) * 1e6, 2),
+      producerCpuSeconds: round(producerCpu, 2),
+      consumerCpuSeconds: round(consumerCpu, 2),
       samples: samples.length,
       diskMBMax: Math.max(...samples.map((s) => s.diskMB)),
       rssMB: { first: rssAll[0], min: Math.min(...rssAll), max: Math.max(...rssAll), last: rssAll[rssAll.length - 1], peakHwm: Math.max(...samples.map((s) => s.hwmMB)) },
@@ -504,7 +607,7 @@ async function main(): Promise<void> {
           `librdkafka acks=-1 producer + KafkaJS group consumer, 3 partitions`,
         `load average before ${load0}; after ${load1}`,
         `produced ${produced}, consumed ${consumed}; lag when production stopped ${lagAtStop} (flush ${report.flushSeconds} s), drained in ${report.drainSeconds} s`,
-        `broker CPU ${report.brokerCpuSeconds} s = ${report.brokerCpuUsPerMsg} µs per message produced (and consumed)`,
+        `broker CPU ${report.brokerCpuSeconds} s = ${report.brokerCpuUsPerMsg} µs per message produced (and consumed); client CPU: producer (soak process) ${report.producerCpuSeconds} s, consumer process ${report.consumerCpuSeconds} s`,
         `data dir at most ${report.diskMBMax} MB on disk (retention; ${round((produced * o.size) / MB)} MiB of values produced)`,
         `RSS MB over ${samples.length} samples: first ${report.rssMB.first}, min ${report.rssMB.min}, max ${report.rssMB.max}, last ${report.rssMB.last}; VmHWM ${report.rssMB.peakHwm}`,
         rss ? `second half (${rss.fromS}-${rss.toS} s, ${rss.samples} samples): RSS mean ${rss.meanMB} MB, slope ${rss.slopeMBPerMin} MB/min, rise ${rss.riseMB} MB` : 'second half: no fit',
@@ -526,7 +629,12 @@ async function main(): Promise<void> {
   process.exit(exitCode);
 }
 
-main().catch((err) => {
+if (process.argv[2] === '--consumer-child') {
+  consumerChild(process.argv[3], process.argv[4], process.argv[5]).catch((err: Error) => {
+    process.send?.({ error: err.message });
+    process.exit(1);
+  });
+} else main().catch((err) => {
   process.stderr.write(`soak failed: ${(err as Error).stack ?? err}\n`);
   process.exit(1);
 });
