@@ -4,19 +4,24 @@
  * memory sampled throughout, and a verdict on whether its RSS stayed flat.
  *
  *   node dist/bench/soak.js [--minutes N | --seconds N] [--rate MSGS_PER_S] [--size BYTES]
- *        [--interval-s N] [--peak-seconds N] [--metrics-port N] [--bound-mb N] [--bound-pct N]
+ *        [--interval-s N] [--peak producer|both] [--peak-seconds N] [--metrics-port N]
+ *        [--bound-mb N] [--bound-pct N]
  *        [--krill-arg ARG ...] [--json]
  *
  * Phases: krill is spawned (fresh temp data dir, removed after; log.retention.check.interval.ms=5000
  * so that retention keeps the disk bounded; the soak topic has 3 partitions, segment.bytes 32 MiB,
  * retention.bytes 512 MiB per partition, file.delete.delay.ms 1000). Unless --rate is given, the
  * peak is measured first: a librdkafka producer (node-rdkafka, acks=-1, linger.ms 5, batches of
- * 1,000) unthrottled for --peak-seconds (default 5) to another topic, which is then deleted, with the
- * same kind of consumer reading it; the peak is the smaller of the produced and consumed rates over
- * that window (the rate both sides sustain together on this machine: with the producer's peak alone,
- * 147,000 msg/s on the 2-core VM, half of it outran the consumer). The soak then produces at half
- * that rate (a token bucket topped up every 10 ms, random partition per message) with a KafkaJS group
- * consumer (eachBatch, autoCommit) reading the topic back in the same process. Every --interval-s
+ * 1,000) unthrottled for --peak-seconds (default 5) to another topic, which is then deleted. With
+ * `--peak producer` (the default) the peak is that producer's rate alone; with `--peak both` the same
+ * kind of consumer as the soak's reads the topic meanwhile and the peak is the smaller of the produced
+ * and consumed rates (conservative, for a loaded machine: on the shared 2-core VM at load 8-12 the
+ * producer alone made 58,000-147,000 msg/s, and at a throttled 60,000/s the consumer read only
+ * 44,000/s, so half of the producer's peak can outrun it; an unthrottled producer starves the
+ * consumer, so `both` gives 6,500-16,000 msg/s there). The soak then produces at half the peak (a
+ * token bucket topped up every 10 ms, random partition per message) with a KafkaJS group consumer
+ * (eachBatch, autoCommit, fetch min bytes 256 KiB / max wait 250 ms) reading the topic back in a
+ * process of its own. Every --interval-s
  * (default 5) it samples the broker's VmRSS / VmHWM and CPU from /proc, and, with --metrics-port
  * (krill's Prometheus endpoint; 0 picks a free port), process_resident_memory_bytes and the
  * nodejs_heap_size_used_bytes / nodejs_heap_size_total_bytes / nodejs_external_memory_bytes gauges.
@@ -41,7 +46,7 @@ import * as net from 'node:net';
 import { fork } from 'node:child_process';
 import { Kafka, logLevel } from 'kafkajs';
 import { randomBytes } from 'node:crypto';
-import { cpuSeconds, KRILL_BIN, KRILL_READY, makeTempDir, memoryMB, removeTempDir, spawnBroker, type BrokerProcess } from './proc';
+import { cpuSeconds, schedSeconds, KRILL_BIN, KRILL_READY, makeTempDir, memoryMB, removeTempDir, spawnBroker, type BrokerProcess } from './proc';
 import { BATCH_MESSAGES, cpuNow, loadRdkafka, now } from './workloads';
 
 interface Options {
@@ -50,6 +55,7 @@ interface Options {
   size: number;
   intervalS: number;
   peakSeconds: number;
+  peakWith: 'producer' | 'both';
   metricsPort: number | null;
   boundMB: number;
   boundPct: number;
@@ -58,11 +64,11 @@ interface Options {
 }
 
 const USAGE =
-  'usage: soak.js [--minutes N | --seconds N] [--rate MSGS_PER_S] [--size BYTES] [--interval-s N] [--peak-seconds N] ' +
+  'usage: soak.js [--minutes N | --seconds N] [--rate MSGS_PER_S] [--size BYTES] [--interval-s N] [--peak producer|both] [--peak-seconds N] ' +
   '[--metrics-port N] [--bound-mb N] [--bound-pct N] [--krill-arg ARG ...] [--json]';
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { seconds: 600, rate: null, size: 1024, intervalS: 5, peakSeconds: 5, metricsPort: null, boundMB: 10, boundPct: 5, krillArgs: [], json: false };
+  const o: Options = { seconds: 600, rate: null, size: 1024, intervalS: 5, peakSeconds: 5, peakWith: 'producer', metricsPort: null, boundMB: 10, boundPct: 5, krillArgs: [], json: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const num = (min = 1): number => {
@@ -76,6 +82,11 @@ function parseOptions(argv: string[]): Options {
     else if (a === '--size') o.size = Math.round(num());
     else if (a === '--interval-s') o.intervalS = num(0.5);
     else if (a === '--peak-seconds') o.peakSeconds = num();
+    else if (a === '--peak') {
+      const v = argv[++i];
+      if (v !== 'producer' && v !== 'both') throw new Error(`--peak needs producer or both\n${USAGE}`);
+      o.peakWith = v;
+    }
     else if (a === '--metrics-port') o.metricsPort = Math.round(num(0));
     else if (a === '--bound-mb') o.boundMB = num(0);
     else if (a === '--bound-pct') o.boundPct = num(0);
@@ -218,13 +229,13 @@ function tryProduce(p: RdProducer, topic: string, value: Buffer): boolean {
   }
 }
 
-/** The sum of the partitions' latest offsets (ListOffsets through KafkaJS's admin). */
-async function endOffsets(kafka: Kafka, topic: string): Promise<number> {
+/** The sums of the partitions' latest and earliest offsets (ListOffsets through KafkaJS's admin). */
+async function offsetSums(kafka: Kafka, topic: string): Promise<{ high: number; low: number }> {
   const admin = kafka.admin();
   await admin.connect();
   try {
     const offs = await admin.fetchTopicOffsets(topic);
-    return offs.reduce((a, p) => a + Number(p.high), 0);
+    return { high: offs.reduce((a, p) => a + Number(p.high), 0), low: offs.reduce((a, p) => a + Number(p.low), 0) };
   } finally {
     await admin.disconnect();
   }
@@ -334,11 +345,11 @@ async function consumerChild(bootstrap: string, topic: string, groupId: string):
 }
 
 /**
- * The peak: the producer unthrottled for `seconds` with a consumer reading the same topic; the rate
- * both sides sustained (the smaller of produced/s and consumed/s over the window), so that half of it
- * leaves the soak's consumer room to keep up on this machine.
+ * The peak: the producer unthrottled for `seconds`; its rate, or with `withConsumer` (a consumer
+ * reading the same topic meanwhile) the rate both sides sustained: the smaller of produced/s and
+ * consumed/s over the window.
  */
-async function measurePeak(kafka: Kafka, bootstrap: string, size: number, seconds: number): Promise<{ peak: number; produced: number; consumed: number }> {
+async function measurePeak(kafka: Kafka, bootstrap: string, size: number, seconds: number, withConsumer: boolean): Promise<{ peak: number; produced: number; consumed: number | null }> {
   const topic = 'soak-peak';
   const admin = kafka.admin();
   await admin.connect();
@@ -347,7 +358,7 @@ async function measurePeak(kafka: Kafka, bootstrap: string, size: number, second
     waitForLeaders: true,
   });
   const errors: string[] = [];
-  const reader = await startConsumer(bootstrap, topic, 'krill-soak-peak', errors);
+  const reader = withConsumer ? await startConsumer(bootstrap, topic, 'krill-soak-peak', errors) : null;
   const failures: Error[] = [];
   const p = await rdProducer(bootstrap, failures);
   const value = randomBytes(size);
@@ -370,17 +381,17 @@ async function measurePeak(kafka: Kafka, bootstrap: string, size: number, second
     pump();
   });
   const secs = Number(now() - t0) / 1e9;
-  const consumed = reader.state.consumed;
+  const consumed = reader ? reader.state.consumed : null;
   await flush(p);
   await new Promise<void>((r) => p.disconnect(() => r()));
-  await reader.stop();
+  await reader?.stop();
   if (failures.length) throw failures[0];
   if (errors.length) throw new Error(`peak: ${errors[0]}`);
-  const hwm = await endOffsets(kafka, topic);
+  const hwm = (await offsetSums(kafka, topic)).high;
   if (hwm !== sent) throw new Error(`peak: ${sent} messages produced, end offsets sum to ${hwm}`);
   await admin.deleteTopics({ topics: [topic] });
   await admin.disconnect();
-  return { peak: Math.min(sent, consumed) / secs, produced: sent / secs, consumed: consumed / secs };
+  return { peak: Math.min(sent, consumed ?? sent) / secs, produced: sent / secs, consumed: consumed === null ? null : consumed / secs };
 }
 
 interface SoakSample {
@@ -456,9 +467,9 @@ async function main(): Promise<void> {
     const bootstrap = `${broker.host}:${broker.port}`;
     const kafka = new Kafka({ clientId: 'krill-soak', brokers: [bootstrap], logLevel: logLevel.NOTHING });
 
-    const peakRun = o.rate === null ? await measurePeak(kafka, bootstrap, o.size, o.peakSeconds) : null;
+    const peakRun = o.rate === null ? await measurePeak(kafka, bootstrap, o.size, o.peakSeconds, o.peakWith === 'both') : null;
     const peak = peakRun?.peak ?? null;
-    if (peakRun) log(`peak: ${Math.round(peakRun.peak)} msg/s (librdkafka acks=-1 unthrottled, ${o.size} B, ${o.peakSeconds} s: produced ${Math.round(peakRun.produced)}/s, consumed ${Math.round(peakRun.consumed)}/s)`);
+    if (peakRun) log(`peak: ${Math.round(peakRun.peak)} msg/s (librdkafka acks=-1 unthrottled, ${o.size} B, ${o.peakSeconds} s: produced ${Math.round(peakRun.produced)}/s${peakRun.consumed === null ? ', no consumer' : `, consumed ${Math.round(peakRun.consumed)}/s`})`);
     const rate = o.rate ?? Math.round(peak! / 2);
     log(`soak: ${rate} msg/s (${round((rate * o.size) / 1e6)} MB/s) for ${o.seconds} s, sampling every ${o.intervalS} s${metricsPort !== null ? `, metrics on :${metricsPort}` : ''}`);
 
@@ -492,6 +503,7 @@ async function main(): Promise<void> {
     const t0 = now();
     const cpu0 = cpuSeconds(broker.pid);
     const consumerCpu0 = cpuSeconds(reader.pid);
+    const sched0 = schedSeconds(broker.pid);
     const producerCpu0 = cpuNow();
     const elapsed = (): number => Number(now() - t0) / 1e9;
     const sample = async (): Promise<void> => {
@@ -544,17 +556,32 @@ async function main(): Promise<void> {
     const flushedAt = elapsed();
     const lagAtStop = produced - reader.state.consumed;
     await sample();
-    const end = await endOffsets(kafka, topic);
+    const end = (await offsetSums(kafka, topic)).high;
     if (end !== produced) errors.push(`produced ${produced} messages but the partitions' end offsets sum to ${end}`);
-    // Drain: the consumer gets up to 120 s to read what is left.
+    // Drain: the consumer gets up to 120 s to read what is left (it stops early after 20 s without progress).
     const drainStart = elapsed();
-    while (reader.state.consumed < produced && elapsed() - drainStart < 120) await new Promise((r) => setTimeout(r, 100));
+    let progressAt = drainStart;
+    let last = reader.state.consumed;
+    while (reader.state.consumed < produced && elapsed() - drainStart < 120 && elapsed() - progressAt < 20) {
+      await new Promise((r) => setTimeout(r, 100));
+      if (reader.state.consumed !== last) {
+        last = reader.state.consumed;
+        progressAt = elapsed();
+      }
+    }
     const drainSeconds = elapsed() - drainStart;
+    const sched = schedSeconds(broker.pid);
     const brokerCpu = cpuSeconds(broker.pid) - cpu0;
     const consumerCpu = cpuSeconds(reader.pid) - consumerCpu0;
     const producerCpu = cpuNow() - producerCpu0;
     const consumed = reader.state.consumed;
-    if (consumed !== produced) errors.push(`consumed ${consumed} of ${produced} messages after a ${round(drainSeconds)} s drain`);
+    if (consumed !== produced) {
+      const low = (await offsetSums(kafka, topic)).low;
+      errors.push(
+        `consumed ${consumed} of ${produced} messages after a ${round(drainSeconds)} s drain` +
+          (low > 0 ? `; retention has deleted the partitions' first ${low} messages: the consumer fell behind by more than retention.bytes (try --peak both or a lower --rate)` : ''),
+      );
+    }
     for (const f of failures) errors.push(`producer: ${f.message}`);
     await new Promise<void>((r) => producer.disconnect(() => r()));
     await reader.stop();
@@ -575,7 +602,8 @@ async function main(): Promise<void> {
       size: o.size,
       peakMsgsPerSec: peak === null ? null : Math.round(peak),
       peakProducedMsgsPerSec: peakRun ? Math.round(peakRun.produced) : null,
-      peakConsumedMsgsPerSec: peakRun ? Math.round(peakRun.consumed) : null,
+      peakConsumedMsgsPerSec: peakRun?.consumed != null ? Math.round(peakRun.consumed) : null,
+      peakWith: o.rate === null ? o.peakWith : null,
       targetMsgsPerSec: rate,
       achievedMsgsPerSec: Math.round(produced / soakSeconds),
       achievedMBps: round((produced * o.size) / soakSeconds / 1e6),
@@ -583,9 +611,13 @@ async function main(): Promise<void> {
       consumed,
       consumedBytes: reader.state.bytes,
       lagAtStop,
+      maxSampledLag: Math.max(...samples.map((s) => s.produced - s.consumed)),
       flushSeconds: round(flushedAt - soakSeconds, 2),
       drainSeconds: round(drainSeconds, 2),
       brokerCpuSeconds: round(brokerCpu, 2),
+      /** Seconds the broker's JS thread was runnable but waiting for a CPU (contention from other processes). */
+      brokerRunQueueWaitSeconds: round(sched.wait - sched0.wait, 2),
+      brokerMainThreadSeconds: round(sched.run - sched0.run, 2),
       brokerCpuUsPerMsg: round((brokerCpu / Math.max(1, produced)) * 1e6, 2),
       producerCpuSeconds: round(producerCpu, 2),
       consumerCpuSeconds: round(consumerCpu, 2),
@@ -603,11 +635,11 @@ async function main(): Promise<void> {
     else {
       const lines = [
         '',
-        `krill soak: ${round(soakSeconds)} s at ${report.achievedMsgsPerSec} msg/s (${report.achievedMBps} MB/s of ${o.size} B values; target ${rate}${peak !== null ? `, half the measured peak ${report.peakMsgsPerSec}` : ', given'}), ` +
+        `krill soak: ${round(soakSeconds)} s at ${report.achievedMsgsPerSec} msg/s (${report.achievedMBps} MB/s of ${o.size} B values; target ${rate}${peak !== null ? `, half the measured peak ${report.peakMsgsPerSec} (--peak ${o.peakWith})` : ', given'}), ` +
           `librdkafka acks=-1 producer + KafkaJS group consumer, 3 partitions`,
         `load average before ${load0}; after ${load1}`,
-        `produced ${produced}, consumed ${consumed}; lag when production stopped ${lagAtStop} (flush ${report.flushSeconds} s), drained in ${report.drainSeconds} s`,
-        `broker CPU ${report.brokerCpuSeconds} s = ${report.brokerCpuUsPerMsg} µs per message produced (and consumed); client CPU: producer (soak process) ${report.producerCpuSeconds} s, consumer process ${report.consumerCpuSeconds} s`,
+        `produced ${produced}, consumed ${consumed}; lag at most ${report.maxSampledLag} in the samples, ${lagAtStop} when production stopped (flush ${report.flushSeconds} s), drained in ${report.drainSeconds} s`,
+        `broker CPU ${report.brokerCpuSeconds} s = ${report.brokerCpuUsPerMsg} µs per message produced (and consumed); its JS thread ran ${report.brokerMainThreadSeconds} s and waited ${report.brokerRunQueueWaitSeconds} s for a CPU; client CPU: producer (soak process) ${report.producerCpuSeconds} s, consumer process ${report.consumerCpuSeconds} s`,
         `data dir at most ${report.diskMBMax} MB on disk (retention; ${round((produced * o.size) / MB)} MiB of values produced)`,
         `RSS MB over ${samples.length} samples: first ${report.rssMB.first}, min ${report.rssMB.min}, max ${report.rssMB.max}, last ${report.rssMB.last}; VmHWM ${report.rssMB.peakHwm}`,
         rss ? `second half (${rss.fromS}-${rss.toS} s, ${rss.samples} samples): RSS mean ${rss.meanMB} MB, slope ${rss.slopeMBPerMin} MB/min, rise ${rss.riseMB} MB` : 'second half: no fit',
