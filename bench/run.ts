@@ -46,10 +46,11 @@
  * the same bytes) and 'coordinator load after N commits' before and after cleaning (bench/cleaner.ts);
  * then the tiered-storage rows (bench/tiered.ts, in the bench process with s3rver): 'tiered catch-up
  * s3 1KiB' (a consumer reading a tiered topic from offset 0 through S3 as a ratio to the same read
- * of an all-local topic), 'tiered fetch latency s3 index-cache hit|miss' and 'tiered copy lag s3 1KiB'; then the catch-up rows (bench/catch-up.ts): 'fetch catch-up 1GiB raw|rdkafka',
- * a fresh krill process and null sink each holding 1 GiB of 1 KiB records (`--catch-up-bytes`), read from
- * offset 0 to the end by the wire client's Fetch loop and by a librdkafka consumer: MB/s, ratio, broker
- * CPU µs/msg and peak RSS during the read (printed, not asserted). The soak is separate: `npm run soak`
+ * of an all-local topic), 'tiered fetch latency s3 index-cache hit|miss' and 'tiered copy lag s3 1KiB';
+ * then the catch-up rows (bench/catch-up.ts): 'fetch catch-up 1GiB raw|rdkafka', a fresh krill
+ * process and null sink each holding 1 GiB of 1 KiB records (`--catch-up-bytes`), read from offset 0
+ * to the end by the wire client's Fetch loop and by a librdkafka consumer: MB/s, ratio, broker CPU
+ * µs/msg and peak RSS during the read (printed, not asserted). The soak is separate: `npm run soak`
  * (bench/soak.ts).
  */
 import * as fs from 'node:fs';
