@@ -12,8 +12,10 @@
  * partition count), Produce 3-11 (acks without storing: only the record count of each batch is read
  * from its header to hand out offsets; acks=0 gets no response), Fetch 4-11 (serves copies of the
  * first batch produced to the partition, base offsets patched, up to the high watermark: valid
- * batches of the same shape the client wrote, built from memory; no long poll, a fetch at the high
- * watermark is answered empty at once), ListOffsets 1-7 (earliest 0, latest = high watermark).
+ * batches of the same shape the client wrote, built from memory; a fetch with nothing to return
+ * (every partition at its high watermark) is answered empty after its max wait, as a broker that gets
+ * no new data answers it, so that a consumer at the end, such as librdkafka's, does not spin against
+ * the null sink; responses still leave each connection in request order), ListOffsets 1-7 (earliest 0, latest = high watermark).
  * For idempotent producers (KafkaJS, librdkafka): InitProducerId 0-4 without a transactional id
  * (always a new producer id from a counter, epoch 0, as Kafka answers a non-transactional one), and the producer id, epoch and sequence of each batch, read from
  * its header, are checked the way a partition leader checks them (sequence 0 for a new producer or
@@ -131,14 +133,34 @@ export class NullBroker {
     this.sockets.add(socket);
     socket.setNoDelay(true);
     const splitter = new FrameSplitter();
+    // Responses in request order; an empty Fetch waiting out its max wait holds back the ones after it.
+    const queue: { out: Buffer[]; delayMs: number }[] = [];
+    let timer: NodeJS.Timeout | null = null;
+    const flush = (): void => {
+      while (queue.length) {
+        const head = queue[0];
+        if (head.delayMs > 0) {
+          timer = setTimeout(() => {
+            timer = null;
+            flush();
+          }, head.delayMs);
+          head.delayMs = 0;
+          return;
+        }
+        queue.shift();
+        if (!socket.destroyed && !writeChunks(socket, head.out)) {
+          socket.pause();
+          socket.once('drain', () => socket.resume());
+        }
+      }
+    };
     socket.on('data', (chunk) => {
       try {
         for (const frame of splitter.push(chunk)) {
-          const out = this.handle(frame);
-          if (out && !writeChunks(socket, out)) {
-            socket.pause();
-            socket.once('drain', () => socket.resume());
-          }
+          const res = this.handle(frame);
+          if (!res) continue;
+          queue.push(res);
+          if (!timer) flush();
         }
       } catch (err) {
         process.stderr.write(`null-broker: closing connection: ${(err as Error).message}\n`);
@@ -146,11 +168,14 @@ export class NullBroker {
       }
     });
     socket.on('error', () => socket.destroy());
-    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('close', () => {
+      if (timer) clearTimeout(timer);
+      this.sockets.delete(socket);
+    });
   }
 
-  /** One request frame -> response chunks (size prefix included), or null for no response. */
-  private handle(frame: Buffer): Buffer[] | null {
+  /** One request frame -> response chunks (size prefix included) and how long to hold them, or null for no response. */
+  private handle(frame: Buffer): { out: Buffer[]; delayMs: number } | null {
     const r = new Reader(frame);
     const h = readRequestHeader(r);
     const api = apiByKey(h.apiKey);
@@ -158,6 +183,7 @@ export class NullBroker {
     if (!api || !range) throw new Error(`unsupported API key ${h.apiKey}`);
     let version = h.apiVersion;
     let body: unknown;
+    let delayMs = 0;
     if (version < range[0] || version > range[1]) {
       if (h.apiKey !== APIS.ApiVersions.apiKey) throw new Error(`unsupported ${api.name} v${version}`);
       version = 0;
@@ -181,9 +207,13 @@ export class NullBroker {
           body = { responses: res };
           break;
         }
-        case APIS.Fetch.apiKey:
-          body = this.fetch(req as FetchRequest);
+        case APIS.Fetch.apiKey: {
+          const f = req as FetchRequest;
+          const res = this.fetch(f);
+          body = res.body;
+          if (res.empty) delayMs = Math.max(0, f.maxWaitMs);
           break;
+        }
         case APIS.ListOffsets.apiKey:
           body = this.listOffsets(req as ListOffsetsRequest);
           break;
@@ -200,7 +230,7 @@ export class NullBroker {
     writeResponseHeader(w, responseHeaderVersion(h.apiKey, version), h.correlationId);
     api.writeResponse(w, version, body as never);
     w.patchInt32(size, w.length - 4);
-    return w.finish();
+    return { out: w.finish(), delayMs };
   }
 
   private apiKeys(): { apiKey: number; minVersion: number; maxVersion: number }[] {
@@ -341,9 +371,11 @@ export class NullBroker {
     };
   }
 
-  private fetch(req: FetchRequest): unknown {
+  /** The Fetch response, and whether it is empty without an error (nothing at or above any fetch offset). */
+  private fetch(req: FetchRequest): { body: unknown; empty: boolean } {
     let budget = req.maxBytes;
-    return {
+    let empty = true;
+    const body = {
       errorCode: 0,
       sessionId: 0,
       responses: req.topics.map((ft) => {
@@ -352,7 +384,10 @@ export class NullBroker {
           topic: ft.topic,
           partitions: ft.partitions.map((fp): Input<FetchResponsePartitionData> => {
             const p = t?.partitions[fp.partition];
-            if (!p) return { partitionIndex: fp.partition, errorCode: 3, records: EMPTY };
+            if (!p) {
+              empty = false;
+              return { partitionIndex: fp.partition, errorCode: 3, records: EMPTY };
+            }
             let records = EMPTY;
             const offset = Number(fp.fetchOffset);
             if (p.template !== null && offset < p.hwm) {
@@ -368,6 +403,7 @@ export class NullBroker {
                 records.writeBigInt64BE(BigInt(first + i * per), i * tpl.length);
               }
               budget = Math.max(0, budget - records.length);
+              empty = false;
             }
             return {
               partitionIndex: fp.partition,
@@ -383,6 +419,7 @@ export class NullBroker {
         };
       }),
     };
+    return { body, empty };
   }
 
   private listOffsets(req: ListOffsetsRequest): unknown {

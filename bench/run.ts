@@ -23,6 +23,8 @@
  *                    start-up measurements
  *   --krill-arg ARG  one more argument for the measured krill broker (repeatable), e.g.
  *                    `--krill-arg --metrics-port --krill-arg 0` to measure it with metrics on
+ *   --catch-up-bytes N
+ *                    size of the catch-up rows' topic (default 1 GiB; 64 MiB with --quick)
  *   --rebalance-conf KEY=VALUE
  *                    one more librdkafka setting for the classic-protocol consumers of the rebalance
  *                    rows (repeatable), e.g. `--rebalance-conf heartbeat.interval.ms=1000`; the
@@ -44,7 +46,12 @@
  * the same bytes) and 'coordinator load after N commits' before and after cleaning (bench/cleaner.ts);
  * then the tiered-storage rows (bench/tiered.ts, in the bench process with s3rver): 'tiered catch-up
  * s3 1KiB' (a consumer reading a tiered topic from offset 0 through S3 as a ratio to the same read
- * of an all-local topic), 'tiered fetch latency s3 index-cache hit|miss' and 'tiered copy lag s3 1KiB'.
+ * of an all-local topic), 'tiered fetch latency s3 index-cache hit|miss' and 'tiered copy lag s3 1KiB';
+ * then the catch-up rows (bench/catch-up.ts): 'fetch catch-up 1GiB raw|rdkafka', a fresh krill
+ * process and null sink each holding 1 GiB of 1 KiB records (`--catch-up-bytes`), read from offset 0
+ * to the end by the wire client's Fetch loop and by a librdkafka consumer: MB/s, ratio, broker CPU
+ * µs/msg and peak RSS during the read (printed, not asserted). The soak is separate: `npm run soak`
+ * (bench/soak.ts).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -83,6 +90,7 @@ import { measureTls, type TlsRow } from './tls';
 import { measureCleaner, type CleanerRow, type CoordinatorLoadRow } from './cleaner';
 import { measureTiered, type TieredReport } from './tiered';
 import { measureRebalance, rebalanceNote, type RebalanceRow } from './rebalance';
+import { catchUpNote, measureCatchUp, renderCatchUp, type CatchUpRow } from './catch-up';
 
 type TargetName = 'krill' | 'null';
 const TARGETS: readonly TargetName[] = ['krill', 'null'];
@@ -97,10 +105,11 @@ interface Options {
   priority: number | null;
   krillArgs: string[];
   rebalanceConf: Record<string, string>;
+  catchUpBytes: number | null;
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { quick: false, json: false, runs: 3, inFlight: 4, profileDir: null, only: null, priority: null, krillArgs: [], rebalanceConf: {} };
+  const o: Options = { quick: false, json: false, runs: 3, inFlight: 4, profileDir: null, only: null, priority: null, krillArgs: [], rebalanceConf: {}, catchUpBytes: null };
   let runsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -136,7 +145,8 @@ function parseOptions(argv: string[]): Options {
       const eq = v?.indexOf('=') ?? -1;
       if (!v || eq < 1) throw new Error('--rebalance-conf needs KEY=VALUE');
       o.rebalanceConf[v.slice(0, eq)] = v.slice(eq + 1);
-    } else throw new Error(`unknown option ${a}\nusage: run.js [--quick] [--json] [--runs N] [--in-flight N] [--profile DIR] [--priority N] [--only REGEX] [--krill-arg ARG ...] [--rebalance-conf KEY=VALUE ...]`);
+    } else if (a === '--catch-up-bytes') o.catchUpBytes = num();
+    else throw new Error(`unknown option ${a}\nusage: run.js [--quick] [--json] [--runs N] [--in-flight N] [--profile DIR] [--priority N] [--only REGEX] [--krill-arg ARG ...] [--rebalance-conf KEY=VALUE ...] [--catch-up-bytes N]`);
   }
   if (o.quick && !runsGiven) o.runs = 1;
   return o;
@@ -457,6 +467,7 @@ interface Report {
   coordinatorLoad: CoordinatorLoadRow[];
   tiered: TieredReport;
   rebalance: RebalanceRow[];
+  catchUp: CatchUpRow[];
   notes: string[];
   durationSeconds: number;
 }
@@ -756,6 +767,7 @@ async function main(): Promise<void> {
   const { cleaner, coordinatorLoad } = await measureCleaner(o, selected, log);
   const tiered = await measureTiered(o, selected, log);
   const rebalance = await measureRebalance(o, selected, log);
+  const catchUp = await measureCatchUp(o, selected, log);
 
   const rdkafka = loadRdkafka();
   const notes = [
@@ -839,6 +851,7 @@ async function main(): Promise<void> {
     );
   }
   if (rebalance.length) notes.push(rebalanceNote(rebalance, rdkafka?.librdkafkaVersion ?? '?'));
+  if (catchUp.length) notes.push(catchUpNote(catchUp)!);
   const report: Report = {
     options: { ...o, only: o.only?.source ?? null },
     machine: { cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}`, loadAverageAtStart: loadAtStart },
@@ -852,6 +865,7 @@ async function main(): Promise<void> {
     coordinatorLoad,
     tiered,
     rebalance,
+    catchUp,
     notes,
     durationSeconds: round((Date.now() - t0) / 1000),
   };
@@ -1023,6 +1037,7 @@ function renderText(r: Report): string {
     out.push(`  medians of ${r.options.runs} run(s); old members reacted: first-last of the old members' first callbacks (how many had one); section took ${r.rebalance[0].sectionSeconds} s`);
     out.push('');
   }
+  if (r.catchUp.length) out.push(...renderCatchUp(r.catchUp, table), '');
   const s = r.startup;
   const ok = (b: boolean): string => (b ? 'ok' : 'MISSED');
   if (s) {
