@@ -6,15 +6,15 @@
  * The shapes krill runs: a combined node (`process.roles=broker,controller`, its controller
  * in-process, alone: no or one voter), a controller node (`process.roles=controller`,
  * ControllerServer: alone, or one voter of a static KRaft controller quorum when
- * `controller.quorum.voters` names several) and cluster brokers (`process.roles=broker`) that follow
- * one controller through `controller.quorum.bootstrap.servers` or a one-entry
- * `controller.quorum.voters`. Kafka's own KRaft rules come first, with Kafka's messages
- * (KafkaConfig.validateValues): a controller must be among the voters, a broker must not be, and a
- * broker needs voters or bootstrap servers. Then krill's limits, refused with a message that says
- * so: a combined node among several voters (only controller-only nodes form a quorum), a broker
- * given several voters and no bootstrap server (brokers do not follow a changing active controller
- * yet), and a controller with several bootstrap servers and no voters (Kafka's dynamic quorum,
- * KIP-853).
+ * `controller.quorum.voters` names several) and cluster brokers (`process.roles=broker`) that
+ * follow one controller (a one-entry `controller.quorum.voters`, or one
+ * `controller.quorum.bootstrap.servers` entry) or the active controller of a KRaft controller quorum
+ * (several voters or bootstrap servers: metadata/cluster-link.ts). Kafka's own KRaft rules come
+ * first, with Kafka's messages (KafkaConfig.validateValues): a controller must be among the voters,
+ * a broker must not be, and a broker needs voters or bootstrap servers. Then krill's limits, refused
+ * with a message that says so: a combined node among several voters (only controller-only nodes
+ * form a quorum), and a controller with several bootstrap servers and no voters (Kafka's dynamic
+ * quorum, KIP-853).
  *
  * Invariants: pure (reads the config, throws ConfigException naming the property); a config that
  * passes starts the node it describes; an empty `controller.quorum.voters` on a combined node is
@@ -54,13 +54,6 @@ export function checkQuorumSupport(config: KafkaConfig): NodeKind {
     if (voters.has(nodeId)) {
       throw new ConfigException(
         `If process.roles contains just the 'broker' role, the node id ${nodeId} must not be included in the set of voters ${QUORUM_VOTERS_CONFIG}=${setOf(voters.keys())}`,
-        QUORUM_VOTERS_CONFIG,
-      );
-    }
-    if (bootstrap.length === 0 && voters.size > 1) {
-      throw new ConfigException(
-        `${QUORUM_VOTERS_CONFIG} names ${voters.size} controllers (${setOf(voters.keys())}): krill brokers do not follow a changing active controller of a KRaft quorum yet, so a broker follows one controller. ` +
-          `Name only that controller in ${QUORUM_VOTERS_CONFIG}, or give its address in ${BOOTSTRAP_SERVERS_CONFIG}.`,
         QUORUM_VOTERS_CONFIG,
       );
     }

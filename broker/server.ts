@@ -1,8 +1,8 @@
 /**
  * KafkaServer: one krill broker, either a combined node (`process.roles=broker,controller`: the
  * Controller and its metadata log run in this process) or a cluster broker (`process.roles=broker`
- * with `controller.quorum.bootstrap.servers`: a ClusterLink to a remote controller, follower
- * replication on). Owns startup and shutdown order and the wiring between the layers; everything
+ * with `controller.quorum.voters` or `controller.quorum.bootstrap.servers`: a ClusterLink to one
+ * remote controller or to a KRaft controller quorum's active controller, follower replication on). Owns startup and shutdown order and the wiring between the layers; everything
  * else lives in the components it creates. The CLI, the embedding API and startCluster all go
  * through `KafkaServer.start`.
  *
@@ -68,7 +68,7 @@ import type { AdvertisedEndpoint, Broker } from './broker';
 import { MetadataCache, type MetadataDelta } from '../metadata/metadata-cache';
 import type { MetadataRecord } from '../metadata/metadata-records';
 import { Controller, type ControllerApi } from '../metadata/controller/controller';
-import { ClusterLink, controllerAddressOf, discoverClusterId } from '../metadata/cluster-link';
+import { ClusterLink, controllerEndpointsOf, discoverClusterId } from '../metadata/cluster-link';
 import { MetadataLogStore } from '../metadata/metadata-log-store';
 import { ReplicaManager, type ReplicationOptions } from '../replication/replica-manager';
 import { ReplicationQuotaManager, parseThrottledPartitions } from '../replication/replication-quota-manager';
@@ -231,10 +231,10 @@ export class KafkaServer implements Broker {
       logger: this.logger.child('client-metrics'),
     });
     this.defaultTopicConfig = logConfigFrom(config);
-    const controllerAddress = controllerAddressOf(config);
-    this.clusterLink = controllerAddress
+    const controllerEndpoints = controllerEndpointsOf(config);
+    this.clusterLink = controllerEndpoints
       ? new ClusterLink({
-          address: controllerAddress,
+          endpoints: controllerEndpoints,
           nodeId: this.nodeId,
           clusterId,
           config,
@@ -445,11 +445,11 @@ export class KafkaServer implements Broker {
       interBroker: { tls: interBrokerClientTls(config), sasl: interBrokerClientSasl(config, saslDeps) },
       controller: { tls: controllerClientTls(config), sasl: controllerClientSasl(config, saslDeps) },
     };
-    const controllerAddress = controllerAddressOf(config);
-    if (controllerAddress) {
-      // A cluster broker belongs to its controller's cluster; a directory of another one is refused.
+    const controllerEndpoints = controllerEndpointsOf(config);
+    if (controllerEndpoints) {
+      // A cluster broker belongs to its controllers' cluster; a directory of another one is refused.
       const theirs = await discoverClusterId(
-        controllerAddress,
+        controllerEndpoints,
         config.nodeId,
         config,
         config.getInt('initial.broker.registration.timeout.ms'),
@@ -463,8 +463,8 @@ export class KafkaServer implements Broker {
     }
     clusterId ??= randomUuid();
     for (const k of config.unknownKeys()) logger.warn(`unknown configuration '${k}' was supplied; it is kept but not used`);
-    const metadataLog = controllerAddress ? null : new MetadataLogStore(metadataDir, logger.child('metadata-log'));
-    if (controllerAddress && (opts.scramCredentials?.length ?? 0) > 0) {
+    const metadataLog = controllerEndpoints ? null : new MetadataLogStore(metadataDir, logger.child('metadata-log'));
+    if (controllerEndpoints && (opts.scramCredentials?.length ?? 0) > 0) {
       logger.warn('--add-scram credentials are ignored on a broker of a cluster: they are bootstrapped on its controller');
     }
     const socketOptions = await socketServerOptions(

@@ -19,10 +19,11 @@ import { supportedFeatureRecords } from './features';
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors';
 import { randomUuid } from '../protocol/primitives/uuid';
 import type { Logger } from '../common/logger';
-import type { NodeChannel } from '../client/node-channel';
+import type { ControllerRequestChannel } from './controller-channel';
 
 export interface BrokerLifecycleOptions {
-  channel: NodeChannel;
+  /** To the controller (a NodeChannel) or, under a quorum, the active controller (ControllerChannel). */
+  channel: ControllerRequestChannel;
   nodeId: number;
   clusterId: string;
   logger: Logger;

@@ -14,7 +14,7 @@
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import { ZERO_UUID } from '../protocol/primitives/uuid';
 import type { Logger } from '../common/logger';
-import type { NodeChannel } from '../client/node-channel';
+import type { ControllerRequestChannel } from './controller-channel';
 import type {
   AlterConfigOp,
   BrokerConfigChange,
@@ -41,7 +41,8 @@ const BROKER_RESOURCE = 4;
 const GROUP_RESOURCE = 32;
 
 export interface RemoteControllerOptions {
-  channel: NodeChannel;
+  /** To the controller (a NodeChannel) or, under a quorum, the active controller (ControllerChannel). */
+  channel: ControllerRequestChannel;
   logger: Logger;
   /** Waits until this broker has applied everything the controller committed so far. */
   awaitMetadata: () => Promise<void>;

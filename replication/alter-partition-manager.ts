@@ -12,7 +12,7 @@
 import { ErrorCode } from '../protocol/errors';
 import type { Logger } from '../common/logger';
 import type { AlterPartitionItem, AlterPartitionOutcome } from './partition';
-import type { NodeChannel } from '../client/node-channel';
+import type { ControllerRequestChannel } from '../metadata/controller-channel';
 
 export type AlterPartitionTransport = (brokerId: number, brokerEpoch: bigint, items: AlterPartitionItem[]) => Promise<Map<AlterPartitionItem, AlterPartitionOutcome>>;
 
@@ -64,7 +64,7 @@ export class AlterPartitionManager {
 }
 
 /** AlterPartition over the Kafka protocol to a remote controller. */
-export function remoteAlterPartition(channel: NodeChannel): AlterPartitionTransport {
+export function remoteAlterPartition(channel: ControllerRequestChannel): AlterPartitionTransport {
   return async (brokerId, brokerEpoch, items) => {
     const version = await channel.versionFor('AlterPartition');
     const byTopic = new Map<string, AlterPartitionItem[]>();
