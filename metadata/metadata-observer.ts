@@ -293,7 +293,9 @@ export class MetadataObserver {
     const fail = (error: string, backoffMs?: number): FetchOutcome => ({ fromLeader: false, highWatermark: -1n, progressed: false, retryNow: false, error, backoffMs });
     const where = `${dest.host}:${dest.port}`;
     if (res.errorCode !== ErrorCode.NONE) {
-      if (dest.id >= 0 && dest.id === this.leaderId) this.forgetLeader(`it answered ${errorName(res.errorCode)}`, res.errorCode === ErrorCode.BROKER_NOT_AVAILABLE);
+      // A node going down (or not in the quorum) says BROKER_NOT_AVAILABLE; other errors are retried
+      // on the same leader until the fetch timeout.
+      if (res.errorCode === ErrorCode.BROKER_NOT_AVAILABLE && dest.id >= 0 && dest.id === this.leaderId) this.forgetLeader(`it answered ${errorName(res.errorCode)}`, true);
       if (res.errorCode === ErrorCode.INCONSISTENT_CLUSTER_ID) {
         this.opts.logger.error(`the controller at ${where} belongs to another cluster than ${this.opts.clusterId} (INCONSISTENT_CLUSTER_ID)`);
       }
@@ -322,7 +324,6 @@ export class MetadataObserver {
         return { fromLeader: false, highWatermark: -1n, progressed: false, retryNow: learnt, error: `${where} answered ${errorName(p.errorCode)}` };
       }
       default:
-        if (dest.id >= 0 && dest.id === this.leaderId) this.forgetLeader(`it answered ${errorName(p.errorCode)}`);
         return fail(`${where} answered ${errorName(p.errorCode)}`);
     }
     // A successful answer comes from the leader of the epoch it names (ours: we sent it).
@@ -467,7 +468,7 @@ export class MetadataObserver {
   }
 
   private async catchUpOn(channel: ObserverChannel, timeoutMs: number): Promise<void> {
-    const deadline = this.now() + timeoutMs;
+    const deadline = Date.now() + timeoutMs;
     let target = -1n;
     let backoff = Math.max(1, this.opts.retryBackoffMs);
     let lastError = '';
@@ -476,14 +477,14 @@ export class MetadataObserver {
       if (r.fromLeader && r.highWatermark >= 0n && r.highWatermark > target) target = r.highWatermark;
       if (target >= 0n && this.committed >= target) return;
       if (r.error) lastError = r.error;
-      if (this.now() >= deadline) {
+      if (Date.now() >= deadline) {
         throw new Error(`the metadata log did not catch up with the quorum leader within ${timeoutMs} ms${lastError ? `: ${lastError}` : ''}`);
       }
       if (r.retryNow || r.progressed) {
         backoff = Math.max(1, this.opts.retryBackoffMs);
         continue;
       }
-      const wait = Math.min(r.backoffMs ?? backoff, Math.max(1, deadline - this.now()));
+      const wait = Math.min(r.backoffMs ?? backoff, Math.max(1, deadline - Date.now()));
       await this.sleep(wait, true);
       if (!r.fromLeader) backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
     }
