@@ -66,14 +66,18 @@ function parseHostPort(entry: string): ControllerAddress {
 
 /**
  * The controllers a cluster broker follows (`controller.quorum.voters`, `controller.quorum.bootstrap.servers`);
- * null for a combined node or a controller.
+ * null for a controller, and for a combined node that is not one voter of several.
  */
 export function controllerEndpointsOf(config: KafkaConfig): ControllerEndpoints | null {
-  if (!config.processRoles().includes('broker') || config.processRoles().includes('controller')) return null;
+  if (!config.processRoles().includes('broker')) return null;
+  const combined = config.processRoles().includes('controller');
   const bootstrap = (config.getList(BOOTSTRAP_SERVERS_CONFIG) ?? []).filter((s) => s.trim() !== '').map(parseHostPort);
   const voters = new Map<number, ControllerAddress>();
   for (const [id, v] of parseVoterConnections(config.getList(QUORUM_VOTERS_CONFIG) ?? [], false)) voters.set(id, { host: v.host, port: v.port });
   if (voters.size === 0 && bootstrap.length === 0) return null;
+  // A combined node alone (no voter or one: itself) runs its controller in-process; among several
+  // voters its broker follows the quorum like any cluster broker.
+  if (combined && voters.size <= 1) return null;
   return { voters, bootstrap };
 }
 
@@ -191,6 +195,9 @@ export class ClusterLink {
     if (isControllerQuorum(endpoints)) {
       const observer = new MetadataObserver({
         nodeId,
+        // The broker half of a combined voter fetches as a plain observer (-1): under its node id
+        // the leader would take its position for the voter's own.
+        replicaId: endpoints.voters.has(nodeId) ? -1 : nodeId,
         clusterId: opts.clusterId,
         voters: endpoints.voters,
         bootstrapServers: endpoints.bootstrap,

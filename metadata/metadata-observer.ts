@@ -71,6 +71,8 @@ export interface ObserverChannel {
 
 export interface MetadataObserverOptions {
   nodeId: number;
+  /** The replica id the fetches carry (default nodeId; -1 for the broker half of a combined voter). */
+  replicaId?: number;
   clusterId: string;
   /** The static voters by id (`controller.quorum.voters`); may be empty with bootstrap servers. */
   voters: ReadonlyMap<number, ObserverEndpoint>;
@@ -267,7 +269,7 @@ export class MetadataObserver {
       if (version < 12) throw new Error(`the controller at ${dest.host}:${dest.port} speaks Fetch v${version}: a KRaft fetch needs v12+ (last fetched epoch)`);
       const body = fetchRequest({
         clusterId: this.opts.clusterId,
-        replicaId: this.opts.nodeId,
+        replicaId: this.opts.replicaId ?? this.opts.nodeId,
         maxWaitMs,
         currentLeaderEpoch: asked.epoch,
         fetchOffset: asked.offset,
@@ -276,7 +278,7 @@ export class MetadataObserver {
         maxBytes: this.opts.maxBytes ?? 8 << 20,
       });
       // The replica id travels in ReplicaState from v15, in ReplicaId before.
-      if (version < 15) body.replicaId = this.opts.nodeId;
+      if (version < 15) body.replicaId = this.opts.replicaId ?? this.opts.nodeId;
       res = await channel.send('Fetch', body, { version, timeoutMs: this.opts.requestTimeoutMs + maxWaitMs });
     } catch (err) {
       if (this.stopped) return { fromLeader: false, highWatermark: -1n, progressed: false, retryNow: false };
