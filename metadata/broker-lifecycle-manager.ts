@@ -13,7 +13,10 @@
  *                       session expires)
  *
  * A heartbeat answered STALE_BROKER_EPOCH or BROKER_ID_NOT_REGISTERED (the controller lost or
- * replaced the registration) registers again. All timers are unref'd and cleared by stop().
+ * replaced the registration) registers again. All timers are unref'd and cleared by stop(). Under
+ * a KRaft controller quorum the channel (ControllerChannel) follows the active controller, so
+ * registration and heartbeats carry on across a failover with the same broker epoch (the new
+ * controller gives registered brokers fresh sessions when it claims).
  */
 import { supportedFeatureRecords } from './features';
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors';

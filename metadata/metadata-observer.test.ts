@@ -211,7 +211,8 @@ test('finds the leader from NOT_LEADER_OR_FOLLOWER answers, NodeEndpoints, and r
   await new Promise((r) => setTimeout(r, 150));
   const meanwhile = net.sent.slice(before).map((s) => s.address);
   expect(meanwhile[0]).toBe('c3:9093');
-  // Random voters are asked (backing off, not in a tight loop); the one they name in epoch 5 is not followed again.
+  // Random other voters are asked (backing off, not in a tight loop); the one they name in epoch 5 is not followed again.
+  expect(meanwhile.slice(1).filter((a) => a === 'c3:9093')).toEqual([]);
   expect(new Set(meanwhile.slice(1))).toContain('c1:9093');
   expect(meanwhile.length).toBeLessThan(30);
   expect(o.leader).toMatchObject({ id: -1, epoch: 5 });

@@ -28,7 +28,9 @@
  *   v16+ `nodeEndpoints`); a higher epoch always wins, and a leader is adopted only for an epoch at
  *   least the known one. With no leader known, after a connection failure to the leader or when no
  *   fetch succeeded within `fetchTimeoutMs` (`controller.quorum.fetch.timeout.ms`), a random
- *   bootstrap endpoint is asked (the voters, else `controller.quorum.bootstrap.servers`).
+ *   bootstrap endpoint is asked (the voters, else `controller.quorum.bootstrap.servers`), leaving
+ *   out, for a fetch timeout, a leader just found unreachable (and not following it again in that
+ *   epoch, though the other voters name it until they elect another).
  * - A SnapshotId answer (this observer is behind the leader's log start) goes to `loadFetchedSnapshot`,
  *   the one place where loading a fetched metadata snapshot will go; until snapshots exist it logs
  *   an error and the fetch is retried after a backoff (never silently skipped).
@@ -245,16 +247,22 @@ export class MetadataObserver {
       const e = this.endpoints.get(this.leaderId);
       if (e) return { id: this.leaderId, ...e };
     }
-    // Kafka's observers ask a random bootstrap server (the voters of a static quorum).
+    // Kafka's observers ask a random bootstrap server (the voters of a static quorum); the leader just
+    // found unreachable is left out while there is another to ask.
+    const dead = this.suspect && this.now() < this.suspect.until ? this.endpoints.get(this.suspect.id) : undefined;
+    const alive = <T extends ObserverEndpoint>(list: T[]): T[] => {
+      const rest = dead ? list.filter((e) => e.host !== dead.host || e.port !== dead.port) : list;
+      return rest.length > 0 ? rest : list;
+    };
     if (this.opts.bootstrapServers.length > 0) {
-      const e = this.opts.bootstrapServers[this.random(this.opts.bootstrapServers.length)];
+      const choices = alive([...this.opts.bootstrapServers]);
+      const e = choices[this.random(choices.length)];
       const known = [...this.endpoints].find(([, v]) => v.host === e.host && v.port === e.port);
       return { id: known ? known[0] : -1, host: e.host, port: e.port };
     }
-    const ids = [...this.endpoints.keys()];
-    if (ids.length === 0) throw new Error('no controller to fetch the metadata log from: neither controller.quorum.voters nor controller.quorum.bootstrap.servers');
-    const id = ids[this.random(ids.length)];
-    return { id, ...this.endpoints.get(id)! };
+    const choices = alive([...this.endpoints].map(([id, e]) => ({ id, host: e.host, port: e.port })));
+    if (choices.length === 0) throw new Error('no controller to fetch the metadata log from: neither controller.quorum.voters nor controller.quorum.bootstrap.servers');
+    return choices[this.random(choices.length)];
   }
 
   // ---- one fetch ----

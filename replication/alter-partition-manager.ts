@@ -7,7 +7,8 @@
  *
  * The request is the real API at the highest version both sides support: topic ids and member
  * broker epochs (v3), topic names before v2. A failed request (controller unreachable) fails its
- * items with REQUEST_TIMED_OUT; the Partition retries.
+ * items with REQUEST_TIMED_OUT; the Partition retries. Under a KRaft controller quorum the channel
+ * is a ControllerChannel, which sends to the active controller (resending on NOT_CONTROLLER).
  */
 import { ErrorCode } from '../protocol/errors';
 import type { Logger } from '../common/logger';

@@ -19,8 +19,8 @@
  *   others answer NOT_CONTROLLER), and the listener serves controllerHandlers(true) (the quorum RPCs,
  *   Fetch from the raft log). Every voter must be formatted with the same cluster id first
  *   (meta.properties, `krill storage format -t ID -c FILE`) or be given one (`clusterId`): a quorum
- *   controller never invents a cluster id. Brokers following a changing active controller are not
- *   done (docs/raft.md).
+ *   controller never invents a cluster id. Brokers (and the broker half of combined voters) follow
+ *   whichever controller is active (metadata/cluster-link.ts, docs/raft.md).
  * Either way the state is the metadata log, so a restart loses nothing committed.
  *
  * Startup: config -> metadata dir and cluster id (meta.properties) -> metadata log replay (quorum:
