@@ -11,7 +11,8 @@
  * reaches the log) while heartbeats carry on past the session timeout, CreateTopics /
  * AlterConfigs / DeleteTopics through the brokers succeed and are on every broker, every acked
  * record is read back, and killing a broker gets its ISR change (the partition leaders' shrink, or
- * the new controller's fencing) applied through the new controller. Waits are bounded polls.
+ * the new controller's fencing) applied through the new controller; that broker, restarted, learns
+ * the cluster id past the dead voter and joins the new controller. Waits are bounded polls.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -24,6 +25,9 @@ import { describeQuorumRequest } from '../../metadata/raft/raft-messages';
 import type { DescribeQuorumResponse } from '../../protocol/generated/describe-quorum';
 import { fetchAll } from '../../client/network-client';
 import { freePort, waitFor, partitionsOf } from './helpers';
+import { discoverClusterId } from '../../metadata/cluster-link';
+import { KafkaConfig } from '../../config/kafka-config';
+import { Logger } from '../../common/logger';
 
 jest.setTimeout(60_000);
 
@@ -230,6 +234,14 @@ test('brokers follow the active controller of a quorum across its crash', async 
     const isrMs = Date.now() - t2;
     const image = active.controller.image.topic('orders')!;
     for (const p of image.partitions.values()) expect(p.isr).not.toContain(2);
+
+    // A broker starting now learns the cluster id past the dead voter (asked first), then joins the new controller.
+    const deadFirst = new Map([[crashed, { host: '127.0.0.1', port: ports.get(crashed)! }], ...CONTROLLER_IDS.filter((id) => id !== crashed).map((id) => [id, { host: '127.0.0.1', port: ports.get(id)! }] as const)]);
+    const config = new KafkaConfig({ 'node.id': '2', 'process.roles': 'broker', 'controller.quorum.voters': voters, 'log.dirs': dir, 'controller.listener.names': 'CONTROLLER' });
+    expect(await discoverClusterId({ voters: deadFirst, bootstrap: [] }, 2, config, 5_000, Logger.silent())).toBe(CLUSTER);
+    const back = await startBrokerNode(2);
+    expect(back.server.clusterLink!.observer!.leader.id).toBe(active.nodeId);
+    expect(active.controller.image.broker(2)?.fenced).toBe(false);
     process.stdout.write(
       `broker quorum failover: new active controller ${electedMs} ms after the crash, brokers following it at ${followedMs} ms, ` +
         `CreateTopics+AlterConfigs+DeleteTopics ${adminMs} ms, ISR change after a broker kill ${isrMs} ms\n`,
