@@ -91,7 +91,8 @@ export class BrokerLifecycleManager {
         }
         lastError = errorName(res.errorCode);
       } catch (err) {
-        if (err instanceof KafkaError) throw err;
+        // INCONSISTENT_CLUSTER_ID is final; no active controller within a request's timeout is retried.
+        if (err instanceof KafkaError && err.code !== ErrorCode.REQUEST_TIMED_OUT) throw err;
         lastError = (err as Error).message;
       }
       if (Date.now() + backoff > deadline) break;
