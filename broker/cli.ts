@@ -20,6 +20,8 @@
  * Clusters (docs/replication.md):
  *   krill --brokers N [--port P]           N brokers (node ids 0..N-1, ports P..P+N-1) and a
  *                                           controller (port P+N) in this process
+ *   krill --brokers N --controllers K      the same with a KRaft quorum of K controllers (node ids
+ *                                           3000..3000+K-1, ports P+N..P+N+K-1) the brokers follow
  *   krill --process-roles controller [--node-id 3000] [--port 9093]
  *                                           a controller alone (brokers of other processes join it)
  *   krill --node-id N --controller HOST:PORT [--port P]
@@ -43,9 +45,10 @@ const USAGE = `usage: krill [--config FILE] [--override key=value ...] [--port N
              [--log-format text|json] [--metrics-port N]
              [--add-scram 'SCRAM-SHA-512=[name=NAME,password=PASSWORD]' ...]
              [--create-topic NAME[:PARTITIONS[:REPLICATION-FACTOR]][:KEY=VALUE...] ...]
-             [--brokers N | --process-roles controller | --node-id N --controller HOST:PORT]
+             [--brokers N [--controllers K] | --process-roles controller | --node-id N --controller HOST:PORT]
 Starts a krill broker (Kafka wire protocol). Config keys are Kafka's (server.properties).
 --brokers N runs an N-broker cluster (and its controller) in this process on ports P..P+N;
+--controllers K (with --brokers) runs K controllers on one KRaft quorum instead of one;
 --process-roles controller runs a cluster's controller; --node-id N --controller HOST:PORT runs
 one broker of that cluster (separate processes, or machines). --add-scram (repeatable; also
 MECH=[name=N,iterations=I,salt=B64,saltedpassword=B64]) adds a SCRAM credential to the metadata
@@ -64,6 +67,8 @@ export type CliOptions = LaunchOptions & {
   help?: boolean;
   /** --brokers N: an in-process cluster. */
   brokers?: number;
+  /** --controllers K (with --brokers): a KRaft quorum of K controllers. */
+  controllers?: number;
   /** --process-roles controller: a controller alone. */
   controllerOnly?: boolean;
 };
@@ -164,6 +169,13 @@ export function parseArgs(argv: string[]): CliOptions {
         opts.brokers = n;
         break;
       }
+      case '--controllers': {
+        const v = value();
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1 || n > 9) throw new Error(`invalid --controllers ${v} (1 to 9)`);
+        opts.controllers = n;
+        break;
+      }
       case '--node-id': {
         const v = value();
         if (!/^\d+$/.test(v)) throw new Error(`invalid --node-id ${v}`);
@@ -193,6 +205,7 @@ export function parseArgs(argv: string[]): CliOptions {
   if (scram.length) opts.scramCredentials = scram;
   if (topics.length) opts.topics = topics;
   if (opts.controllerOnly && topics.length) throw new Error('--create-topic: a controller alone has no brokers to create topics on');
+  if (opts.controllers !== undefined && opts.brokers === undefined) throw new Error('--controllers goes with --brokers N (an in-process cluster)');
   return opts;
 }
 
@@ -302,6 +315,7 @@ async function runClusterNode(opts: CliOptions): Promise<void> {
     const { startCluster } = require('./cluster') as typeof import('./cluster');
     const cluster = await startCluster({
       brokers: opts.brokers!,
+      controllers: opts.controllers,
       configFile: opts.configFile,
       overrides: opts.overrides,
       config: opts.config,
@@ -317,7 +331,8 @@ async function runClusterNode(opts: CliOptions): Promise<void> {
       topics: opts.topics,
     });
     close = () => cluster.close();
-    line = `krill ready: ${cluster.bootstrapServers.map((b) => `PLAINTEXT://${b}`).join(', ')} nodes ${[...cluster.brokers.keys()].join(',')} controller ${cluster.controllerAddress} data ${cluster.dataDir}\n`;
+    const controllerWord = cluster.controllers.size > 1 || (opts.controllers ?? 1) > 1 ? 'controllers' : 'controller';
+    line = `krill ready: ${cluster.bootstrapServers.map((b) => `PLAINTEXT://${b}`).join(', ')} nodes ${[...cluster.brokers.keys()].join(',')} ${controllerWord} ${cluster.controllerAddress} data ${cluster.dataDir}\n`;
   }
   let stopping = false;
   const stop = (signal: string) => {

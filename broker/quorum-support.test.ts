@@ -1,12 +1,12 @@
 /**
  * checkQuorumSupport: which KRaft node configurations krill runs (a combined node, a controller
  * alone or as one voter of a controller quorum,
- * brokers following one controller) and the errors for the ones it cannot honour, with Kafka's
+ * brokers following one controller or a quorum's active controller) and the errors for the ones it cannot honour, with Kafka's
  * messages where Kafka has one.
  */
 import { KafkaConfig } from '../config/kafka-config';
 import { ConfigException } from '../config/config-types';
-import { checkQuorumSupport } from './quorum-support';
+import { checkQuorumSupport, isCombinedQuorumVoter } from './quorum-support';
 
 const config = (p: Record<string, string>) =>
   new KafkaConfig({ 'node.id': '1', 'broker.id': '1', 'log.dirs': '/tmp/krill-quorum-support', listeners: 'PLAINTEXT://:9092', ...p });
@@ -29,18 +29,20 @@ test('the shapes krill runs', () => {
   expect(checkQuorumSupport(config({ 'process.roles': 'controller', 'controller.quorum.voters': '1@a:9093,2@b:9093,3@c:9093' }))).toBe('controller');
   expect(checkQuorumSupport(config({ 'process.roles': 'broker', 'controller.quorum.voters': '3000@ctl:9093' }))).toBe('broker');
   expect(checkQuorumSupport(config({ 'process.roles': 'broker', 'controller.quorum.bootstrap.servers': 'ctl:9093,ctl2:9093' }))).toBe('broker');
+  // A combined node as one voter of a quorum: its controller in-process, its broker following the active controller.
+  const combinedVoter = config({ 'process.roles': 'broker,controller', 'controller.quorum.voters': '1@a:9093,2@b:9093,3@c:9093' });
+  expect(checkQuorumSupport(combinedVoter)).toBe('combined');
+  expect(isCombinedQuorumVoter(combinedVoter)).toBe(true);
+  expect(isCombinedQuorumVoter(config({ 'process.roles': 'broker,controller', 'controller.quorum.voters': '1@a:9093' }))).toBe(false);
+  // Brokers of a KRaft controller quorum: they follow its active controller.
+  expect(checkQuorumSupport(config({ 'process.roles': 'broker', 'controller.quorum.voters': '3000@a:9093,3001@b:9093,3002@c:9093' }))).toBe('broker');
+  expect(
+    checkQuorumSupport(config({ 'process.roles': 'broker', 'controller.quorum.voters': '3000@a:9093,3001@b:9093', 'controller.quorum.bootstrap.servers': 'a:9093,b:9093' })),
+  ).toBe('broker');
 });
 
 test('the quorum shapes krill does not run are refused, saying why', () => {
-  const combined = refusal({ 'process.roles': 'broker,controller', 'controller.quorum.voters': '1@a:9093,2@b:9093,3@c:9093' });
-  expect(combined.configName).toBe('controller.quorum.voters');
-  expect(combined.message).toBe(
-    'controller.quorum.voters names 3 voters (Set(1, 2, 3)): krill runs a KRaft controller quorum on controller-only nodes (process.roles=controller), not on combined nodes, so node 1 cannot take part in one. Give controller.quorum.voters only this node (1@host:port) or leave it empty, or run the quorum\'s controllers with process.roles=controller.',
-  );
   expect(refusal({ 'process.roles': 'controller', 'controller.quorum.bootstrap.servers': 'a:9093,b:9093' }).configName).toBe('controller.quorum.bootstrap.servers');
-  expect(refusal({ 'process.roles': 'broker', 'controller.quorum.voters': '3000@a:9093,3001@b:9093' }).message).toMatch(
-    /^controller\.quorum\.voters names 2 controllers \(Set\(3000, 3001\)\): krill brokers do not follow a changing active controller/,
-  );
 });
 
 test("Kafka's own KRaft rules, with its messages", () => {

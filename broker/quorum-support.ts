@@ -3,18 +3,19 @@
  * (`checkQuorumSupport`), so that a Kafka `server.properties` krill cannot honour stops startup with
  * a clear error instead of starting something else.
  *
- * The shapes krill runs: a combined node (`process.roles=broker,controller`, its controller
- * in-process, alone: no or one voter), a controller node (`process.roles=controller`,
- * ControllerServer: alone, or one voter of a static KRaft controller quorum when
- * `controller.quorum.voters` names several) and cluster brokers (`process.roles=broker`) that follow
- * one controller through `controller.quorum.bootstrap.servers` or a one-entry
- * `controller.quorum.voters`. Kafka's own KRaft rules come first, with Kafka's messages
- * (KafkaConfig.validateValues): a controller must be among the voters, a broker must not be, and a
- * broker needs voters or bootstrap servers. Then krill's limits, refused with a message that says
- * so: a combined node among several voters (only controller-only nodes form a quorum), a broker
- * given several voters and no bootstrap server (brokers do not follow a changing active controller
- * yet), and a controller with several bootstrap servers and no voters (Kafka's dynamic quorum,
- * KIP-853).
+ * The shapes krill runs: a combined node (`process.roles=broker,controller`: alone, no or one
+ * voter, its Controller in-process over its own metadata log; or one voter of a static KRaft
+ * quorum when `controller.quorum.voters` names several, `isCombinedQuorumVoter`: a ControllerServer
+ * in-process on its controller listener and a broker following the quorum's active controller), a
+ * controller node (`process.roles=controller`, ControllerServer: alone, or one voter of a static
+ * KRaft controller quorum when `controller.quorum.voters` names several) and cluster brokers (`process.roles=broker`) that
+ * follow one controller (a one-entry `controller.quorum.voters`, or one
+ * `controller.quorum.bootstrap.servers` entry) or the active controller of a KRaft controller quorum
+ * (several voters or bootstrap servers: metadata/cluster-link.ts). Kafka's own KRaft rules come
+ * first, with Kafka's messages (KafkaConfig.validateValues): a controller must be among the voters,
+ * a broker must not be, and a broker needs voters or bootstrap servers. Then krill's limit, refused
+ * with a message that says so: a controller with several bootstrap servers and no voters (Kafka's
+ * dynamic quorum, KIP-853).
  *
  * Invariants: pure (reads the config, throws ConfigException naming the property); a config that
  * passes starts the node it describes; an empty `controller.quorum.voters` on a combined node is
@@ -28,6 +29,11 @@ const BOOTSTRAP_SERVERS_CONFIG = 'controller.quorum.bootstrap.servers';
 
 /** What the roles make of this node. */
 export type NodeKind = 'combined' | 'controller' | 'broker';
+
+/** A combined node (`broker,controller`) that is one voter of a KRaft quorum (several voters). */
+export function isCombinedQuorumVoter(config: KafkaConfig): boolean {
+  return nodeKind(config) === 'combined' && parseVoterConnections(config.getList(QUORUM_VOTERS_CONFIG) ?? [], false).size > 1;
+}
 
 export function nodeKind(config: KafkaConfig): NodeKind {
   const roles = new Set(config.processRoles());
@@ -57,13 +63,6 @@ export function checkQuorumSupport(config: KafkaConfig): NodeKind {
         QUORUM_VOTERS_CONFIG,
       );
     }
-    if (bootstrap.length === 0 && voters.size > 1) {
-      throw new ConfigException(
-        `${QUORUM_VOTERS_CONFIG} names ${voters.size} controllers (${setOf(voters.keys())}): krill brokers do not follow a changing active controller of a KRaft quorum yet, so a broker follows one controller. ` +
-          `Name only that controller in ${QUORUM_VOTERS_CONFIG}, or give its address in ${BOOTSTRAP_SERVERS_CONFIG}.`,
-        QUORUM_VOTERS_CONFIG,
-      );
-    }
     return kind;
   }
 
@@ -71,13 +70,6 @@ export function checkQuorumSupport(config: KafkaConfig): NodeKind {
   if (voters.size > 0 && !voters.has(nodeId)) {
     throw new ConfigException(
       `If process.roles contains the 'controller' role, the node id ${nodeId} must be included in the set of voters ${QUORUM_VOTERS_CONFIG}=${setOf(voters.keys())}`,
-      QUORUM_VOTERS_CONFIG,
-    );
-  }
-  if (voters.size > 1 && kind === 'combined') {
-    throw new ConfigException(
-      `${QUORUM_VOTERS_CONFIG} names ${voters.size} voters (${setOf(voters.keys())}): krill runs a KRaft controller quorum on controller-only nodes (process.roles=controller), not on combined nodes, so node ${nodeId} cannot take part in one. ` +
-        `Give ${QUORUM_VOTERS_CONFIG} only this node (${nodeId}@host:port) or leave it empty, or run the quorum's controllers with process.roles=controller.`,
       QUORUM_VOTERS_CONFIG,
     );
   }

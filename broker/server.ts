@@ -1,8 +1,8 @@
 /**
  * KafkaServer: one krill broker, either a combined node (`process.roles=broker,controller`: the
  * Controller and its metadata log run in this process) or a cluster broker (`process.roles=broker`
- * with `controller.quorum.bootstrap.servers`: a ClusterLink to a remote controller, follower
- * replication on). Owns startup and shutdown order and the wiring between the layers; everything
+ * with `controller.quorum.voters` or `controller.quorum.bootstrap.servers`: a ClusterLink to one
+ * remote controller or to a KRaft controller quorum's active controller, follower replication on). Owns startup and shutdown order and the wiring between the layers; everything
  * else lives in the components it creates. The CLI, the embedding API and startCluster all go
  * through `KafkaServer.start`.
  *
@@ -30,7 +30,7 @@ import * as os from 'node:os';
 import { randomUuid } from '../protocol/primitives/uuid';
 import { ErrorCode } from '../protocol/errors';
 import { crc32cImplementation } from '../protocol/records/crc32c';
-import { checkQuorumSupport } from './quorum-support';
+import { checkQuorumSupport, isCombinedQuorumVoter } from './quorum-support';
 import { ConfigException } from '../config/config-types';
 import { KafkaConfig, LISTENER_RELOADABLE_SSL_CONFIGS, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type KafkaConfigInit } from '../config/kafka-config';
 import { logConfigFrom, type EffectiveTopicConfig } from '../config/log-config-from';
@@ -68,7 +68,7 @@ import type { AdvertisedEndpoint, Broker } from './broker';
 import { MetadataCache, type MetadataDelta } from '../metadata/metadata-cache';
 import type { MetadataRecord } from '../metadata/metadata-records';
 import { Controller, type ControllerApi } from '../metadata/controller/controller';
-import { ClusterLink, controllerAddressOf, discoverClusterId } from '../metadata/cluster-link';
+import { ClusterLink, controllerEndpointsOf, discoverClusterId } from '../metadata/cluster-link';
 import { MetadataLogStore } from '../metadata/metadata-log-store';
 import { ReplicaManager, type ReplicationOptions } from '../replication/replica-manager';
 import { ReplicationQuotaManager, parseThrottledPartitions } from '../replication/replication-quota-manager';
@@ -170,6 +170,8 @@ export class KafkaServer implements Broker {
   readonly localController: Controller | null;
   /** The link to a remote controller; null for a combined node. */
   readonly clusterLink: ClusterLink | null;
+  /** A combined quorum voter's own controller (a ControllerServer in this process); null otherwise. */
+  private embeddedController: EmbeddedController | null = null;
   readonly replicaManager: ReplicaManager;
   readonly logManager: LogManager;
   /** Tiered storage, when remote.log.storage.system.enable is on (its plugins load in startup()). */
@@ -231,10 +233,10 @@ export class KafkaServer implements Broker {
       logger: this.logger.child('client-metrics'),
     });
     this.defaultTopicConfig = logConfigFrom(config);
-    const controllerAddress = controllerAddressOf(config);
-    this.clusterLink = controllerAddress
+    const controllerEndpoints = controllerEndpointsOf(config);
+    this.clusterLink = controllerEndpoints
       ? new ClusterLink({
-          address: controllerAddress,
+          endpoints: controllerEndpoints,
           nodeId: this.nodeId,
           clusterId,
           config,
@@ -445,41 +447,51 @@ export class KafkaServer implements Broker {
       interBroker: { tls: interBrokerClientTls(config), sasl: interBrokerClientSasl(config, saslDeps) },
       controller: { tls: controllerClientTls(config), sasl: controllerClientSasl(config, saslDeps) },
     };
-    const controllerAddress = controllerAddressOf(config);
-    if (controllerAddress) {
-      // A cluster broker belongs to its controller's cluster; a directory of another one is refused.
-      const theirs = await discoverClusterId(
-        controllerAddress,
-        config.nodeId,
-        config,
-        config.getInt('initial.broker.registration.timeout.ms'),
-        logger,
-        clientSecurity.controller,
-      );
-      if (clusterId !== undefined && clusterId !== theirs) {
-        throw new Error(`INCONSISTENT_CLUSTER_ID: the log directories belong to cluster ${clusterId}, the controller to ${theirs}`);
-      }
-      clusterId = theirs;
-    }
-    clusterId ??= randomUuid();
-    for (const k of config.unknownKeys()) logger.warn(`unknown configuration '${k}' was supplied; it is kept but not used`);
-    const metadataLog = controllerAddress ? null : new MetadataLogStore(metadataDir, logger.child('metadata-log'));
-    if (controllerAddress && (opts.scramCredentials?.length ?? 0) > 0) {
-      logger.warn('--add-scram credentials are ignored on a broker of a cluster: they are bootstrapped on its controller');
-    }
-    const socketOptions = await socketServerOptions(
-      config,
-      config.dataPlaneListeners().map((l) => l.listenerName),
-      config.interBrokerListenerName(),
-    );
-    const server = new KafkaServer(config, { ...opts, logger }, clusterId, metadataLog, socketOptions, clientSecurity);
+    // A combined node among several voters: its controller (one voter of the KRaft quorum, on the
+    // controller listener) runs in this process as a ControllerServer, and the broker follows the
+    // quorum's active controller like any cluster broker.
+    const embeddedController = isCombinedQuorumVoter(config) ? await startEmbeddedController(config, opts, logger, clusterId) : null;
+    const controllerEndpoints = controllerEndpointsOf(config);
     try {
-      await server.startup();
+      if (controllerEndpoints) {
+        // A cluster broker belongs to its controllers' cluster; a directory of another one is refused.
+        const theirs = await discoverClusterId(
+          controllerEndpoints,
+          config.nodeId,
+          config,
+          config.getInt('initial.broker.registration.timeout.ms'),
+          logger,
+          clientSecurity.controller,
+        );
+        if (clusterId !== undefined && clusterId !== theirs) {
+          throw new Error(`INCONSISTENT_CLUSTER_ID: the log directories belong to cluster ${clusterId}, the controller to ${theirs}`);
+        }
+        clusterId = theirs;
+      }
+      clusterId ??= randomUuid();
+      for (const k of config.unknownKeys()) logger.warn(`unknown configuration '${k}' was supplied; it is kept but not used`);
+      const metadataLog = controllerEndpoints ? null : new MetadataLogStore(metadataDir, logger.child('metadata-log'));
+      if (controllerEndpoints && !embeddedController && (opts.scramCredentials?.length ?? 0) > 0) {
+        logger.warn('--add-scram credentials are ignored on a broker of a cluster: they are bootstrapped on its controller');
+      }
+      const socketOptions = await socketServerOptions(
+        config,
+        config.dataPlaneListeners().map((l) => l.listenerName),
+        config.interBrokerListenerName(),
+      );
+      const server = new KafkaServer(config, { ...opts, logger }, clusterId, metadataLog, socketOptions, clientSecurity);
+      server.embeddedController = embeddedController;
+      try {
+        await server.startup();
+      } catch (err) {
+        await server.shutdown().catch(() => undefined);
+        throw err;
+      }
+      return server;
     } catch (err) {
-      await server.shutdown().catch(() => undefined);
+      await embeddedController?.shutdown().catch(() => undefined);
       throw err;
     }
-    return server;
   }
 
   private async startup(): Promise<void> {
@@ -781,6 +793,11 @@ export class KafkaServer implements Broker {
     return out;
   }
 
+  /** The controller of a combined node among several voters (its voter of the KRaft quorum); null otherwise. */
+  get quorumController(): EmbeddedController | null {
+    return this.embeddedController;
+  }
+
   get isRunning(): boolean {
     return this.state === 'running';
   }
@@ -812,8 +829,28 @@ export class KafkaServer implements Broker {
     this.replicaManager.shutdown();
     await this.localController?.close();
     await this.logManager.close();
+    // A combined quorum voter's controller last (gracefully: a leader resigns; as a crash with controlled: false).
+    await this.embeddedController?.shutdown({ graceful: opts.controlled !== false });
     this.state = 'stopped';
     await this.metricsServer?.close();
     this.logger.info('shut down cleanly');
   }
+}
+
+type EmbeddedController = import('./controller/controller-server').ControllerServer;
+
+/**
+ * The controller half of a combined node among several voters: a ControllerServer over the same
+ * config as a controller (process.roles=controller; its controller listener, metadata directory
+ * and cluster id; the broker's metrics endpoints are the broker's alone), loaded only for such a
+ * node. Its directory must be formatted like any quorum controller's.
+ */
+async function startEmbeddedController(config: KafkaConfig, opts: KafkaServerOptions, logger: Logger, clusterId: string | undefined): Promise<EmbeddedController> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { ControllerServer } = require('./controller/controller-server') as typeof import('./controller/controller-server');
+  const props: Record<string, string> = Object.fromEntries(config.originals());
+  delete props['krill.metrics.port'];
+  delete props['krill.metrics.host'];
+  props['process.roles'] = 'controller';
+  return ControllerServer.start({ props, clusterId, versionCaps: opts.versionCaps, logger: logger.child('controller'), scramCredentials: opts.scramCredentials });
 }

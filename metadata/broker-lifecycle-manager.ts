@@ -13,16 +13,20 @@
  *                       session expires)
  *
  * A heartbeat answered STALE_BROKER_EPOCH or BROKER_ID_NOT_REGISTERED (the controller lost or
- * replaced the registration) registers again. All timers are unref'd and cleared by stop().
+ * replaced the registration) registers again. All timers are unref'd and cleared by stop(). Under
+ * a KRaft controller quorum the channel (ControllerChannel) follows the active controller, so
+ * registration and heartbeats carry on across a failover with the same broker epoch (the new
+ * controller gives registered brokers fresh sessions when it claims).
  */
 import { supportedFeatureRecords } from './features';
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors';
 import { randomUuid } from '../protocol/primitives/uuid';
 import type { Logger } from '../common/logger';
-import type { NodeChannel } from '../client/node-channel';
+import type { ControllerRequestChannel } from './controller-channel';
 
 export interface BrokerLifecycleOptions {
-  channel: NodeChannel;
+  /** To the controller (a NodeChannel) or, under a quorum, the active controller (ControllerChannel). */
+  channel: ControllerRequestChannel;
   nodeId: number;
   clusterId: string;
   logger: Logger;
@@ -87,7 +91,8 @@ export class BrokerLifecycleManager {
         }
         lastError = errorName(res.errorCode);
       } catch (err) {
-        if (err instanceof KafkaError) throw err;
+        // INCONSISTENT_CLUSTER_ID is final; no active controller within a request's timeout is retried.
+        if (err instanceof KafkaError && err.code !== ErrorCode.REQUEST_TIMED_OUT) throw err;
         lastError = (err as Error).message;
       }
       if (Date.now() + backoff > deadline) break;

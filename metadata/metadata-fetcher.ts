@@ -3,7 +3,8 @@
  * metadata log (`__cluster_metadata` partition 0) with ordinary Fetch requests, from the offset
  * after the last record applied, and hands every batch, in order, to `apply`. This is what a
  * KRaft broker does as an observer of the metadata quorum, without the Raft fields: there is one
- * controller, and everything in its log is committed.
+ * controller, and everything in its log is committed. (A broker of a controller quorum uses
+ * MetadataObserver instead, metadata-observer.ts.)
  *
  * A fetch waits on the controller for up to `maxWaitMs` when there is nothing new (long poll), so
  * changes arrive within a round trip of their commit and an idle cluster costs one request per

@@ -7,6 +7,10 @@
  * metadata includes it, so a client that created a topic through this broker sees it at once.
  * ListPartitionReassignments is a read answered from the controller's image, not this broker's.
  *
+ * Under a KRaft controller quorum the channel is a ControllerChannel (controller-channel.ts): it
+ * sends to the active controller and resends on NOT_CONTROLLER or a lost connection within the
+ * request's timeout, so this class never sees a standby's answer.
+ *
  * A controller that cannot be reached (after the channel's own connect/request timeouts) fails
  * every item of an admin call (topics, partitions, configs, quota entities, SCRAM users, ACL bindings and filters; UpdateFeatures as a whole) with REQUEST_TIMED_OUT, which clients
  * retry; AllocateProducerIds and ElectLeaders throw instead (their callers map the error).
@@ -14,7 +18,7 @@
 import { ErrorCode, KafkaError } from '../protocol/errors';
 import { ZERO_UUID } from '../protocol/primitives/uuid';
 import type { Logger } from '../common/logger';
-import type { NodeChannel } from '../client/node-channel';
+import type { ControllerRequestChannel } from './controller-channel';
 import type {
   AlterConfigOp,
   BrokerConfigChange,
@@ -41,7 +45,8 @@ const BROKER_RESOURCE = 4;
 const GROUP_RESOURCE = 32;
 
 export interface RemoteControllerOptions {
-  channel: NodeChannel;
+  /** To the controller (a NodeChannel) or, under a quorum, the active controller (ControllerChannel). */
+  channel: ControllerRequestChannel;
   logger: Logger;
   /** Waits until this broker has applied everything the controller committed so far. */
   awaitMetadata: () => Promise<void>;

@@ -7,12 +7,13 @@
  *
  * The request is the real API at the highest version both sides support: topic ids and member
  * broker epochs (v3), topic names before v2. A failed request (controller unreachable) fails its
- * items with REQUEST_TIMED_OUT; the Partition retries.
+ * items with REQUEST_TIMED_OUT; the Partition retries. Under a KRaft controller quorum the channel
+ * is a ControllerChannel, which sends to the active controller (resending on NOT_CONTROLLER).
  */
 import { ErrorCode } from '../protocol/errors';
 import type { Logger } from '../common/logger';
 import type { AlterPartitionItem, AlterPartitionOutcome } from './partition';
-import type { NodeChannel } from '../client/node-channel';
+import type { ControllerRequestChannel } from '../metadata/controller-channel';
 
 export type AlterPartitionTransport = (brokerId: number, brokerEpoch: bigint, items: AlterPartitionItem[]) => Promise<Map<AlterPartitionItem, AlterPartitionOutcome>>;
 
@@ -64,7 +65,7 @@ export class AlterPartitionManager {
 }
 
 /** AlterPartition over the Kafka protocol to a remote controller. */
-export function remoteAlterPartition(channel: NodeChannel): AlterPartitionTransport {
+export function remoteAlterPartition(channel: ControllerRequestChannel): AlterPartitionTransport {
   return async (brokerId, brokerEpoch, items) => {
     const version = await channel.versionFor('AlterPartition');
     const byTopic = new Map<string, AlterPartitionItem[]>();

@@ -22,8 +22,9 @@
  *   controller never invents a cluster id. Each controller snapshots its image
  *   (metadata.log.max.record.bytes.between.snapshots / metadata.log.max.snapshot.interval.ms) and the
  *   raft client trims the log below snapshots (metadata.max.retention.bytes / .ms); a restart loads
- *   the latest snapshot, then the log after it. Brokers following a changing active controller are
- *   not done (docs/raft.md).
+ *   the latest snapshot, then the log after it.
+ *   Brokers (and the broker half of combined voters) follow
+ *   whichever controller is active (metadata/cluster-link.ts, docs/raft.md).
  * Either way the state is the metadata log, so a restart loses nothing committed.
  *
  * Startup: config -> metadata dir and cluster id (meta.properties) -> metadata log replay (quorum:

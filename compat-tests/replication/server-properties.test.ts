@@ -5,10 +5,10 @@
  * broker's (process.roles=broker, the same one-entry controller.quorum.voters) a broker that follows
  * it; a topic created through the broker takes records. Configurations krill cannot honour stop
  * start-up with a clear error and a non-zero exit: a voter of a three-controller quorum whose
- * directory was never formatted with the cluster's id, a combined node among three voters, a
- * controller that is not among the voters, a broker among them, a broker given several voters and
- * no bootstrap server, and a broker with neither voters nor bootstrap servers (Kafka's messages where
- * Kafka has one). A formatted quorum is compat-tests/replication/controller-quorum.test.ts.
+ * directory was never formatted with the cluster's id (a controller node, and a combined node), a
+ * controller that is not among the voters, a broker among them, and a broker with neither voters
+ * nor bootstrap servers (Kafka's messages where Kafka has one); a broker of a quorum none of whose
+ * voters answers stops after the registration timeout, naming every voter it asked. A formatted quorum is compat-tests/replication/controller-quorum.test.ts.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -113,8 +113,9 @@ const properties = (p: Record<string, string | number>): string => Object.entrie
       'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
       'controller.quorum.voters': `1@127.0.0.1:${port},2@127.0.0.1:1,3@127.0.0.1:2`,
     });
+    // A combined node among three voters runs a quorum controller in-process: unformatted, it is refused like one.
     await expect(spawnKrill(['--config', combined], BROKER_READY)).rejects.toThrow(
-      /controller\.quorum\.voters names 3 voters \(Set\(1, 2, 3\)\): krill runs a KRaft controller quorum on controller-only nodes \(process\.roles=controller\), not on combined nodes/,
+      /No meta\.properties with a cluster\.id in .*: controller 1 is one of the 3 voters of controller\.quorum\.voters \(a KRaft controller quorum\)/,
     );
     const notVoter = write('not-voter.properties', { ...controllerBase, 'controller.quorum.voters': `7@127.0.0.1:${port}` });
     await expect(spawnKrill(['--config', notVoter], CONTROLLER_READY)).rejects.toThrow(
@@ -132,10 +133,13 @@ const properties = (p: Record<string, string | number>): string => Object.entrie
     await expect(spawnKrill(['--config', brokerVoter], BROKER_READY)).rejects.toThrow(
       /If process\.roles contains just the 'broker' role, the node id 2 must not be included in the set of voters/,
     );
-    const following = write('broker-quorum.properties', { ...brokerBase, 'controller.quorum.voters': `1@127.0.0.1:${port},3@127.0.0.1:1` });
-    await expect(spawnKrill(['--config', following], BROKER_READY)).rejects.toThrow(
-      /controller\.quorum\.voters names 2 controllers \(Set\(1, 3\)\): krill brokers do not follow a changing active controller of a KRaft quorum yet/,
-    );
+    // A broker of a quorum asks every voter for the cluster id; none answering stops start-up naming them all.
+    const following = write('broker-quorum.properties', {
+      ...brokerBase,
+      'controller.quorum.voters': `1@127.0.0.1:${port},3@127.0.0.1:1`,
+      'initial.broker.registration.timeout.ms': 1500,
+    });
+    await expect(spawnKrill(['--config', following], BROKER_READY)).rejects.toThrow(new RegExp(`cannot reach the controller at 127\\.0\\.0\\.1:${port}, 127\\.0\\.0\\.1:1`));
     const alone = write('broker-alone.properties', brokerBase);
     await expect(spawnKrill(['--config', alone], BROKER_READY)).rejects.toThrow(
       /If using process\.roles, either controller\.quorum\.bootstrap\.servers must contain the set of bootstrap controllers or controller\.quorum\.voters must contain a parseable set of controllers/,

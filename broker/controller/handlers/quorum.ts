@@ -27,12 +27,12 @@ export interface QuorumNode {
   readonly authorizer: Authorizer;
 }
 
-/** `adapt` fits the raft client's response to an older version the codec could not encode as it is. */
+/** `adapt` fits the raft client's response to the version asked (fields an older codec cannot encode, endpoints a newer one carries). */
 export function defineQuorumHandler<Req, Res>(
   raftApiKey: RaftApiKey,
   operation: AclOperationCode,
   minVersion = 0,
-  adapt?: (response: Res, version: number) => Res,
+  adapt?: (response: Res, version: number, node: QuorumNode) => Res,
 ): HandlerSpec<Req, Res, QuorumNode> {
   const name = RAFT_API_NAMES[raftApiKey];
   return defineHandler<Req, Res, QuorumNode>({
@@ -49,7 +49,7 @@ export function defineQuorumHandler<Req, Res>(
       // A Fetch with nothing new waits in the leader's purgatory: not a queued request meanwhile.
       if (raftApiKey === 'FETCH') ctx.parked();
       const response = await client.handleInboundRequest({ apiKey: raftApiKey, data: req } as RaftRequest);
-      return (adapt ? adapt(response.data as Res, ctx.apiVersion) : response.data) as Input<Res>;
+      return (adapt ? adapt(response.data as Res, ctx.apiVersion, node) : response.data) as Input<Res>;
     },
     // Kafka exempts the quorum's cluster actions from request quotas (ControllerApis uses none anyway).
     requestQuotaExempt: () => true,

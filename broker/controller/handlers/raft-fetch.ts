@@ -9,14 +9,16 @@
  * CLUSTER_AUTHORIZATION_FAILED at the top level. Below v12 (no DivergingEpoch, CurrentLeader,
  * SnapshotId on the wire) those fields are reset to their defaults so the response encodes; the
  * raft client rejects such a fetch anyway (INVALID_REQUEST: no last fetched epoch), as Kafka's does.
+ * From v16 the answer's NodeEndpoints carry the leader it names (its `controller.quorum.voters`
+ * endpoint), as Kafka's leader endpoints do, so an observer knowing only bootstrap servers reaches it.
  */
 import type { FetchRequest, FetchResponse } from '../../../protocol/generated/fetch';
 import { AclOperation } from '../../../metadata/authorizer/authorizer';
-import { defineQuorumHandler } from './quorum';
+import { defineQuorumHandler, type QuorumNode } from './quorum';
 
-export const controllerRaftFetchHandler = defineQuorumHandler<FetchRequest, FetchResponse>('FETCH', AclOperation.CLUSTER_ACTION, 4, (res, version) =>
+export const controllerRaftFetchHandler = defineQuorumHandler<FetchRequest, FetchResponse>('FETCH', AclOperation.CLUSTER_ACTION, 4, (res, version, node) =>
   version >= 12
-    ? res
+    ? withLeaderEndpoint(res, version, node)
     : {
         ...res,
         responses: res.responses.map((t) => ({
@@ -25,3 +27,11 @@ export const controllerRaftFetchHandler = defineQuorumHandler<FetchRequest, Fetc
         })),
       },
 );
+
+/** v16+: the named leader's endpoint in NodeEndpoints, when this node knows it. */
+function withLeaderEndpoint(res: FetchResponse, version: number, node: QuorumNode): FetchResponse {
+  const named = res.responses[0]?.partitions[0]?.currentLeader.leaderId ?? -1;
+  const leader = node.raftClient?.leader;
+  if (version < 16 || named < 0 || !leader || leader.id !== named || !leader.endpoint) return res;
+  return { ...res, nodeEndpoints: [{ nodeId: named, host: leader.endpoint.host, port: leader.endpoint.port, rack: null }] };
+}
