@@ -243,6 +243,7 @@ export class KafkaServer implements Broker {
           logger: this.logger,
           lastAppliedOffset: () => this.metadata.lastAppliedOffset,
           applyMetadata: (batches) => this.applyMetadataBatches(batches),
+          metadataImage: () => this.metadata,
           listeners: () => this.registrationListeners(),
           security: clientSecurity.controller,
         })

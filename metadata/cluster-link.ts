@@ -42,6 +42,7 @@ import {
 import { BrokerLifecycleManager } from './broker-lifecycle-manager';
 import { RemoteController } from './remote-controller';
 import type { MetadataBatch } from './metadata-log';
+import type { MetadataCache } from './metadata-cache';
 
 export interface ControllerAddress {
   host: string;
@@ -172,6 +173,8 @@ export interface ClusterLinkOptions {
   logger: Logger;
   lastAppliedOffset: () => bigint;
   applyMetadata: (batches: MetadataBatch[]) => void;
+  /** The image applyMetadata maintains (a fetched metadata snapshot is applied as its difference to it). */
+  metadataImage?: () => MetadataCache;
   listeners: () => { name: string; host: string; port: number; securityProtocol: number }[];
   /** TLS (and SASL) towards the controller listener, when it is secured. */
   security?: ClientSecurity;
@@ -205,6 +208,7 @@ export class ClusterLink {
         syncChannel: channel(first, nodeId, config, 'metadata-sync', opts.security),
         logger: logger.child('metadata-observer'),
         apply: opts.applyMetadata,
+        image: opts.metadataImage,
         // Below the fetch timeout, so that an idle leader's answers keep the observer's fetch timer alive.
         maxWaitMs: Math.min(FETCH_MAX_WAIT_MS, Math.floor(fetchTimeoutMs / 2)),
         fetchTimeoutMs,

@@ -5,7 +5,9 @@
  * moving past them, the bounded buffer of uncommitted records, truncation on DivergingEpoch (and a
  * refusal below what was applied), leader discovery from NOT_LEADER_OR_FOLLOWER /
  * FENCED_LEADER_EPOCH answers, NodeEndpoints and random voters after a failure, a racing answer
- * dropped, and a SnapshotId answer reported, not skipped.
+ * dropped, and a SnapshotId answer: the snapshot downloaded in chunks with FetchSnapshot and applied
+ * as its difference to the broker's image (topics it no longer has removed), fetching then going on
+ * at its end; a corrupt download refused and fetched again; no image: reported, never skipped.
  */
 import { MetadataObserver, type ObserverChannel, type MetadataObserverOptions } from './metadata-observer';
 import { fetchResponse, type FetchPartitionResult } from './raft/raft-messages';
@@ -14,6 +16,10 @@ import { encodeMetadataRecord } from './metadata-log-store';
 import type { MetadataBatch } from './metadata-log';
 import type { MetadataRecord } from './metadata-records';
 import type { FetchRequest, FetchResponse } from '../protocol/generated/fetch';
+import type { FetchSnapshotRequest, FetchSnapshotResponse } from '../protocol/generated/fetch-snapshot';
+import { fetchSnapshotResponse } from './raft/raft-messages';
+import { MetadataCache } from './metadata-cache';
+import { writeSnapshotRecords } from './snapshot/snapshot-records';
 import { ErrorCode } from '../protocol/errors';
 import { Logger } from '../common/logger';
 import { ConnectionError } from '../client/network-client';
@@ -32,6 +38,7 @@ function control(baseOffset: bigint, epoch: number): Buffer {
 
 type Answer = FetchResponse | Error | Promise<FetchResponse | Error>;
 type Handler = (req: FetchRequest, address: string) => Answer;
+type SnapshotHandler = (req: FetchSnapshotRequest, address: string) => FetchSnapshotResponse | Error;
 
 interface Sent {
   address: string;
@@ -41,20 +48,30 @@ interface Sent {
 /** Every address's handler; `sent` records each request in order. */
 class FakeNet {
   readonly handlers = new Map<string, Handler>();
+  readonly snapshotHandlers = new Map<string, SnapshotHandler>();
   readonly sent: Sent[] = [];
+  readonly snapshotRequests: FetchSnapshotRequest[] = [];
 
   channel(): ObserverChannel {
     let address = '';
     return {
       retarget: (host, port) => void (address = `${host}:${port}`),
       versionFor: async () => 17,
-      send: async (_api, body) => {
+      send: async (api: 'Fetch' | 'FetchSnapshot', body: unknown) => {
+        if (api === 'FetchSnapshot') {
+          const sreq = body as FetchSnapshotRequest;
+          this.snapshotRequests.push(sreq);
+          const sh = this.snapshotHandlers.get(address);
+          const sa = sh ? sh(sreq, address) : new ConnectionError(`connect to ${address} refused`);
+          if (sa instanceof Error) throw sa;
+          return sa as never;
+        }
         const req = body as FetchRequest;
         this.sent.push({ address, req });
         const h = this.handlers.get(address);
         const a = await (h ? h(req, address) : new ConnectionError(`connect to ${address} refused`));
         if (a instanceof Error) throw a;
-        return a;
+        return a as never;
       },
       close: () => undefined,
     };
@@ -314,7 +331,7 @@ test('an answer to a position that has moved on is dropped: every batch is appli
   await o.stop();
 });
 
-test('a SnapshotId answer is reported and retried, not skipped', async () => {
+test('without an image, a SnapshotId answer is reported and retried, not skipped', async () => {
   const net = new FakeNet();
   net.handlers.set('c1:9093', (req) => {
     const p = partition(req);
@@ -322,9 +339,79 @@ test('a SnapshotId answer is reported and retried, not skipped', async () => {
     return answer({ leaderId: 1, leaderEpoch: 4, highWatermark: 120n, logStartOffset: 100n, snapshotId: { offset: 100n, epoch: 3 } });
   });
   const { o, applied, lines } = observer(net);
-  await expect(o.catchUp(300)).rejects.toThrow(/did not catch up .*the metadata log starts at a snapshot/);
+  await expect(o.catchUp(300)).rejects.toThrow(/did not catch up .*the metadata snapshot could not be loaded/);
   expect(applied).toEqual([]);
   expect(o.fetchOffset).toBe(0n);
-  expect(lines.some((l) => /ERROR.*snapshot 100-3 .*cannot load metadata snapshots yet/.test(l))).toBe(true);
+  expect(lines.some((l) => /ERROR.*cannot load metadata snapshot 100-3 .*no image/.test(l))).toBe(true);
+  await o.stop();
+});
+
+const ID_A = 'AAAAAAAAAAAAAAAAAAAAAA';
+const ID_B = 'BBBBBBBBBBBBBBBBBBBBBB';
+
+/** A leader at epoch 4 whose log starts at a snapshot 100-3 holding topic `kept` only, then a batch at 100. */
+function snapshotLeader(net: FakeNet, snapshot: Buffer, opts: { chunk: number; corruptFirst?: boolean }) {
+  let corrupt = opts.corruptFirst ?? false;
+  net.handlers.set('c1:9093', (req) => {
+    const p = partition(req);
+    if (p.currentLeaderEpoch < 4) return answer({ errorCode: ErrorCode.FENCED_LEADER_EPOCH, leaderId: 1, leaderEpoch: 4 });
+    if (p.fetchOffset < 100n) return answer({ leaderId: 1, leaderEpoch: 4, highWatermark: 101n, logStartOffset: 100n, snapshotId: { offset: 100n, epoch: 3 } });
+    expect(p.lastFetchedEpoch).toBe(3);
+    if (p.fetchOffset === 100n) return answer({ leaderId: 1, leaderEpoch: 4, highWatermark: 101n, logStartOffset: 100n, records: batch(100n, 4, ['after']) });
+    return answer({ leaderId: 1, leaderEpoch: 4, highWatermark: 101n, logStartOffset: 100n });
+  });
+  net.snapshotHandlers.set('c1:9093', (req) => {
+    const p = req.topics[0].partitions[0];
+    expect(p.snapshotId).toEqual({ endOffset: 100n, epoch: 3 });
+    expect(p.currentLeaderEpoch).toBe(4);
+    const start = Number(p.position);
+    let chunk = snapshot.subarray(start, start + opts.chunk);
+    if (corrupt && start === 0) {
+      corrupt = false;
+      chunk = Buffer.from(chunk);
+      chunk[chunk.length - 1] ^= 0xff;
+    }
+    return fetchSnapshotResponse(ErrorCode.NONE, {
+      errorCode: ErrorCode.NONE,
+      snapshotId: { endOffset: 100n, epoch: 3 },
+      currentLeader: { leaderId: 1, leaderEpoch: 4 },
+      size: BigInt(snapshot.length),
+      position: p.position,
+      unalignedRecords: chunk,
+    } as never);
+  });
+}
+
+test('a SnapshotId answer: the snapshot is downloaded in chunks and applied as its difference to the image, then fetching goes on at its end', async () => {
+  const net = new FakeNet();
+  const target = new MetadataCache('test-cluster');
+  target.apply([{ type: 'TopicRecord', data: { name: 'kept', topicId: ID_A } } as MetadataRecord], 99n);
+  const snapshot = writeSnapshotRecords(target.imageRecords(), { epoch: 3, lastContainedLogTimestamp: 0, now: 0 });
+  snapshotLeader(net, snapshot, { chunk: 64 });
+  // The broker's image before: `kept` and `gone` (deleted on the controllers since).
+  const image = new MetadataCache('test-cluster');
+  image.apply([{ type: 'TopicRecord', data: { name: 'kept', topicId: ID_A } }, { type: 'TopicRecord', data: { name: 'gone', topicId: ID_B } }] as MetadataRecord[], 10n);
+  const { o, applied } = observer(net, { image: () => image, apply: (b) => void b.forEach((x) => { applied.push(x); image.apply(x.records, x.lastOffset); }) });
+  await o.catchUp(3_000);
+  expect(net.snapshotRequests.length).toBe(Math.ceil(snapshot.length / 64));
+  expect(applied[0]).toEqual({ records: [{ type: 'RemoveTopicRecord', data: { topicId: ID_B } }], lastOffset: 99n });
+  expect(applied[1].lastOffset).toBe(100n);
+  expect([...image.topics()].map((t) => t.name).sort()).toEqual(['after', 'kept']);
+  expect(o.committedEnd).toBe(101n);
+  await o.stop();
+});
+
+test('a snapshot download that does not decode is refused and fetched again', async () => {
+  const net = new FakeNet();
+  const target = new MetadataCache('test-cluster');
+  target.apply([{ type: 'TopicRecord', data: { name: 'kept', topicId: ID_A } } as MetadataRecord], 99n);
+  const snapshot = writeSnapshotRecords(target.imageRecords(), { epoch: 3, lastContainedLogTimestamp: 0, now: 0 });
+  snapshotLeader(net, snapshot, { chunk: 1 << 20, corruptFirst: true });
+  const image = new MetadataCache('test-cluster');
+  const { o, applied, lines } = observer(net, { image: () => image, apply: (b) => void b.forEach((x) => { applied.push(x); image.apply(x.records, x.lastOffset); }) });
+  await o.catchUp(5_000);
+  expect(net.snapshotRequests.length).toBe(2);
+  expect(lines.some((l) => /ERROR.*snapshot 100-3 .*is not a valid snapshot/.test(l))).toBe(true);
+  expect([...image.topics()].map((t) => t.name).sort()).toEqual(['after', 'kept']);
   await o.stop();
 });

@@ -31,20 +31,30 @@
  *   bootstrap endpoint is asked (the voters, else `controller.quorum.bootstrap.servers`), leaving
  *   out, for a fetch timeout, a leader just found unreachable (and not following it again in that
  *   epoch, though the other voters name it until they elect another).
- * - A SnapshotId answer (this observer is behind the leader's log start) goes to `loadFetchedSnapshot`,
- *   the one place where loading a fetched metadata snapshot will go; until snapshots exist it logs
- *   an error and the fetch is retried after a backoff (never silently skipped).
+ * - A SnapshotId answer (this observer is behind the leader's log start: the leader trimmed its log
+ *   below a snapshot) makes it download that snapshot from the leader with FetchSnapshot, chunk by
+ *   chunk (`loadFetchedSnapshot`), decode it (metadata/snapshot/: a corrupt or incomplete one is
+ *   refused and fetched again after a backoff), and apply, as one batch at the snapshot's last
+ *   offset, the records that turn the broker's image into the snapshot's (`snapshotDelta`: removals
+ *   of what the snapshot no longer has, then what differs), so the replica manager and every other
+ *   consumer of metadata deltas see the change like any other. Held uncommitted batches are dropped;
+ *   fetching continues at the snapshot's end offset with its epoch as the last fetched one. Without
+ *   an `image` to diff against, the observer cannot load a snapshot: it logs an error and retries.
  * - Errors back off (doubling from `retryBackoffMs`, at most 250 ms) and retry; nothing busy-waits.
  *   stop() closes both channels and ends every wait.
  */
 import { ErrorCode, errorName } from '../protocol/errors';
 import type { Logger } from '../common/logger';
 import type { FetchRequest, FetchResponse } from '../protocol/generated/fetch';
+import type { FetchSnapshotRequest, FetchSnapshotResponse } from '../protocol/generated/fetch-snapshot';
 import type { Input } from '../protocol/primitives/input';
 import { splitBatches } from '../protocol/records/record-batch';
 import { decodeMetadataBatches } from './metadata-log-store';
 import type { MetadataBatch } from './metadata-log';
-import { fetchRequest } from './raft/raft-messages';
+import { fetchRequest, fetchSnapshotRequest } from './raft/raft-messages';
+import type { MetadataCache } from './metadata-cache';
+import { readSnapshotRecords } from './snapshot/snapshot-records';
+import { snapshotDelta } from './snapshot/snapshot-delta';
 import type { OffsetAndEpoch } from './raft/raft-log';
 
 /** Between fetches while looking for the leader: an election takes about that, so it is found soon after. */
@@ -68,6 +78,7 @@ export interface ObserverChannel {
   retarget(host: string, port: number): void;
   versionFor(api: 'Fetch'): Promise<number>;
   send(api: 'Fetch', body: Input<FetchRequest>, opts: { version?: number; timeoutMs?: number }): Promise<FetchResponse>;
+  send(api: 'FetchSnapshot', body: Input<FetchSnapshotRequest>, opts: { version?: number; timeoutMs?: number }): Promise<FetchSnapshotResponse>;
   close(): void;
 }
 
@@ -86,6 +97,10 @@ export interface MetadataObserverOptions {
   logger: Logger;
   /** Applies committed metadata batches in order (synchronously). */
   apply: (batches: MetadataBatch[]) => void;
+  /** The image `apply` maintains: a fetched snapshot is applied as its difference to it. */
+  image?: () => MetadataCache;
+  /** The largest snapshot downloaded (default 1 GiB): a bigger one is refused, not buffered. */
+  maxSnapshotBytes?: number;
   /** The leader's long-poll wait per fetch. */
   maxWaitMs: number;
   fetchTimeoutMs: number;
@@ -117,6 +132,8 @@ interface FetchOutcome {
   progressed: boolean;
   /** Ask again at once (a new leader was named). */
   retryNow: boolean;
+  /** The leader's answer named this snapshot: download and load it (fetchOnce does). */
+  snapshot?: OffsetAndEpoch;
   /** How long to wait before the next fetch when not retrying at once and nothing progressed. */
   backoffMs?: number;
   error?: string;
@@ -154,6 +171,8 @@ export class MetadataObserver {
   highWatermark = -1n;
   /** Fetch answers handled (tests). */
   answers = 0;
+  /** Metadata snapshots downloaded and applied. */
+  snapshotsLoaded = 0;
 
   constructor(private readonly opts: MetadataObserverOptions) {
     for (const [id, e] of opts.voters) this.endpoints.set(id, { host: e.host, port: e.port });
@@ -296,7 +315,12 @@ export class MetadataObserver {
     }
     if (this.stopped) return { fromLeader: false, highWatermark: -1n, progressed: false, retryNow: false };
     this.answers++;
-    return this.handleAnswer(dest, asked, res);
+    const outcome = this.handleAnswer(dest, asked, res);
+    if (outcome.snapshot === undefined) return outcome;
+    const loaded = await this.loadFetchedSnapshot(channel, outcome.snapshot, dest, asked.generation);
+    return loaded
+      ? { fromLeader: true, highWatermark: outcome.highWatermark, progressed: true, retryNow: true }
+      : { fromLeader: true, highWatermark: outcome.highWatermark, progressed: false, retryNow: false, error: 'the metadata snapshot could not be loaded', backoffMs: SNAPSHOT_RETRY_MS };
   }
 
   private handleAnswer(dest: Destination, asked: { offset: bigint; lastEpoch: number; epoch: number; generation: number }, res: FetchResponse): FetchOutcome {
@@ -358,10 +382,10 @@ export class MetadataObserver {
         : { fromLeader: true, highWatermark: hw, progressed: false, retryNow: false, error: 'refused a truncation below the applied metadata', backoffMs: MAX_BACKOFF_MS };
     }
     if (p.snapshotId.epoch >= 0 || p.snapshotId.endOffset >= 0n) {
-      const loaded = this.loadFetchedSnapshot({ epoch: p.snapshotId.epoch, offset: p.snapshotId.endOffset }, p.logStartOffset, dest);
-      return loaded
-        ? { fromLeader: true, highWatermark: hw, progressed: true, retryNow: true }
-        : { fromLeader: true, highWatermark: hw, progressed: false, retryNow: false, error: 'the metadata log starts at a snapshot', backoffMs: SNAPSHOT_RETRY_MS };
+      this.opts.logger.info(
+        `the metadata quorum leader (${where}) answered our fetch at offset ${this.fetchOffset} with snapshot ${p.snapshotId.endOffset}-${p.snapshotId.epoch} (its log starts at ${p.logStartOffset}): loading it`,
+      );
+      return { fromLeader: true, highWatermark: hw, progressed: false, retryNow: false, snapshot: { epoch: p.snapshotId.epoch, offset: p.snapshotId.endOffset } };
     }
     let took = false;
     if (p.records && p.records.length > 0) took = this.hold(p.records);
@@ -449,17 +473,78 @@ export class MetadataObserver {
   }
 
   /**
-   * Where loading a metadata snapshot fetched from the leader (FetchSnapshot, then reset the broker's
-   * image to it and continue at its end offset) will go, once the controllers write snapshots
-   * (branch `snapshots`). Until then this observer cannot catch up from behind the leader's log
-   * start: it says so and the fetch is retried. Returns whether the observer moved to the snapshot's end.
+   * Downloads snapshot `id` from `dest` (the leader of the epoch fetched in) with FetchSnapshot, in
+   * chunks of at most `maxBytes`, and loads it (see the class comment). Returns whether the observer
+   * moved to the snapshot's end; false (logged) when there is no image to diff against, the leader
+   * changed or refused, the download failed or the bytes are not a whole valid snapshot, or this
+   * observer's position moved meanwhile (another fetch loaded it or truncated).
    */
-  private loadFetchedSnapshot(snapshotId: OffsetAndEpoch, leaderLogStart: bigint, dest: Destination): boolean {
-    this.opts.logger.error(
-      `the metadata quorum leader (${dest.host}:${dest.port}) answered our fetch at offset ${this.fetchOffset} with snapshot ${snapshotId.offset}-${snapshotId.epoch} (its log starts at ${leaderLogStart}): ` +
-        'this broker cannot load metadata snapshots yet, so it cannot catch up; retrying',
-    );
-    return false;
+  private async loadFetchedSnapshot(channel: ObserverChannel, id: OffsetAndEpoch, dest: Destination, generation: number): Promise<boolean> {
+    const name = `snapshot ${id.offset}-${id.epoch} from ${dest.host}:${dest.port}`;
+    if (!this.opts.image) {
+      this.opts.logger.error(`cannot load metadata ${name}: this observer has no image to apply it to; retrying`);
+      return false;
+    }
+    const limit = BigInt(this.opts.maxSnapshotBytes ?? 1 << 30);
+    const chunks: Buffer[] = [];
+    let position = 0n;
+    let size = -1n;
+    try {
+      while (size < 0n || position < size) {
+        const body = fetchSnapshotRequest({
+          clusterId: this.opts.clusterId,
+          replicaId: this.opts.replicaId ?? this.opts.nodeId,
+          maxBytes: this.opts.maxBytes ?? 8 << 20,
+          currentLeaderEpoch: this.epoch,
+          snapshotId: id,
+          position,
+        });
+        const res = await channel.send('FetchSnapshot', body, { timeoutMs: this.opts.requestTimeoutMs });
+        if (this.stopped) return false;
+        if (res.errorCode !== ErrorCode.NONE) throw new Error(`FetchSnapshot answered ${errorName(res.errorCode)}`);
+        const p = res.topics[0]?.partitions[0];
+        if (!p) throw new Error('FetchSnapshot answered without the metadata partition');
+        if (p.errorCode !== ErrorCode.NONE) {
+          this.learnLeader(p.currentLeader.leaderId, p.currentLeader.leaderEpoch, `named by a FetchSnapshot answer (${errorName(p.errorCode)})`);
+          throw new Error(`FetchSnapshot answered ${errorName(p.errorCode)}`);
+        }
+        if (p.snapshotId.endOffset !== id.offset || p.snapshotId.epoch !== id.epoch) throw new Error(`FetchSnapshot answered with snapshot ${p.snapshotId.endOffset}-${p.snapshotId.epoch}`);
+        if (p.size > limit) throw new Error(`the snapshot holds ${p.size} bytes, more than the ${limit} this observer downloads`);
+        if (size >= 0n && p.size !== size) throw new Error(`the snapshot's size changed from ${size} to ${p.size} during the download`);
+        if (p.position !== position) throw new Error(`FetchSnapshot answered position ${p.position}, asked ${position}`);
+        const chunk = p.unalignedRecords ?? Buffer.alloc(0);
+        size = p.size;
+        if (chunk.length === 0 && position < size) throw new Error(`FetchSnapshot answered no bytes at position ${position} of ${size}`);
+        chunks.push(Buffer.from(chunk));
+        position += BigInt(chunk.length);
+      }
+    } catch (err) {
+      this.opts.logger.warn(`downloading metadata ${name} failed: ${(err as Error).message}; retrying`);
+      return false;
+    }
+    if (this.stopped || generation !== this.generation) return false;
+    const image = this.opts.image();
+    let records;
+    try {
+      records = snapshotDelta(image, readSnapshotRecords(Buffer.concat(chunks)).records);
+    } catch (err) {
+      this.opts.logger.error(`metadata ${name} is not a valid snapshot: ${(err as Error).message}; fetching it again`);
+      return false;
+    }
+    if (id.offset < this.committed) {
+      this.opts.logger.warn(`metadata ${name} ends before what this broker applied (${this.committed}): not loaded`);
+      return false;
+    }
+    this.opts.apply([{ records, lastOffset: id.offset - 1n }]);
+    this.buffered = [];
+    this.bufferedBytes = 0;
+    this.epochStarts.length = 0;
+    this.epochStarts.push({ epoch: id.epoch, startOffset: id.offset });
+    this.committed = id.offset;
+    this.generation++;
+    this.snapshotsLoaded++;
+    this.opts.logger.info(`loaded metadata ${name} (${position} bytes, ${records.length} records changed the image); fetching from offset ${id.offset}`);
+    return true;
   }
 
   // ---- the loops ----

@@ -431,6 +431,16 @@ export class Controller implements ControllerApi {
   }
 
   /**
+   * Throws NOT_CONTROLLER unless this controller is the active one (always passes outside quorum
+   * mode): for handlers that would otherwise read this controller's own image first, where a
+   * standby that has not applied a change yet would give a wrong answer instead of sending the
+   * client to the active controller.
+   */
+  assertActive(): void {
+    if (!this.isActiveController) throw this.notController();
+  }
+
+  /**
    * Every operation runs here, one at a time. In quorum mode only the active controller runs any
    * (checked when the task starts, not when it is queued): elsewhere it fails with NOT_CONTROLLER,
    * as Kafka's QuorumController answers requests that reach a standby controller.

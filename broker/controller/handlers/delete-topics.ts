@@ -3,7 +3,9 @@
  * with the rules of broker/handlers/delete-topics.ts (Kafka's ControllerApis.deleteTopics): this
  * node's delete.topic.enable=false answers every listing TOPIC_DELETION_DISABLED (INVALID_REQUEST
  * before v3); duplicates, name-and-id and neither get INVALID_REQUEST; UNKNOWN_TOPIC_OR_PARTITION /
- * UNKNOWN_TOPIC_ID. Names and ids are resolved against the controller's own image.
+ * UNKNOWN_TOPIC_ID. Names and ids are resolved against the controller's own image, so a standby
+ * controller of a quorum answers NOT_CONTROLLER before anything else (its image may not have the
+ * newest topics yet: Kafka's ControllerApis resolves them through the active QuorumController).
  * Authorization (ControllerApis.handleDeleteTopics), against the principal of this connection:
  * DELETE on the CLUSTER, or DESCRIBE and DELETE on each TOPIC, with the answers of
  * broker/handlers/delete-topics.ts.
@@ -21,6 +23,7 @@ export const controllerDeleteTopicsHandler = defineControllerHandler<DeleteTopic
   maxVersion: 6,
   async handle(node, ctx, req) {
     const v = ctx.apiVersion;
+    node.controller.assertActive();
     const answers = await deleteTopicsAnswers(
       node.controller,
       node.controller.image,
