@@ -27,7 +27,7 @@ export function cliBuilt(): boolean {
   return fs.existsSync(path.join(REPO_ROOT, 'dist', 'broker', 'cli.js'));
 }
 
-class NodeProcess {
+export class NodeProcess {
   child: ChildProcess | undefined;
   private exited: Promise<void> | undefined;
   port = 0;
