@@ -13,6 +13,9 @@
  *      (NOT_CONTROLLER, a timeout), it resigns, the majority elects a leader that commits; the
  *      write was in the isolated node's log (read from disk after a kill) and is gone everywhere
  *      after the heal;
+ *  (d) a voter paused while the others commit, then resumed with the leader dead and the only
+ *      other voter's requests to it black-holed, is not elected (its log lacks committed entries:
+ *      the other refuses its votes), and after the heal the up-to-date voter is;
  *  (c) a seeded random schedule of kills, restarts, pauses (SIGSTOP/SIGCONT), dropped and held
  *      links and isolated leaders, KRILL_QUORUM_CHAOS_MS long (default 20 s; `npm run
  *      test:quorum-chaos` runs 10 minutes), KRILL_QUORUM_CHAOS_SEED to replay one; the seed is
@@ -56,10 +59,15 @@ async function healAndCheck(q: QuorumProcesses, load: { stop(): Promise<void>; o
   q.healAll();
   for (const id of q.ids) if (!q.running(id)) await q.start(id);
   await load.stop();
-  const final = await q.waitForCaughtUp(30_000);
+  // If the voters never catch up, the logs are checked anyway against the last leader's high watermark.
+  let stuck: string | null = null;
+  const final = await q.waitForCaughtUp(30_000).catch(async (err: Error) => {
+    stuck = err.message;
+    return q.leader();
+  });
   await q.killAll();
-  const r = checkQuorumRun({ logs: q.readLogs(), highWatermark: final.highWatermark, ops: [...load.outcomes, ...extra], topicPrefix: prefix });
-  if (r.violations.length) throw new Error(`${context}: ${r.violations.length} violation(s):\n${r.violations.slice(0, 30).join('\n')}`);
+  const r = checkQuorumRun({ logs: q.readLogs(), highWatermark: final?.highWatermark ?? 0n, ops: [...load.outcomes, ...extra], topicPrefix: prefix });
+  if (r.violations.length || stuck) throw new Error(`${context}: ${stuck ?? 'caught up'}; ${r.violations.length} violation(s):\n${r.violations.slice(0, 30).join('\n')}`);
   return r;
 }
 
@@ -151,6 +159,35 @@ async function createUntilAcked(q: QuorumProcesses, id: number, prefix: string, 
     );
   });
 
+  test('(d) a voter whose log lacks committed entries is not elected, even when the only other live voter hears it alone', async () => {
+    const q = await start();
+    const w = new QuorumWorkload(q, { prefix: 'd-', random: seededRandom(4), pauseMs: 2 });
+    w.start();
+    await w.waitForAcks(10, 15_000);
+    const first = (await q.leader())!;
+    const [behind, ahead] = q.ids.filter((id) => id !== first.id);
+    // `behind` misses what the leader and `ahead` commit next.
+    q.pause(behind);
+    await w.waitForAcks(w.acked + 20, 15_000);
+    await w.stop();
+    await q.kill9(first.id);
+    // `ahead`'s requests to `behind` vanish, `behind`'s reach `ahead`: only `behind` can be elected, and must not be.
+    q.cut(ahead, behind, 'drop');
+    q.resume(behind);
+    const windowMs = FETCH_TIMEOUT_MS + 6 * ELECTION_TIMEOUT_MS;
+    const until = Date.now() + windowMs;
+    while (Date.now() < until) {
+      const l = await q.leader();
+      if (l && l.leaderEpoch > first.leaderEpoch) throw new Error(`node ${l.id} elected in epoch ${l.leaderEpoch} while ${behind} lacks committed entries (${ahead} is the up-to-date voter)`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    q.heal(ahead, behind);
+    const next = await q.waitForLeader(FAILOVER_BOUND_MS + 2_000, (l) => l.leaderEpoch > first.leaderEpoch, 10);
+    expect(next.id).toBe(ahead);
+    const r = await healAndCheck(q, { stop: async () => undefined, outcomes: w.outcomes }, 'd-', 'after a lagging voter asked for votes');
+    process.stdout.write(`quorum chaos (d): ${behind} behind, ${ahead} ahead, no leader for ${windowMs} ms, then ${next.id} (epoch ${next.leaderEpoch}); ${r.acked} acknowledged\n`);
+  });
+
   test(`(c) a random schedule of kills, pauses and dropped links for ${CHAOS_MS} ms, then a heal`, async () => {
     const seed = Number(process.env.KRILL_QUORUM_CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
     const context = `seed ${seed} (replay: KRILL_QUORUM_CHAOS_SEED=${seed} KRILL_QUORUM_CHAOS_MS=${CHAOS_MS})`;
@@ -232,7 +269,8 @@ async function createUntilAcked(q: QuorumProcesses, id: number, prefix: string, 
       );
       expect(r.acked).toBeGreaterThan(10);
     } catch (err) {
-      throw new Error(`${context}: ${(err as Error).message}\nschedule:\n${actions.join('\n')}`);
+      const m = (err as Error).message;
+      throw new Error(`${m.startsWith(context) ? m : `${context}: ${m}`}\nschedule:\n${actions.join('\n')}`);
     }
   });
 });
