@@ -44,7 +44,10 @@
  * the same bytes) and 'coordinator load after N commits' before and after cleaning (bench/cleaner.ts);
  * then the tiered-storage rows (bench/tiered.ts, in the bench process with s3rver): 'tiered catch-up
  * s3 1KiB' (a consumer reading a tiered topic from offset 0 through S3 as a ratio to the same read
- * of an all-local topic), 'tiered fetch latency s3 index-cache hit|miss' and 'tiered copy lag s3 1KiB'.
+ * of an all-local topic), 'tiered fetch latency s3 index-cache hit|miss' and 'tiered copy lag s3 1KiB';
+ * then the controller quorum rows ('failover ...', bench/failover.ts): SIGKILL of the active
+ * controller of three `krill --config` controller processes to the first acknowledged CreateTopics,
+ * and CreateTopics round-trip latency with three controllers against one.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -83,6 +86,7 @@ import { measureTls, type TlsRow } from './tls';
 import { measureCleaner, type CleanerRow, type CoordinatorLoadRow } from './cleaner';
 import { measureTiered, type TieredReport } from './tiered';
 import { measureRebalance, rebalanceNote, type RebalanceRow } from './rebalance';
+import { measureQuorumFailover, renderQuorumFailover, type QuorumBenchReport } from './failover';
 
 type TargetName = 'krill' | 'null';
 const TARGETS: readonly TargetName[] = ['krill', 'null'];
@@ -457,6 +461,7 @@ interface Report {
   coordinatorLoad: CoordinatorLoadRow[];
   tiered: TieredReport;
   rebalance: RebalanceRow[];
+  quorum: QuorumBenchReport | null;
   notes: string[];
   durationSeconds: number;
 }
@@ -756,6 +761,7 @@ async function main(): Promise<void> {
   const { cleaner, coordinatorLoad } = await measureCleaner(o, selected, log);
   const tiered = await measureTiered(o, selected, log);
   const rebalance = await measureRebalance(o, selected, log);
+  const quorum = await measureQuorumFailover(o, selected, log);
 
   const rdkafka = loadRdkafka();
   const notes = [
@@ -852,6 +858,7 @@ async function main(): Promise<void> {
     coordinatorLoad,
     tiered,
     rebalance,
+    quorum,
     notes,
     durationSeconds: round((Date.now() - t0) / 1000),
   };
@@ -1023,6 +1030,7 @@ function renderText(r: Report): string {
     out.push(`  medians of ${r.options.runs} run(s); old members reacted: first-last of the old members' first callbacks (how many had one); section took ${r.rebalance[0].sectionSeconds} s`);
     out.push('');
   }
+  if (r.quorum) out.push(...renderQuorumFailover(r.quorum, table));
   const s = r.startup;
   const ok = (b: boolean): string => (b ? 'ok' : 'MISSED');
   if (s) {
