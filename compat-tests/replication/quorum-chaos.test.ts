@@ -17,7 +17,8 @@
  *      other voter's requests to it black-holed, is not elected (its log lacks committed entries:
  *      the other refuses its votes), and after the heal the up-to-date voter is;
  *  (c) a seeded random schedule of kills, restarts, pauses (SIGSTOP/SIGCONT), dropped and held
- *      links and isolated leaders, KRILL_QUORUM_CHAOS_MS long (default 20 s; `npm run
+ *      links, isolated leaders and a follower paused while the others commit before the leader is
+ *      killed, KRILL_QUORUM_CHAOS_MS long (default 20 s; `npm run
  *      test:quorum-chaos` runs 10 minutes), KRILL_QUORUM_CHAOS_SEED to replay one; the seed is
  *      printed with every failure.
  * Needs the built CLI (dist/); skipped without it.
@@ -232,7 +233,16 @@ async function createUntilAcked(q: QuorumProcesses, id: number, prefix: string, 
         const leader = random() < 0.6 ? await q.leader() : null;
         const victim = leader && live.includes(leader.id) ? leader.id : live.length ? pick(live) : null;
         const a = random();
-        if (a < 0.2 && victim !== null) {
+        if (a < 0.08 && leader && live.length === 3) {
+          // A follower falls behind while the others commit, then the leader dies and it comes back:
+          // the one schedule where a voter missing committed entries asks for votes.
+          const lagging = pick(live.filter((id) => id !== leader.id));
+          q.pause(lagging);
+          await new Promise((r) => setTimeout(r, 300 + Math.floor(random() * 700)));
+          await q.kill9(leader.id);
+          q.resume(lagging);
+          did(`lag ${lagging} then kill9 ${leader.id} (leader)`);
+        } else if (a < 0.2 && victim !== null) {
           await q.kill9(victim);
           did(`kill9 ${victim}${leader?.id === victim ? ' (leader)' : ''}`);
         } else if (a < 0.3 && down.length) {
