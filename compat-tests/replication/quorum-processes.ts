@@ -15,6 +15,8 @@
  *     their byte streams have gaps (as a stateful firewall that lost its state would);
  *   - 'hold': bytes are held and delivered, in order, at the heal (TCP retransmission after a
  *     partition; late responses to requests the sender gave up on).
+ * A connection closed at one end while its link is cut is closed at the other end only at the
+ * heal (no FIN or RST crosses a partition).
  * `isolate(id)` cuts every link to and from a node. The test's own requests (DescribeQuorum,
  * CreateTopics ...) go straight to the listeners, as an outside client's would.
  *
@@ -55,8 +57,9 @@ interface Pipe {
   tainted: boolean;
   heldUp: Buffer[];
   heldDown: Buffer[];
-  /** The target closed the connection while the link held traffic: delivered at the heal. */
+  /** An end closed its connection while the link was cut: the other end learns it at the heal. */
   upstreamClosed: boolean;
+  clientClosed: boolean;
 }
 
 /** One directed link from -> to: a TCP proxy to `to`'s listener. */
@@ -89,14 +92,16 @@ export class LinkProxy {
   }
 
   private accept(client: net.Socket): void {
-    const pipe: Pipe = { client, upstream: null, tainted: this._mode === 'drop', heldUp: [], heldDown: [], upstreamClosed: false };
+    const pipe: Pipe = { client, upstream: null, tainted: this._mode === 'drop', heldUp: [], heldDown: [], upstreamClosed: false, clientClosed: false };
     this.pipes.add(pipe);
     client.setNoDelay(true);
     client.on('data', (d: Buffer) => this.forward(pipe, 'up', d));
     client.on('error', () => undefined);
     client.on('close', () => {
-      this.pipes.delete(pipe);
-      pipe.upstream?.destroy();
+      if (this._mode === 'open') {
+        this.pipes.delete(pipe);
+        pipe.upstream?.destroy();
+      } else pipe.clientClosed = true; // a close does not cross a cut link either
     });
     if (this._mode !== 'drop') this.connectUpstream(pipe);
   }
@@ -108,8 +113,10 @@ export class LinkProxy {
     up.on('data', (d: Buffer) => this.forward(pipe, 'down', d));
     up.on('error', () => undefined);
     up.on('close', () => {
-      if (this._mode === 'hold') pipe.upstreamClosed = true;
-      else pipe.client.destroy();
+      if (this._mode === 'open') {
+        this.pipes.delete(pipe);
+        pipe.client.destroy();
+      } else pipe.upstreamClosed = true;
     });
   }
 
@@ -132,18 +139,23 @@ export class LinkProxy {
         if (mode === 'drop') {
           if (pipe.heldUp.length || pipe.heldDown.length) pipe.tainted = true;
         } else {
-          for (const d of pipe.heldUp) pipe.upstream?.write(d);
-          for (const d of pipe.heldDown) pipe.client.write(d);
-          if (pipe.upstreamClosed) pipe.client.end();
+          if (!pipe.upstreamClosed) for (const d of pipe.heldUp) pipe.upstream?.write(d);
+          if (!pipe.clientClosed) for (const d of pipe.heldDown) pipe.client.write(d);
         }
         pipe.heldUp = [];
         pipe.heldDown = [];
       }
-      if (mode === 'open' && pipe.tainted) {
+      if (mode !== 'open') continue;
+      if (pipe.tainted) {
         pipe.client.destroy();
         pipe.upstream?.destroy();
         this.pipes.delete(pipe);
+        continue;
       }
+      // The closes that waited for the heal (after the held bytes).
+      if (pipe.clientClosed) pipe.upstream?.end();
+      if (pipe.upstreamClosed) pipe.client.end();
+      if (pipe.clientClosed || pipe.upstreamClosed) this.pipes.delete(pipe);
     }
   }
 
