@@ -75,6 +75,8 @@ interface Quorum {
   ids: number[];
   procs: Map<number, BrokerProcess>;
   channels: Map<number, NodeChannel>;
+  /** DescribeQuorum goes on connections of its own: a listener answers one connection's requests in order. */
+  probes: Map<number, NodeChannel>;
 }
 
 async function startQuorum(ids: number[], timeouts: { election: number; fetch: number }): Promise<Quorum> {
@@ -83,7 +85,7 @@ async function startQuorum(ids: number[], timeouts: { election: number; fetch: n
   for (const id of ids) ports.set(id, await freePort());
   const voters = ids.map((id) => `${id}@${HOST}:${ports.get(id)}`).join(',');
   const procs = new Map<number, BrokerProcess>();
-  const q: Quorum = { dir, ids, procs, channels: new Map() };
+  const q: Quorum = { dir, ids, procs, channels: new Map(), probes: new Map() };
   try {
     await Promise.all(
       ids.map(async (id) => {
@@ -104,6 +106,7 @@ async function startQuorum(ids: number[], timeouts: { election: number; fetch: n
         if ((await adminMain('storage', ['format', '-t', CLUSTER_ID, '-c', file], out)) !== 0) throw new Error(`krill storage format failed for controller ${id}`);
         procs.set(id, await spawnBroker({ name: `controller ${id}`, args: [KRILL_BIN, '--config', file], readyPattern: CONTROLLER_READY, timeoutMs: 20_000, env: { ...process.env, KRILL_LOG_LEVEL: 'warn' } }));
         q.channels.set(id, new NodeChannel(HOST, ports.get(id)!, { clientId: 'krill-bench-failover', timeoutMs: 2_000, requestTimeoutMs: 2_000 }));
+        q.probes.set(id, new NodeChannel(HOST, ports.get(id)!, { clientId: 'krill-bench-failover-probe', timeoutMs: 2_000, requestTimeoutMs: 2_000 }));
       }),
     );
   } catch (err) {
@@ -114,7 +117,7 @@ async function startQuorum(ids: number[], timeouts: { election: number; fetch: n
 }
 
 async function stopQuorum(q: Quorum): Promise<void> {
-  for (const c of q.channels.values()) c.close();
+  for (const c of [...q.channels.values(), ...q.probes.values()]) c.close();
   for (const p of q.procs.values()) {
     try {
       process.kill(p.pid, 'SIGKILL');
@@ -132,7 +135,7 @@ async function leaderOf(q: Quorum, among: number[]): Promise<number | null> {
   const answers = await Promise.all(
     among.map(async (id) => {
       try {
-        const r = await q.channels.get(id)!.send('DescribeQuorum', describeQuorumRequest(), { version: 2, timeoutMs: 500 });
+        const r = await q.probes.get(id)!.send('DescribeQuorum', describeQuorumRequest(), { version: 2, timeoutMs: 500 });
         const p = r.topics[0]?.partitions[0];
         return p && p.errorCode === ErrorCode.NONE && p.leaderId === id ? id : null;
       } catch {
