@@ -50,8 +50,10 @@
  * then the catch-up rows (bench/catch-up.ts): 'fetch catch-up 1GiB raw|rdkafka', a fresh krill
  * process and null sink each holding 1 GiB of 1 KiB records (`--catch-up-bytes`), read from offset 0
  * to the end by the wire client's Fetch loop and by a librdkafka consumer: MB/s, ratio, broker CPU
- * µs/msg and peak RSS during the read (printed, not asserted). The soak is separate: `npm run soak`
- * (bench/soak.ts).
+ * µs/msg and peak RSS during the read (printed, not asserted); then the controller quorum rows ('failover ...', bench/failover.ts): SIGKILL of the active
+ * controller of three `krill --config` controller processes to the first acknowledged CreateTopics,
+ * and CreateTopics round-trip latency with three controllers against one. The soak is separate:
+ * `npm run soak` (bench/soak.ts).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -91,6 +93,7 @@ import { measureCleaner, type CleanerRow, type CoordinatorLoadRow } from './clea
 import { measureTiered, type TieredReport } from './tiered';
 import { measureRebalance, rebalanceNote, type RebalanceRow } from './rebalance';
 import { catchUpNote, measureCatchUp, renderCatchUp, type CatchUpRow } from './catch-up';
+import { measureQuorumFailover, renderQuorumFailover, type QuorumBenchReport } from './failover';
 
 type TargetName = 'krill' | 'null';
 const TARGETS: readonly TargetName[] = ['krill', 'null'];
@@ -468,6 +471,7 @@ interface Report {
   tiered: TieredReport;
   rebalance: RebalanceRow[];
   catchUp: CatchUpRow[];
+  quorum: QuorumBenchReport | null;
   notes: string[];
   durationSeconds: number;
 }
@@ -768,6 +772,7 @@ async function main(): Promise<void> {
   const tiered = await measureTiered(o, selected, log);
   const rebalance = await measureRebalance(o, selected, log);
   const catchUp = await measureCatchUp(o, selected, log);
+  const quorum = await measureQuorumFailover(o, selected, log);
 
   const rdkafka = loadRdkafka();
   const notes = [
@@ -866,6 +871,7 @@ async function main(): Promise<void> {
     tiered,
     rebalance,
     catchUp,
+    quorum,
     notes,
     durationSeconds: round((Date.now() - t0) / 1000),
   };
@@ -1038,6 +1044,7 @@ function renderText(r: Report): string {
     out.push('');
   }
   if (r.catchUp.length) out.push(...renderCatchUp(r.catchUp, table), '');
+  if (r.quorum) out.push(...renderQuorumFailover(r.quorum, table));
   const s = r.startup;
   const ok = (b: boolean): string => (b ? 'ok' : 'MISSED');
   if (s) {

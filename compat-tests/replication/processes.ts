@@ -7,7 +7,8 @@
  * Each process is `node bin/krill.js` (the built CLI in dist/), ready once it prints its ready
  * line; ports are chosen by the OS on the first start and kept across restarts. kill9() is a real
  * SIGKILL. Every child is killed when the test process exits (stdin watchdog, as in
- * compat-tests/helpers/brokers.ts); every wait is bounded.
+ * compat-tests/helpers/brokers.ts); every wait is bounded. NodeProcess, one such process, is also
+ * what quorum-processes.ts runs its `krill --config FILE` controllers as.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -27,7 +28,7 @@ export function cliBuilt(): boolean {
   return fs.existsSync(path.join(REPO_ROOT, 'dist', 'broker', 'cli.js'));
 }
 
-class NodeProcess {
+export class NodeProcess {
   child: ChildProcess | undefined;
   private exited: Promise<void> | undefined;
   port = 0;
