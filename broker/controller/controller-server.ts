@@ -62,6 +62,9 @@ import { ensureMetaProperties, readMetaProperties } from '../../storage/meta-pro
 import { nodeFs } from '../../storage/fs';
 import { SaslGate } from '../security/sasl/authenticator';
 import { scramMechanismDeps } from '../security/sasl/scram';
+import { controllerClientSasl } from '../security/sasl/registry';
+import { controllerClientTls } from '../security/ssl/ssl-settings';
+import type { ClientSecurity } from '../../client/network-client';
 import { ALLOW_ALL, type Authorizer } from '../../metadata/authorizer/authorizer';
 import { authorizerFromConfig } from '../../metadata/authorizer/standard-authorizer';
 import { parseScramArgument, scramCredentialRecords } from '../security/sasl/scram-parser';
@@ -118,6 +121,17 @@ function loadControllerNodeMetrics(): typeof ControllerNodeMetrics {
 type ControllerStorage =
   | { kind: 'single'; log: MetadataLogStore }
   | { kind: 'quorum'; raftLog: UnifiedRaftLog; raftClient: KafkaRaftClient; quorumLog: RaftQuorumLog };
+
+/**
+ * TLS and SASL of a voter's connections to the other voters: their controller listener is this
+ * node's (the first of `controller.listener.names`), so its security protocol, its ssl.* stores
+ * and `sasl.mechanism.controller.protocol` with the listener's JAAS login apply, exactly as for a
+ * broker's connections to the controllers. Stores are loaded here, so a bad one stops start-up.
+ */
+function voterConnectionSecurity(config: KafkaConfig, logger: Logger): ClientSecurity {
+  const deps = { ...scramMechanismDeps({ scramCredential: () => undefined }), logger: logger.child('sasl') };
+  return { tls: controllerClientTls(config), sasl: controllerClientSasl(config, deps) };
+}
 
 export class ControllerServer implements ControllerNode {
   readonly nodeId: number;
@@ -270,6 +284,10 @@ export class ControllerServer implements ControllerNode {
           store: FileQuorumStateStore.inDir(dir, { voterIds: [...voters.keys()] }),
           logger: logger.child('raft'),
           snapshotRetention: { maxBytes: Number(config.getLong('metadata.max.retention.bytes')), maxMs: Number(config.getLong('metadata.max.retention.ms')) },
+          // The other voters are reached on their controller listener, secured as this node's says
+          // (ssl.* / listener.name.<controller listener>.* and sasl.mechanism.controller.protocol),
+          // as brokers reach it.
+          connectOptions: voterConnectionSecurity(config, logger),
         });
       } catch (err) {
         raftLog.close();
