@@ -405,12 +405,12 @@ export class RaftNode {
     // everything before it.
     const w = new Writer(64);
     const voterSet = this.control.lastVoterSet();
-    const dirOf = (id: number): string => voterSet.get(id)?.key.directoryId ?? NO_DIRECTORY_ID;
+    // LeaderChangeMessage version 0 (Kafka's current one) names voters by id only.
     writeLeaderChangeMessage(w, 0, {
       version: 0,
       leaderId: this.nodeId,
-      voters: [...this.voters].map((voterId) => ({ voterId, voterDirectoryId: dirOf(voterId) })),
-      grantingVoters: [...leader.grantingVoters].map((voterId) => ({ voterId, voterDirectoryId: dirOf(voterId) })),
+      voters: [...this.voters].map((voterId) => ({ voterId, voterDirectoryId: NO_DIRECTORY_ID })),
+      grantingVoters: [...leader.grantingVoters].map((voterId) => ({ voterId, voterDirectoryId: NO_DIRECTORY_ID })),
     });
     const records: SimpleRecord[] = [{ key: controlRecordKey(ControlRecordType.LEADER_CHANGE), value: w.toBuffer(), timestamp: 0 }];
     // KIP-853 (LeaderState.appendStartOfEpochControlRecords): a voter set known only from the
@@ -1048,6 +1048,7 @@ export class RaftNode {
         if (s.updateReplicaState(replicaId, this.clock.now(), p.fetchOffset, this.log.endOffset().offset, p.replicaDirectoryId ?? NO_DIRECTORY_ID)) {
           this.log.updateHighWatermark(s.highWatermark!);
           this.listener.onHighWatermark?.(s.highWatermark!);
+          this.maybeCompleteVoterChange(s);
           // Other parked fetches learn the new high watermark (not recursive: this one is not parked).
           this.pendingHighWatermarkCompletion = true;
         }

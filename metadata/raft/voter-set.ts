@@ -17,7 +17,9 @@
 import { Reader } from '../../protocol/primitives/reader';
 import { Writer } from '../../protocol/primitives/writer';
 import { controlRecordKey, ControlRecordType, parseControlRecordType } from '../../protocol/records/control-record';
-import type { SimpleRecord } from '../../protocol/records/memory-records-builder';
+import { buildRecordBatch, type SimpleRecord } from '../../protocol/records/memory-records-builder';
+import { writeSnapshotHeaderRecord } from '../../protocol/generated/message-data/snapshot-header-record';
+import { writeSnapshotFooterRecord } from '../../protocol/generated/message-data/snapshot-footer-record';
 import { splitBatches } from '../../protocol/records/record-batch';
 import { readRecords } from '../../protocol/records/record';
 import { readVotersRecord, writeVotersRecord, type VotersRecord } from '../../protocol/generated/message-data/voters-record';
@@ -269,4 +271,28 @@ export function parseDynamicVoter(entry: string, listenerName = DEFAULT_CONTROLL
   const directoryId = after.slice(colon + 1);
   if (!/^[A-Za-z0-9_-]{22}$/.test(directoryId) || directoryId === NO_DIRECTORY_ID) throw new Error(`Failed to parse directory ID in dynamic voter string ${s}`);
   return { key: { id, directoryId }, endpoints: [{ name: listenerName, host, port: Number(portText) }], kraftVersion: { ...SUPPORTED_KRAFT_VERSIONS } };
+}
+
+/**
+ * The bootstrap checkpoint `00000000000000000000-0000000000.checkpoint` that `kafka-storage.sh
+ * format --standalone / --initial-controllers` writes (Kafka's Formatter, RecordsSnapshotWriter):
+ * one control batch with the SnapshotHeader, the KRaftVersionRecord (1) and the VotersRecord,
+ * then a control batch with the SnapshotFooter; snapshot id (0, 0).
+ */
+export function bootstrapCheckpoint(voters: VoterSet, now = Date.now()): Buffer {
+  const header = new Writer(16);
+  writeSnapshotHeaderRecord(header, 0, { version: 0, lastContainedLogTimestamp: BigInt(now) });
+  const footer = new Writer(8);
+  writeSnapshotFooterRecord(footer, 0, { version: 0 });
+  const first = buildRecordBatch(
+    [{ key: controlRecordKey(ControlRecordType.SNAPSHOT_HEADER), value: header.toBuffer(), timestamp: now }, ...snapshotControlRecords(KRAFT_VERSION_1, voters).map((r) => ({ ...r, timestamp: now }))],
+    { baseOffset: 0n, isControlBatch: true, partitionLeaderEpoch: 0, now },
+  );
+  const last = buildRecordBatch([{ key: controlRecordKey(ControlRecordType.SNAPSHOT_FOOTER), value: footer.toBuffer(), timestamp: now }], {
+    baseOffset: 3n,
+    isControlBatch: true,
+    partitionLeaderEpoch: 0,
+    now,
+  });
+  return Buffer.concat([first, last]);
 }
