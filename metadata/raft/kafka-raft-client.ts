@@ -46,7 +46,7 @@ import { errorResponse, type RaftApiKey, type RaftRequest, type RaftResponse } f
 import type { QuorumConfig, VoterEndpoint } from './quorum-config';
 import type { RaftLog } from './raft-log';
 import type { QuorumStateStore } from './quorum-state-store';
-import type { Endpoint } from './voter-set';
+import type { Endpoint, VoterSet } from './voter-set';
 import { splitBatches } from '../../protocol/records/record-batch';
 
 /** Kafka's API names of the raft RPCs. */
@@ -223,6 +223,19 @@ export class KafkaRaftClient {
 
   get highWatermark(): bigint | null {
     return this.node?.highWatermark ?? null;
+  }
+
+  /**
+   * KIP-853: the records a controller snapshot ending at `snapshotEndOffset` must carry right after
+   * its SnapshotHeader (KRaftVersionRecord + VotersRecord when kraft.version is 1; none with 0).
+   */
+  snapshotControlRecords(snapshotEndOffset: bigint): SimpleRecord[] {
+    return this.node?.snapshotControlRecords(snapshotEndOffset) ?? [];
+  }
+
+  /** The voter set in force (KIP-853: the latest VotersRecord in the log, else controller.quorum.voters). */
+  get voterSet(): VoterSet | null {
+    return this.node?.voterSet ?? null;
   }
 
   /** The node's state name (Leader, Follower, Candidate, ...), for logs and tests. */

@@ -47,6 +47,7 @@ import {
   VoterSet,
   kraftVersionControlRecord,
   replicaKeyString,
+  snapshotControlRecords,
   votersControlRecord,
   type Endpoint,
   type ReplicaKey,
@@ -241,6 +242,16 @@ export class RaftNode {
   }
   get directoryId(): string {
     return this.localKey.directoryId;
+  }
+  /**
+   * KIP-853: the control records a snapshot ending at `snapshotEndOffset` carries right after its
+   * SnapshotHeader (KRaftVersionRecord and VotersRecord with kraft.version 1; none with 0): the
+   * controller's snapshot writer puts them there, and a replica that loads the snapshot reads its
+   * voter set from them.
+   */
+  snapshotControlRecords(snapshotEndOffset: bigint): SimpleRecord[] {
+    this.control.sync();
+    return snapshotControlRecords(this.control.lastKraftVersion(), this.control.voterSetAtOffset(snapshotEndOffset - 1n));
   }
   /**
    * Where replica `id` listens, as far as this node knows: the voter set in force, the leader
@@ -565,9 +576,10 @@ export class RaftNode {
     switch (s.name) {
       case 'Unattached':
         if (!this.isVoter) {
-          // An observer finds the leader by fetching from controller.quorum.bootstrap.servers (or,
-          // without them, a voter): the answer names the leader and its epoch.
-          const targets = this.config.bootstrapServers.length > 0 ? this.config.bootstrapServers.map((_, i) => bootstrapServerId(i)) : [...this.voters].filter((v) => v !== this.nodeId);
+          // An observer finds the leader by fetching from controller.quorum.bootstrap.servers or a
+          // voter of the set in force (krill also asks the voters it knows: bootstrap servers that
+          // were all removed from the quorum would otherwise strand it): the answer names the leader.
+          const targets = [...this.config.bootstrapServers.map((_, i) => bootstrapServerId(i)), ...[...this.voters].filter((v) => v !== this.nodeId && this.endpointOf(v) !== null)];
           if (targets.length === 0) return Infinity;
           const v = targets[this.random.nextInt(targets.length)];
           this.maybeSend(v, 'FETCH', { apiKey: 'FETCH', data: this.buildFetchRequest(s.epoch) });
