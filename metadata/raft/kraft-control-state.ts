@@ -15,9 +15,12 @@
  * - a log start that moved (a snapshot loaded, older batches deleted) rebuilds the history from the
  *   snapshot there (keeping the latest known entry below it when the snapshot has none).
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { splitBatches } from '../../protocol/records/record-batch';
+import { nodeFs, writeFileAtomic } from '../../storage/fs';
 import type { RaftLog } from './raft-log';
-import { KRAFT_VERSION_0, kraftControlRecordsIn, readSnapshotControlState, VoterSet } from './voter-set';
+import { KRAFT_VERSION_0, bootstrapCheckpoint, kraftControlRecordsIn, readSnapshotControlState, VoterSet } from './voter-set';
 
 export interface HistoryEntry<T> {
   offset: bigint;
@@ -124,4 +127,20 @@ export class KRaftControlState {
 function lastOffsetIn(buf: Buffer): bigint {
   const batches = splitBatches(buf);
   return batches.length ? batches[batches.length - 1].lastOffset : -1n;
+}
+
+/** Kafka's bootstrap checkpoint name: snapshot id (0, 0). */
+export const BOOTSTRAP_CHECKPOINT_FILE = `${'0'.repeat(20)}-${'0'.repeat(10)}.checkpoint`;
+
+/**
+ * Writes the bootstrap checkpoint (kraft.version 1 and `voters`, voter-set.ts bootstrapCheckpoint)
+ * into a metadata partition directory (`<metadata.log.dir>/__cluster_metadata-0`), atomically, as
+ * `kafka-storage.sh format --standalone / --initial-controllers` does. A log opened on the directory
+ * then starts with that voter set in force.
+ */
+export function writeBootstrapCheckpoint(partitionDir: string, voters: VoterSet): string {
+  fs.mkdirSync(partitionDir, { recursive: true });
+  const file = path.join(partitionDir, BOOTSTRAP_CHECKPOINT_FILE);
+  writeFileAtomic(nodeFs, file, bootstrapCheckpoint(voters));
+  return file;
 }
