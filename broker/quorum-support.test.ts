@@ -37,7 +37,9 @@ test('the quorum shapes krill does not run are refused, saying why', () => {
   expect(combined.message).toBe(
     'controller.quorum.voters names 3 voters (Set(1, 2, 3)): krill runs a KRaft controller quorum on controller-only nodes (process.roles=controller), not on combined nodes, so node 1 cannot take part in one. Give controller.quorum.voters only this node (1@host:port) or leave it empty, or run the quorum\'s controllers with process.roles=controller.',
   );
-  expect(refusal({ 'process.roles': 'controller', 'controller.quorum.bootstrap.servers': 'a:9093,b:9093' }).configName).toBe('controller.quorum.bootstrap.servers');
+  expect(refusal({ 'process.roles': 'broker,controller', 'controller.quorum.bootstrap.servers': 'a:9093,b:9093' }).configName).toBe('controller.quorum.bootstrap.servers');
+  // A controller of a dynamic quorum (KIP-853) is a shape krill runs.
+  expect(checkQuorumSupport(config({ 'process.roles': 'controller', 'controller.quorum.bootstrap.servers': 'a:9093,b:9093' }))).toBe('controller');
   expect(refusal({ 'process.roles': 'broker', 'controller.quorum.voters': '3000@a:9093,3001@b:9093' }).message).toMatch(
     /^controller\.quorum\.voters names 2 controllers \(Set\(3000, 3001\)\): krill brokers do not follow a changing active controller/,
   );

@@ -13,8 +13,9 @@
  * broker needs voters or bootstrap servers. Then krill's limits, refused with a message that says
  * so: a combined node among several voters (only controller-only nodes form a quorum), a broker
  * given several voters and no bootstrap server (brokers do not follow a changing active controller
- * yet), and a controller with several bootstrap servers and no voters (Kafka's dynamic quorum,
- * KIP-853).
+ * yet), and a combined node with several bootstrap servers and no voters (a dynamic quorum, KIP-853,
+ * which controller-only nodes run: `process.roles=controller` with `controller.quorum.bootstrap.servers`
+ * and no voters is one controller of a dynamic quorum, ControllerServer).
  *
  * Invariants: pure (reads the config, throws ConfigException naming the property); a config that
  * passes starts the node it describes; an empty `controller.quorum.voters` on a combined node is
@@ -81,10 +82,11 @@ export function checkQuorumSupport(config: KafkaConfig): NodeKind {
       QUORUM_VOTERS_CONFIG,
     );
   }
-  if (voters.size === 0 && bootstrap.length > 1) {
+  // A dynamic KRaft quorum (KIP-853: no voters, bootstrap servers) runs on controller-only nodes.
+  if (voters.size === 0 && bootstrap.length > 1 && kind === 'combined') {
     throw new ConfigException(
-      `${BOOTSTRAP_SERVERS_CONFIG} names ${bootstrap.length} controllers (a dynamic KRaft quorum, KIP-853): krill runs static controller quorums only. ` +
-        `Leave ${BOOTSTRAP_SERVERS_CONFIG} empty on the controller and name the voters in ${QUORUM_VOTERS_CONFIG}.`,
+      `${BOOTSTRAP_SERVERS_CONFIG} names ${bootstrap.length} controllers (a dynamic KRaft quorum, KIP-853): krill runs a KRaft controller quorum on controller-only nodes (process.roles=controller), not on combined nodes, so node ${nodeId} cannot take part in one. ` +
+        `Leave ${BOOTSTRAP_SERVERS_CONFIG} empty on this node, or run the quorum's controllers with process.roles=controller.`,
       BOOTSTRAP_SERVERS_CONFIG,
     );
   }

@@ -341,7 +341,9 @@ export class RaftNode {
   private electionStateOf(s: EpochState): ElectionState {
     const votedId = s.votedId;
     const leaderId = s.name === 'Prospective' ? s.retainedLeaderId : s.leaderId;
-    return { epoch: s.epoch, leaderId, votedId, votedDirectoryId: NO_DIRECTORY_ID };
+    // KIP-853 (quorum-state data_version 1): the directory id of the replica voted for.
+    const votedDirectoryId = votedId < 0 ? NO_DIRECTORY_ID : votedId === this.nodeId ? this.localKey.directoryId : (this.control.lastVoterSet().get(votedId)?.key.directoryId ?? NO_DIRECTORY_ID);
+    return { epoch: s.epoch, leaderId, votedId, votedDirectoryId };
   }
 
   private setState(next: EpochState): void {
