@@ -47,6 +47,8 @@ import type { QuorumConfig, VoterEndpoint } from './quorum-config';
 import type { RaftLog } from './raft-log';
 import type { QuorumStateStore } from './quorum-state-store';
 import type { Endpoint, VoterSet } from './voter-set';
+import type { FetchRequest } from '../../protocol/generated/fetch';
+import { NO_DIRECTORY_ID } from './quorum-state-store';
 import { splitBatches } from '../../protocol/records/record-batch';
 
 /** Kafka's API names of the raft RPCs. */
@@ -477,6 +479,14 @@ export class KafkaRaftClient {
         let body: unknown = request.data;
         if (request.apiKey === 'VOTE' && version < 2 && request.data.topics.some((t) => t.partitions.some((p) => p.preVote))) return fail(ErrorCode.UNSUPPORTED_VERSION);
         if (request.apiKey === 'FETCH' && version < 15) body = { ...request.data, replicaId: request.data.replicaState.replicaId, replicaState: { replicaId: -1, replicaEpoch: -1n } };
+        // KIP-853 directory ids exist from Fetch v17 and Vote v2: an older peer gets none.
+        if (request.apiKey === 'FETCH' && version < 17) {
+          const b = body as FetchRequest;
+          body = { ...b, topics: b.topics.map((t) => ({ ...t, partitions: t.partitions.map((p) => ({ ...p, replicaDirectoryId: NO_DIRECTORY_ID })) })) };
+        }
+        if (request.apiKey === 'VOTE' && version < 2) {
+          body = { ...request.data, topics: request.data.topics.map((t) => ({ ...t, partitions: t.partitions.map((p) => ({ ...p, candidateDirectoryId: NO_DIRECTORY_ID, voterDirectoryId: NO_DIRECTORY_ID })) })) };
+        }
         let sent: Promise<unknown>;
         try {
           sent = conn.send(APIS[api].apiKey, version, body, { timeoutMs: this.opts.config.requestTimeoutMs });
