@@ -21,6 +21,10 @@
  *   committed); a follower never truncates below its high watermark;
  * - a leader that has not heard a Fetch/FetchSnapshot from a majority within 1.5 fetch timeouts
  *   resigns (check-quorum), so a partitioned leader stops claiming leadership.
+ * - KIP-853: the voter set in force is the latest in the log (kraft-control-state.ts), synced after
+ *   every log change; the leader changes it one VotersRecord at a time, only once it has a high
+ *   watermark in its epoch and the previous VotersRecord is committed, answers the change when it
+ *   commits, and resigns after committing its own removal.
  * Error codes are Kafka's, chosen where KafkaRaftClient chooses them.
  */
 import { ErrorCode } from '../../protocol/errors';
