@@ -176,6 +176,9 @@ export class RaftNode {
   private readonly localListeners: readonly Endpoint[];
   private readonly autoJoin: boolean;
   private autoJoinAt = 0;
+  /** UpdateRaftVoter: the epoch in which the leader accepted this voter's endpoints, and the next try. */
+  private voterUpdatedInEpoch = -1;
+  private updateVoterAt = 0;
   /** Endpoints learned from Fetch responses (the leader's NodeEndpoints), by id. */
   private readonly learnedEndpoints = new Map<number, { host: string; port: number }>();
   private votersCache: { set: VoterSet; ids: ReadonlySet<number> } | null = null;
@@ -432,8 +435,13 @@ export class RaftNode {
     const records: SimpleRecord[] = [{ key: controlRecordKey(ControlRecordType.LEADER_CHANGE), value: w.toBuffer(), timestamp: 0 }];
     // KIP-853 (LeaderState.appendStartOfEpochControlRecords): a voter set known only from the
     // bootstrap checkpoint goes into the log, so that replicas without the checkpoint learn it.
-    if (this.control.lastKraftVersion() >= KRAFT_VERSION_1 && this.control.lastVoterSetEntry().offset < 0n) {
-      records.push(kraftVersionControlRecord(this.control.lastKraftVersion()), votersControlRecord(voterSet));
+    // It also writes its own endpoints when the voter set names others (Kafka's voterNodeNeedsUpdate).
+    if (this.control.lastKraftVersion() >= KRAFT_VERSION_1) {
+      const me = voterSet.get(this.nodeId);
+      const mine = { key: this.localKey, endpoints: this.localListeners, kraftVersion: { ...SUPPORTED_KRAFT_VERSIONS } };
+      const updated = me && this.localListeners.length > 0 && me.key.directoryId === this.localKey.directoryId && !new VoterSet([me]).equals(new VoterSet([mine])) ? voterSet.updateVoter(mine) : null;
+      if (this.control.lastVoterSetEntry().offset < 0n) records.push(kraftVersionControlRecord(this.control.lastKraftVersion()), votersControlRecord(updated ?? voterSet));
+      else if (updated) records.push(votersControlRecord(updated));
     }
     this.log.appendAsLeader(records, leader.epoch, true);
     this.log.flush();
@@ -640,6 +648,22 @@ export class RaftNode {
           if (this.isVoter) this.transitionToProspective(0);
           else this.transitionToUnattached(s.epoch);
           return 0;
+        }
+        if (this.needsVoterUpdate(s)) {
+          // KIP-853 (Kafka's UpdateVoter from a follower): the voter set names other endpoints or
+          // versions for this voter than it has: tell the leader, once per epoch while it succeeds.
+          this.updateVoterAt = now + this.config.fetchTimeoutMs;
+          this.maybeSend(s.leaderId, 'UPDATE_RAFT_VOTER', {
+            apiKey: 'UPDATE_RAFT_VOTER',
+            data: {
+              clusterId: this.clusterId,
+              currentLeaderEpoch: s.epoch,
+              voterId: this.nodeId,
+              voterDirectoryId: this.localKey.directoryId,
+              listeners: this.localListeners.map((l) => ({ ...l })),
+              kRaftVersionFeature: { minSupportedVersion: SUPPORTED_KRAFT_VERSIONS.min, maxSupportedVersion: SUPPORTED_KRAFT_VERSIONS.max },
+            },
+          });
         }
         if (this.autoJoin && !this.isVoter && s.hasFetchedFromLeader && this.control.lastKraftVersion() >= KRAFT_VERSION_1 && now >= this.autoJoinAt && !s.fetchingSnapshot) {
           // controller.quorum.auto.join.enable: ask the leader to add this replica (it answers
@@ -1195,6 +1219,22 @@ export class RaftNode {
 
   // ---------------------------------------------------------------- inbound responses
 
+  /** A follower voter whose entry in the voter set (kraft.version 1) differs from its own listeners or versions. */
+  private needsVoterUpdate(s: FollowerState): boolean {
+    if (this.localListeners.length === 0 || this.localKey.directoryId === NO_DIRECTORY_ID) return false;
+    if (!s.hasFetchedFromLeader || s.fetchingSnapshot || this.voterUpdatedInEpoch === s.epoch || this.clock.now() < this.updateVoterAt) return false;
+    if (this.control.lastKraftVersion() < KRAFT_VERSION_1) return false;
+    const me = this.control.lastVoterSet().get(this.nodeId);
+    if (!me || me.key.directoryId !== this.localKey.directoryId) return false;
+    const same =
+      me.kraftVersion.min === SUPPORTED_KRAFT_VERSIONS.min &&
+      me.kraftVersion.max === SUPPORTED_KRAFT_VERSIONS.max &&
+      me.endpoints.length === this.localListeners.length &&
+      me.endpoints.every((e, i) => e.name === this.localListeners[i].name && e.host === this.localListeners[i].host && e.port === this.localListeners[i].port);
+    if (same) this.voterUpdatedInEpoch = s.epoch;
+    return !same;
+  }
+
   /** Handles a response to a request this replica sent; unknown or stale correlation ids are dropped. */
   handleResponse(source: number, correlationId: number, response: RaftResponse): void {
     const f = this.inFlight.get(correlationId);
@@ -1219,6 +1259,16 @@ export class RaftNode {
       case 'FETCH_SNAPSHOT':
         ok = this.handleFetchSnapshotResponse(response.data);
         break;
+      case 'UPDATE_RAFT_VOTER': {
+        const d = response.data;
+        // Only what it says about the leader is common handling; any other refusal (INVALID_REQUEST,
+        // VOTER_NOT_FOUND, REQUEST_TIMED_OUT, ...) is retried after the update period.
+        const leaderNews = d.errorCode === ErrorCode.FENCED_LEADER_EPOCH || d.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER || d.errorCode === ErrorCode.UNKNOWN_LEADER_EPOCH;
+        const handled = leaderNews ? this.maybeHandleCommonResponse(d.errorCode, d.currentLeader.leaderId, d.currentLeader.leaderEpoch) : null;
+        ok = handled ?? d.errorCode === ErrorCode.NONE;
+        if (d.errorCode === ErrorCode.NONE && d.currentLeader.leaderEpoch === this.state.epoch) this.voterUpdatedInEpoch = this.state.epoch;
+        break;
+      }
       default:
         ok = false;
     }

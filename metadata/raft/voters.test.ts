@@ -151,7 +151,7 @@ class Harness {
   readonly log = new InMemoryRaftLog();
   readonly node: RaftNode;
 
-  constructor(opts: { dynamic?: boolean; id?: number } = {}) {
+  constructor(opts: { dynamic?: boolean; id?: number; port?: number } = {}) {
     const dynamic = opts.dynamic ?? true;
     const id = opts.id ?? 1;
     if (dynamic) this.log.storeFetchedSnapshot({ offset: 0n, epoch: 0 }, bootstrapCheckpoint(new VoterSet([voter(1), voter(2), voter(3)])));
@@ -170,7 +170,7 @@ class Harness {
       log: this.log,
       store: new InMemoryQuorumStateStore(),
       directoryId: dynamic ? dir(id) : NO_DIRECTORY_ID,
-      listeners: [{ name: 'CONTROLLER', host: 'localhost', port: 9000 + id }],
+      listeners: [{ name: 'CONTROLLER', host: 'localhost', port: opts.port ?? 9000 + id }],
       sink: {
         sendRequest: (dest, corr, req) => this.requests.push({ dest, corr, req }),
         sendResponse: (dest, corr, resp) => this.responses.push({ dest, corr, resp }),
@@ -259,6 +259,13 @@ describe('RaftNode with dynamic voters (KIP-853)', () => {
     h.becomeLeader();
     const types = decodeRaftRecords(h.log.read(0n, 1 << 20)).map((r) => parseControlRecordType(r.key));
     expect(types).toEqual([ControlRecordType.LEADER_CHANGE, ControlRecordType.KRAFT_VERSION, ControlRecordType.KRAFT_VOTERS]);
+  });
+
+  it('a new leader whose listeners moved writes its own endpoints into that VotersRecord', () => {
+    const h = new Harness({ port: 7001 });
+    h.becomeLeader();
+    expect(h.node.voterSet.endpoint(1)).toEqual({ name: 'CONTROLLER', host: 'localhost', port: 7001 });
+    expect(h.node.voterSet.endpoint(2)).toEqual({ name: 'CONTROLLER', host: 'localhost', port: 9002 });
   });
 
   it('refuses voter changes before the epoch commits, for kraft.version 0, and from a non-leader', () => {
@@ -427,3 +434,75 @@ describe('RaftNode with dynamic voters (KIP-853)', () => {
     expect(node.endpointOf(1)).toEqual({ host: 'leader-host', port: 9091 });
   });
 });
+
+describe('a voter whose endpoints changed (KIP-853 UpdateRaftVoter from the follower)', () => {
+  it('sends UpdateRaftVoter to its leader once it fetched, until the leader accepts it in the epoch', () => {
+    const log = new InMemoryRaftLog();
+    log.storeFetchedSnapshot({ offset: 0n, epoch: 0 }, bootstrapCheckpoint(new VoterSet([voter(1), voter(2), voter(3)])));
+    const requests: { dest: number; corr: number; req: RaftRequest }[] = [];
+    let now = 0;
+    const node = new RaftNode({
+      nodeId: 2,
+      clusterId: CLUSTER,
+      config: makeQuorumConfig({ voters: new Map(), bootstrapServers: [{ host: 'localhost', port: 9001 }], fetchTimeoutMs: 2000 }),
+      clock: { now: () => now },
+      random: { nextInt: () => 0 },
+      log,
+      store: new InMemoryQuorumStateStore(),
+      directoryId: dir(2),
+      // Moved from port 9002 (what the voter set says) to 7002.
+      listeners: [{ name: 'CONTROLLER', host: 'localhost', port: 7002 }],
+      sink: { sendRequest: (dest, corr, req) => requests.push({ dest, corr, req }), sendResponse: () => undefined },
+    });
+    // Node 1 leads epoch 1: a BeginQuorumEpoch, then a fetch answered.
+    node.handleRequest(1, 1, { apiKey: 'BEGIN_QUORUM_EPOCH', data: { clusterId: CLUSTER, voterId: 2, topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0, voterDirectoryId: dir(2), leaderId: 1, leaderEpoch: 1 }] }], leaderEndpoints: [] } });
+    node.poll();
+    expect(node.stateName).toBe('Follower');
+    expect(requests.some((r) => r.req.apiKey === 'UPDATE_RAFT_VOTER')).toBe(false);
+    const fetch = requests.find((r) => r.req.apiKey === 'FETCH')!;
+    const ok = fetchResponseFor(1, 1);
+    node.handleResponse(1, fetch.corr, ok);
+    node.poll();
+    const updates = requests.filter((r) => r.req.apiKey === 'UPDATE_RAFT_VOTER');
+    expect(updates).toHaveLength(1);
+    expect(updates[0].dest).toBe(1);
+    expect(updates[0].req.data).toMatchObject({ currentLeaderEpoch: 1, voterId: 2, voterDirectoryId: dir(2), listeners: [{ name: 'CONTROLLER', host: 'localhost', port: 7002 }] });
+    node.handleResponse(1, updates[0].corr, { apiKey: 'UPDATE_RAFT_VOTER', data: { throttleTimeMs: 0, errorCode: 0, currentLeader: { leaderId: 1, leaderEpoch: 1, host: 'localhost', port: 9001 } } });
+    now += 5000;
+    node.poll();
+    expect(requests.filter((r) => r.req.apiKey === 'UPDATE_RAFT_VOTER')).toHaveLength(1);
+  });
+});
+
+function fetchResponseFor(leaderId: number, epoch: number): RaftResponse {
+  return {
+    apiKey: 'FETCH',
+    data: {
+      throttleTimeMs: 0,
+      errorCode: 0,
+      sessionId: 0,
+      responses: [
+        {
+          topic: '__cluster_metadata',
+          topicId: 'AAAAAAAAAAAAAAAAAAAAAQ',
+          partitions: [
+            {
+              partitionIndex: 0,
+              errorCode: 0,
+              highWatermark: 0n,
+              lastStableOffset: -1n,
+              logStartOffset: 0n,
+              divergingEpoch: { epoch: -1, endOffset: -1n },
+              currentLeader: { leaderId, leaderEpoch: epoch },
+              snapshotId: { endOffset: -1n, epoch: -1 },
+              abortedTransactions: null,
+              preferredReadReplica: -1,
+              records: null,
+            },
+          ],
+        },
+      ],
+      nodeEndpoints: [],
+    },
+  };
+}
