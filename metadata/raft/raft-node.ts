@@ -905,9 +905,16 @@ export class RaftNode {
   private validateVoterOnlyRequest(remoteNodeId: number, requestEpoch: number): number {
     if (requestEpoch < this.state.epoch) return ErrorCode.FENCED_LEADER_EPOCH;
     if (remoteNodeId < 0) return ErrorCode.INVALID_REQUEST;
-    // With a static voter set both ends must be voters.
-    if (!this.isVoter || !this.voters.has(remoteNodeId)) return ErrorCode.INCONSISTENT_VOTER_SET;
+    // With a static voter set both ends must be voters. With KIP-853's voter set in the log Kafka 4.0
+    // answers anyone: the sender may know a newer set than this replica (a voter just added, which
+    // has not fetched its VotersRecord yet, must still vote, or a quorum can be left without a majority).
+    if (this.isStaticVoterSet() && (!this.isVoter || !this.voters.has(remoteNodeId))) return ErrorCode.INCONSISTENT_VOTER_SET;
     return ErrorCode.NONE;
+  }
+
+  /** controller.quorum.voters in force (kraft.version 0), not a voter set from the log. */
+  private isStaticVoterSet(): boolean {
+    return !this.control.hasVoterSetInLog() && this.config.voters.size > 0;
   }
 
   /** Kafka's validateLeaderOnlyRequest for Fetch and FetchSnapshot. */

@@ -119,7 +119,7 @@ function runSchedule(sim: RaftSimulator, seed: number, faultPhaseMs: number): { 
     }
   }
   if (at === null) {
-    const states = sim.nodes.map((n) => `${n.id}:${n.raft!.stateName}@${n.raft!.epoch}(leader ${n.raft!.leaderId})`).join(' ');
+    const states = sim.nodes.map((n) => `${n.id}:${n.raft!.stateName}@${n.raft!.epoch}(leader ${n.raft!.leaderId}${sim.dynamic ? `, voters ${[...n.raft!.voterSet.ids()]}, leo ${n.log.endOffset().offset}, hw ${n.log.highWatermark()}` : ''})`).join(' ');
     throw new Error(`seed ${seed}: no stable agreed leader ${ELECTION_BOUND_MS} ms after the faults stopped: ${states}\n${sim.trace.slice(-30).join('\n')}`);
   }
   // Replication resumes: a fresh record commits everywhere.

@@ -12,7 +12,8 @@ import { KRaftControlState } from './kraft-control-state';
 import { makeQuorumConfig, votersOf } from './quorum-config';
 import { InMemoryQuorumStateStore, NO_DIRECTORY_ID } from './quorum-state-store';
 import { InMemoryRaftLog, decodeRaftRecords } from './raft-log';
-import { describeQuorumRequest, fetchRequest, voteResponse, type RaftRequest, type RaftResponse } from './raft-messages';
+import { describeQuorumRequest, fetchRequest, voteRequest, voteResponse, type RaftRequest, type RaftResponse } from './raft-messages';
+import type { VoteResponse } from '../../protocol/generated/vote';
 import { RaftNode } from './raft-node';
 import {
   VoterSet,
@@ -355,6 +356,16 @@ describe('RaftNode with dynamic voters (KIP-853)', () => {
     h.advance(3000);
     expect(h.node.stateName).toBe('Unattached');
     expect(h.requests.some((r) => r.req.apiKey === 'VOTE' && r.corr > 0 && h.node.epoch > 1)).toBe(false);
+  });
+
+  it('a replica that is not a voter in its own log still answers and grants votes (a voter just added may not have its VotersRecord yet)', () => {
+    const h = new Harness({ id: 4 });
+    expect(h.node.isVoter).toBe(false);
+    const r = h.request(1, { apiKey: 'VOTE', data: voteRequest({ clusterId: CLUSTER, voterId: 4, candidateEpoch: 3, candidateId: 1, lastEndOffset: { offset: 0n, epoch: 0 }, preVote: false, candidateDirectoryId: dir(1), voterDirectoryId: dir(4) }) })!;
+    expect((r.data as VoteResponse).topics[0].partitions[0]).toMatchObject({ errorCode: ErrorCode.NONE, voteGranted: true, leaderEpoch: 3 });
+    // A Vote naming another directory of this id is not for this replica.
+    const other = h.request(2, { apiKey: 'VOTE', data: voteRequest({ clusterId: CLUSTER, voterId: 4, candidateEpoch: 4, candidateId: 2, lastEndOffset: { offset: 0n, epoch: 0 }, preVote: false, voterDirectoryId: dir(9) }) })!;
+    expect((other.data as VoteResponse).topics[0].partitions[0]).toMatchObject({ errorCode: ErrorCode.INVALID_VOTER_KEY, voteGranted: false });
   });
 
   it('UpdateRaftVoter: answers at once, VOTER_NOT_FOUND for an unknown key, and the new endpoint is in force', () => {
