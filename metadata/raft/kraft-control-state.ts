@@ -20,7 +20,8 @@ import * as path from 'node:path';
 import { splitBatches } from '../../protocol/records/record-batch';
 import { nodeFs, writeFileAtomic } from '../../storage/fs';
 import type { RaftLog } from './raft-log';
-import { KRAFT_VERSION_0, bootstrapCheckpoint, kraftControlRecordsIn, readSnapshotControlState, VoterSet } from './voter-set';
+import { readRecords } from '../../protocol/records/record';
+import { KRAFT_VERSION_0, bootstrapCheckpoint, decodeKRaftControlRecord, readSnapshotControlState, VoterSet } from './voter-set';
 
 export interface HistoryEntry<T> {
   offset: bigint;
@@ -53,17 +54,36 @@ export class KRaftControlState {
       this.nextOffset = end;
     }
     while (this.nextOffset < end) {
-      const buf = this.log.read(this.nextOffset, 1 << 20);
-      if (buf.length === 0) break;
-      for (const { offset, record } of kraftControlRecordsIn(buf)) {
-        if (offset < this.nextOffset) continue;
-        if (record.type === 'VOTERS') this.voterHistory.push({ offset, value: record.voters });
-        else this.versionHistory.push({ offset, value: record.kraftVersion });
-      }
-      const last = lastOffsetIn(buf);
-      if (last + 1n <= this.nextOffset) break;
-      this.nextOffset = last + 1n;
+      if (!this.observe(this.log.read(this.nextOffset, 1 << 20))) break;
     }
+  }
+
+  /**
+   * Takes the kraft control records of `batches` (record batches starting at or before the next
+   * unread offset) and moves past them; false when they bring nothing new. RaftNode hands in what it
+   * just appended as a follower, so the log is not read back.
+   */
+  observe(batches: Buffer): boolean {
+    const split = splitBatches(batches);
+    if (split.length === 0 || split[0].baseOffset > this.nextOffset) return false;
+    const last = split[split.length - 1].lastOffset;
+    if (last < this.nextOffset) return false;
+    for (const b of split) {
+      if (b.lastOffset < this.nextOffset || !b.isControlBatch) continue;
+      for (const r of readRecords(b)) {
+        const record = r.offset < this.nextOffset ? null : decodeKRaftControlRecord(r.key, r.value);
+        if (!record) continue;
+        if (record.type === 'VOTERS') this.voterHistory.push({ offset: r.offset, value: record.voters });
+        else this.versionHistory.push({ offset: r.offset, value: record.kraftVersion });
+      }
+    }
+    this.nextOffset = last + 1n;
+    return true;
+  }
+
+  /** The leader appended a batch of data records (no control records) over [from, to): nothing to read. */
+  skipDataAppend(from: bigint, to: bigint): void {
+    if (this.nextOffset === from && this.loadedStart === this.log.startOffset()) this.nextOffset = to;
   }
 
   private reload(start: bigint): void {
@@ -122,11 +142,6 @@ export class KRaftControlState {
   lastKraftVersion(): number {
     return this.versionHistory[this.versionHistory.length - 1]?.value ?? KRAFT_VERSION_0;
   }
-}
-
-function lastOffsetIn(buf: Buffer): bigint {
-  const batches = splitBatches(buf);
-  return batches.length ? batches[batches.length - 1].lastOffset : -1n;
 }
 
 /** Kafka's bootstrap checkpoint name: snapshot id (0, 0). */

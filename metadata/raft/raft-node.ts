@@ -515,6 +515,8 @@ export class RaftNode {
     if (s.name !== 'Leader') throw new NotLeaderError(s.epoch, s.leaderId);
     const info = this.log.appendAsLeader(records, s.epoch);
     this.log.flush();
+    // A data batch holds no voter change: the control-record state moves past it without reading it.
+    this.control.skipDataAppend(info.firstOffset, info.lastOffset + 1n);
     this.onLeaderAppend();
     return info.lastOffset;
   }
@@ -1412,6 +1414,8 @@ export class RaftNode {
         this.log.appendAsFollower(p.records);
         // Voters make a fetched append durable before the next Fetch reports it.
         this.log.flush();
+        // The fetched batches feed the control-record state directly (no read back).
+        this.control.observe(p.records);
         this.syncVoters();
       }
       this.updateFollowerHighWatermark(s, p.highWatermark);
