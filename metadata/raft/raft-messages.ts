@@ -3,7 +3,9 @@
  * and the singleton builders of RaftUtil). Requests and responses are the generated codecs' types
  * (protocol/generated/*.ts) for the one partition `__cluster_metadata-0`, so a network layer can
  * encode them as they are. Vote carries KIP-996's `preVote` (VoteRequest v2+; a network layer must
- * send a pre-vote only to a peer speaking v2: the v0/v1 encoder refuses a true preVote).
+ * send a pre-vote only to a peer speaking v2: the v0/v1 encoder refuses a true preVote). KIP-853:
+ * directory ids in Vote / Fetch, the leader's NodeEndpoints in Fetch responses, DescribeQuorum's
+ * Nodes, and the AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter responses.
  *
  * Invariants: every builder fills every field of the generated type (no field left to a codec
  * default by accident); sentinels are Kafka's (-1 leader/epoch/offsets, the zero uuid).
