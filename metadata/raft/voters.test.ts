@@ -517,3 +517,46 @@ function fetchResponseFor(leaderId: number, epoch: number): RaftResponse {
     },
   };
 }
+
+describe('auto-join (controller.quorum.auto.join.enable)', () => {
+  it('an observer that fetched from the leader in kraft.version 1 asks it to add this replica, every fetch timeout', () => {
+    // The observer already replicated the leader's epoch start (KRaftVersion 1 + Voters {1, 2, 3}).
+    const log = new InMemoryRaftLog();
+    log.appendAsLeader([kraftVersionControlRecord(1), votersControlRecord(new VoterSet([voter(1), voter(2), voter(3)]))], 1, true);
+    const requests: { dest: number; corr: number; req: RaftRequest }[] = [];
+    let now = 0;
+    const node = new RaftNode({
+      nodeId: 4,
+      clusterId: CLUSTER,
+      config: makeQuorumConfig({ voters: new Map(), bootstrapServers: [{ host: 'localhost', port: 9001 }], fetchTimeoutMs: 2000 }),
+      clock: { now: () => now },
+      random: { nextInt: () => 0 },
+      log,
+      store: new InMemoryQuorumStateStore(),
+      directoryId: dir(4),
+      listeners: [{ name: 'CONTROLLER', host: 'localhost', port: 9004 }],
+      autoJoin: true,
+      sink: { sendRequest: (dest, corr, req) => requests.push({ dest, corr, req }), sendResponse: () => undefined },
+    });
+    node.poll();
+    expect(node.kraftVersion).toBe(1);
+    const first = requests.find((r) => r.req.apiKey === 'FETCH')!;
+    expect(first.dest).toBe(-2);
+    node.handleResponse(-2, first.corr, fetchResponseFor(1, 1));
+    node.poll();
+    expect(node.stateName).toBe('Follower');
+    const adds = () => requests.filter((r) => r.req.apiKey === 'ADD_RAFT_VOTER');
+    expect(adds()).toHaveLength(1);
+    expect(adds()[0]).toMatchObject({ dest: 1, req: { data: { voterId: 4, voterDirectoryId: dir(4), listeners: [{ name: 'CONTROLLER', host: 'localhost', port: 9004 }] } } });
+    node.handleResponse(1, adds()[0].corr, { apiKey: 'ADD_RAFT_VOTER', data: { throttleTimeMs: 0, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: 'lagging' } });
+    // Still following (its fetches answered), it asks again after a fetch timeout.
+    now += 1000;
+    for (const f of requests.filter((r) => r.req.apiKey === 'FETCH' && r.dest === 1)) node.handleResponse(1, f.corr, fetchResponseFor(1, 1));
+    node.poll();
+    expect(adds()).toHaveLength(1);
+    now += 1100;
+    for (const f of requests.filter((r) => r.req.apiKey === 'FETCH' && r.dest === 1)) node.handleResponse(1, f.corr, fetchResponseFor(1, 1));
+    node.poll();
+    expect(adds()).toHaveLength(2);
+  });
+});
