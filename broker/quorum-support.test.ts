@@ -42,7 +42,11 @@ test('the shapes krill runs', () => {
 });
 
 test('the quorum shapes krill does not run are refused, saying why', () => {
-  expect(refusal({ 'process.roles': 'controller', 'controller.quorum.bootstrap.servers': 'a:9093,b:9093' }).configName).toBe('controller.quorum.bootstrap.servers');
+  const combined = refusal({ 'process.roles': 'broker,controller', 'controller.quorum.bootstrap.servers': 'a:9093,b:9093' });
+  expect(combined.configName).toBe('controller.quorum.bootstrap.servers');
+  expect(combined.message).toMatch(/^controller\.quorum\.bootstrap\.servers names 2 controllers \(a dynamic KRaft quorum, KIP-853\): krill runs dynamic quorums on controller-only nodes/);
+  // A controller of a dynamic quorum (KIP-853) is a shape krill runs.
+  expect(checkQuorumSupport(config({ 'process.roles': 'controller', 'controller.quorum.bootstrap.servers': 'a:9093,b:9093' }))).toBe('controller');
 });
 
 test("Kafka's own KRaft rules, with its messages", () => {

@@ -13,9 +13,10 @@
  * `controller.quorum.bootstrap.servers` entry) or the active controller of a KRaft controller quorum
  * (several voters or bootstrap servers: metadata/cluster-link.ts). Kafka's own KRaft rules come
  * first, with Kafka's messages (KafkaConfig.validateValues): a controller must be among the voters,
- * a broker must not be, and a broker needs voters or bootstrap servers. Then krill's limit, refused
- * with a message that says so: a controller with several bootstrap servers and no voters (Kafka's
- * dynamic quorum, KIP-853).
+ * a broker must not be, and a broker needs voters or bootstrap servers. A controller node with
+ * bootstrap servers and no voters is one controller of a dynamic quorum (KIP-853, ControllerServer).
+ * Then krill's limit, refused with a message that says so: a combined node with several bootstrap
+ * servers and no voters (a dynamic quorum runs on controller-only nodes).
  *
  * Invariants: pure (reads the config, throws ConfigException naming the property); a config that
  * passes starts the node it describes; an empty `controller.quorum.voters` on a combined node is
@@ -73,10 +74,11 @@ export function checkQuorumSupport(config: KafkaConfig): NodeKind {
       QUORUM_VOTERS_CONFIG,
     );
   }
-  if (voters.size === 0 && bootstrap.length > 1) {
+  // A dynamic KRaft quorum (KIP-853: no voters, bootstrap servers) runs on controller-only nodes.
+  if (voters.size === 0 && bootstrap.length > 1 && kind === 'combined') {
     throw new ConfigException(
-      `${BOOTSTRAP_SERVERS_CONFIG} names ${bootstrap.length} controllers (a dynamic KRaft quorum, KIP-853): krill runs static controller quorums only. ` +
-        `Leave ${BOOTSTRAP_SERVERS_CONFIG} empty on the controller and name the voters in ${QUORUM_VOTERS_CONFIG}.`,
+      `${BOOTSTRAP_SERVERS_CONFIG} names ${bootstrap.length} controllers (a dynamic KRaft quorum, KIP-853): krill runs dynamic quorums on controller-only nodes (process.roles=controller), not on combined nodes, so node ${nodeId} cannot take part in one. ` +
+        `Name the voters in ${QUORUM_VOTERS_CONFIG} (a static quorum, which combined nodes can form), or run the quorum's controllers with process.roles=controller.`,
       BOOTSTRAP_SERVERS_CONFIG,
     );
   }

@@ -11,12 +11,16 @@
  * id, a broker learns it from its controller), but a directory formatted here keeps the given
  * cluster id, so a fleet can be prepared the way Kafka's is. A directory already formatted is
  * refused unless -g (--ignore-formatted) is given. A controller without `controller.quorum.voters`
- * must say how its quorum starts (Kafka 4.0's KIP-853 rule): `--standalone` (this controller alone,
- * krill's shape) or `--no-initial-controllers`; `--initial-controllers` naming more than this node
- * is a dynamic controller quorum (KIP-853), which krill does not run, and is refused. A static
+ * must say how its quorum starts (Kafka 4.0's KIP-853 rule), and gets Kafka's bootstrap checkpoint
+ * `<metadata.log.dir>/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint`
+ * (KRaftVersionRecord 1 + VotersRecord, metadata/raft/kraft-control-state.ts) for it:
+ * `--standalone` (a voter set of this controller alone, at its first controller listener),
+ * `--initial-controllers 'id@host:port:directoryId,...'` (those voters; this node must be one, and
+ * its metadata directory takes the directory id given for it), or `--no-initial-controllers` (no
+ * checkpoint: a controller that joins an existing dynamic quorum with AddRaftVoter). A static
  * quorum (`controller.quorum.voters` naming several controllers, broker/quorum-support.ts) is
- * formatted like any controller: each of its controllers with the same cluster id, which a quorum
- * controller requires before it starts.
+ * formatted like any controller, without a checkpoint (kraft.version 0): each of its controllers
+ * with the same cluster id, which a quorum controller requires before it starts.
  * `info` lists each directory and its meta.properties, or the problem with it.
  *
  * Exit codes as the other admin tools: 0, 1 for a refusal (one line, no stack), 2 for bad usage.
@@ -28,7 +32,11 @@ import { isUuid, randomUuid } from '../../protocol/primitives/uuid';
 import { nodeFs } from '../../storage/fs';
 import { metaPropertiesFile, readMetaProperties, writeMetaProperties } from '../../storage/meta-properties';
 import { METADATA_VERSION_LEVEL, METADATA_VERSION_NAMES } from '../../metadata/features';
+import * as path from 'node:path';
 import { checkQuorumSupport } from '../quorum-support';
+import { METADATA_PARTITION_DIR } from '../../metadata/metadata-log-store';
+import { writeBootstrapCheckpoint } from '../../metadata/raft/kraft-control-state';
+import { DEFAULT_CONTROLLER_LISTENER, VoterSet, parseDynamicVoter, type VoterNode } from '../../metadata/raft/voter-set';
 import { ToolError, UsageError } from './admin-connection';
 import { parseToolArgs, type ParsedArgs } from './tool-args';
 import type { ToolOutput } from './tool-output';
@@ -115,6 +123,8 @@ function format(args: ParsedArgs, out: ToolOutput): number {
     throw new UsageError('--standalone, --initial-controllers and --no-initial-controllers are mutually exclusive');
   }
   const voters = (config.getList('controller.quorum.voters') ?? []).filter((s) => s.trim() !== '');
+  let initialVoters: VoterNode[] | undefined;
+  let metadataDirectoryId: string | undefined;
   if (kind !== 'broker') {
     if (voters.length > 0 && (standalone || initial !== undefined)) {
       throw new ToolError('You cannot specify --standalone or --initial-controllers when controller.quorum.voters is set.');
@@ -124,19 +134,31 @@ function format(args: ParsedArgs, out: ToolOutput): number {
         'Because controller.quorum.voters is not set on this controller, you must specify one of the following: --standalone, --initial-controllers, or --no-initial-controllers.',
       );
     }
+    const listenerName = config.controllerListenerNames()[0] ?? DEFAULT_CONTROLLER_LISTENER;
     if (initial !== undefined) {
       const entries = initial.split(',').filter((s) => s.trim() !== '');
-      const ids = entries.map((e) => e.split('@')[0]);
-      if (entries.length !== 1 || ids[0] !== String(config.nodeId)) {
-        throw new ToolError(
-          `--initial-controllers ${initial} describes a dynamic controller quorum (KIP-853): krill runs static controller quorums only. Name the voters in controller.quorum.voters, or use --standalone on this controller.`,
-        );
+      try {
+        initialVoters = entries.map((e) => parseDynamicVoter(e, listenerName));
+        new VoterSet(initialVoters);
+      } catch (err) {
+        throw new ToolError(`--initial-controllers ${initial}: ${(err as Error).message}`);
       }
+      const self = initialVoters.find((v) => v.key.id === config.nodeId);
+      if (!self) throw new ToolError(`--initial-controllers ${initial} does not name this node (node.id ${config.nodeId})`);
+      metadataDirectoryId = self.key.directoryId;
+    } else if (standalone) {
+      const l = config.listeners().find((x) => x.listenerName === listenerName);
+      if (!l) throw new ToolError(`--standalone: no listener ${listenerName} (controller.listener.names) to name this controller by`);
+      metadataDirectoryId = randomUuid();
+      initialVoters = [{ key: { id: config.nodeId, directoryId: metadataDirectoryId }, endpoints: [{ name: listenerName, host: l.host || 'localhost', port: l.port }], kraftVersion: { min: 0, max: 1 } }];
     }
   } else if (standalone || noInitial || initial !== undefined) {
     throw new ToolError('--standalone, --initial-controllers and --no-initial-controllers are for controllers (process.roles contains controller).');
   }
   const ignoreFormatted = args.has('--ignore-formatted') || args.has('-g');
+  if (initialVoters && metadataFormatted(config)) {
+    throw new ToolError(`The metadata directory ${config.metadataLogDir()} is already formatted: its directory id cannot become the one of the initial controllers.`);
+  }
   const dirs = directoriesOf(config);
   const toFormat: string[] = [];
   for (const d of dirs) {
@@ -157,10 +179,25 @@ function format(args: ParsedArgs, out: ToolOutput): number {
   const metadataDir = config.metadataLogDir();
   for (const d of toFormat) {
     fs.mkdirSync(d, { recursive: true });
-    writeMetaProperties(nodeFs, d, { version: 1, nodeId: config.nodeId, clusterId, directoryId: randomUuid() });
+    const directoryId = d === metadataDir && metadataDirectoryId ? metadataDirectoryId : randomUuid();
+    writeMetaProperties(nodeFs, d, { version: 1, nodeId: config.nodeId, clusterId, directoryId });
     out.stdout(`Formatting ${d === metadataDir ? 'metadata' : 'data'} directory ${d} with metadata.version ${mv}.`);
+    if (d === metadataDir && initialVoters) {
+      const file = writeBootstrapCheckpoint(path.join(d, METADATA_PARTITION_DIR), new VoterSet(initialVoters));
+      out.stdout(`Wrote the bootstrap checkpoint ${file} (kraft.version 1, voters ${new VoterSet(initialVoters)}).`);
+    }
   }
   return 0;
+}
+
+/** Whether the metadata directory already holds meta.properties. */
+function metadataFormatted(config: KafkaConfig): boolean {
+  const d = config.metadataLogDir();
+  try {
+    return readMetaProperties(nodeFs, d) !== undefined;
+  } catch {
+    return fs.existsSync(metaPropertiesFile(d));
+  }
 }
 
 function info(config: KafkaConfig, out: ToolOutput): number {

@@ -9,7 +9,7 @@
  * AlterClientQuotas, CreateAcls, DeleteAcls). With `authorizer.class.name` its StandardAuthorizer
  * decides from the controller image's ACLs (DescribeAcls is served here too).
  *
- * Two modes, chosen by `controller.quorum.voters`:
+ * Two modes, chosen by `controller.quorum.voters` (and `controller.quorum.bootstrap.servers`):
  * - single controller (no voter or one): the metadata log is a MetadataLogStore this controller
  *   alone writes; if it stops, brokers keep serving with the metadata they have, and nothing changes
  *   (no elections, no new topics) until it is back (docs/replication.md);
@@ -24,7 +24,10 @@
  *   raft client trims the log below snapshots (metadata.max.retention.bytes / .ms); a restart loads
  *   the latest snapshot, then the log after it.
  *   Brokers (and the broker half of combined voters) follow
- *   whichever controller is active (metadata/cluster-link.ts, docs/raft.md).
+ *   whichever controller is active (metadata/cluster-link.ts, docs/raft.md). A controller with no voters and bootstrap servers is one of a dynamic
+ *   quorum (KIP-853): the same, its voter set from the log (the bootstrap checkpoint `krill storage
+ *   format --standalone / --initial-controllers` wrote, or learned as an observer that joins with
+ *   AddRaftVoter), its replica key from meta.properties' directory.id.
  * Either way the state is the metadata log, so a restart loses nothing committed.
  *
  * Startup: config -> metadata dir and cluster id (meta.properties) -> metadata log replay (quorum:
@@ -53,7 +56,7 @@ import { MetricsServer } from '../metrics/metrics-server';
 import { Controller } from '../../metadata/controller/controller';
 import { KafkaRaftClient } from '../../metadata/raft/kafka-raft-client';
 import { METADATA_PARTITION_DIR, MetadataLogStore } from '../../metadata/metadata-log-store';
-import { QUORUM_VOTERS_CONFIG, parseVoterConnections, quorumConfigFrom } from '../../metadata/raft/quorum-config';
+import { QUORUM_BOOTSTRAP_SERVERS_CONFIG, QUORUM_VOTERS_CONFIG, parseVoterConnections, quorumConfigFrom } from '../../metadata/raft/quorum-config';
 import { UnifiedRaftLog } from '../../metadata/raft/unified-raft-log';
 import { FileQuorumStateStore } from '../../metadata/raft/quorum-state-store';
 import { RaftQuorumLog } from '../../metadata/controller/raft-quorum-log';
@@ -251,16 +254,23 @@ export class ControllerServer implements ControllerNode {
     }
     const metadataDir = config.metadataLogDir();
     const voters = parseVoterConnections(config.getList(QUORUM_VOTERS_CONFIG) ?? [], false);
-    const quorum = voters.size > 1;
-    const formatted = readMetaProperties(nodeFs, metadataDir)?.clusterId;
+    // KIP-853: no voters and controller.quorum.bootstrap.servers is a controller of a dynamic quorum
+    // (its voter set from the bootstrap checkpoint `krill storage format` wrote, or learned as it joins).
+    const dynamic = voters.size === 0 && (config.getList(QUORUM_BOOTSTRAP_SERVERS_CONFIG) ?? []).some((s) => s.trim() !== '');
+    const quorum = voters.size > 1 || dynamic;
+    const meta = readMetaProperties(nodeFs, metadataDir);
+    const formatted = meta?.clusterId;
     if (quorum && formatted === undefined && opts.clusterId === undefined) {
       // Every voter must hold the same cluster id (the raft RPCs carry it and refuse another): a
       // quorum controller never makes one up, as Kafka's never starts on an unformatted directory.
       throw new ConfigException(
-        `No meta.properties with a cluster.id in ${metadataDir}: controller ${config.nodeId} is one of the ${voters.size} voters of ${QUORUM_VOTERS_CONFIG} ` +
-          `(a KRaft controller quorum), whose every controller must be formatted with the same cluster id first: krill storage random-uuid, ` +
-          `then krill storage format -t CLUSTER_ID -c FILE on each controller.`,
-        QUORUM_VOTERS_CONFIG,
+        dynamic
+          ? `No meta.properties with a cluster.id in ${metadataDir}: controller ${config.nodeId} is a controller of a dynamic KRaft quorum (${QUORUM_BOOTSTRAP_SERVERS_CONFIG}, KIP-853), ` +
+              `which must be formatted first: krill storage format -t CLUSTER_ID -c FILE with --standalone, --initial-controllers or --no-initial-controllers.`
+          : `No meta.properties with a cluster.id in ${metadataDir}: controller ${config.nodeId} is one of the ${voters.size} voters of ${QUORUM_VOTERS_CONFIG} ` +
+              `(a KRaft controller quorum), whose every controller must be formatted with the same cluster id first: krill storage random-uuid, ` +
+              `then krill storage format -t CLUSTER_ID -c FILE on each controller.`,
+        dynamic ? QUORUM_BOOTSTRAP_SERVERS_CONFIG : QUORUM_VOTERS_CONFIG,
       );
     }
     fs.mkdirSync(metadataDir, { recursive: true });
@@ -281,13 +291,16 @@ export class ControllerServer implements ControllerNode {
           clusterId,
           config: quorumConfigFrom(config),
           log: raftLog,
-          store: FileQuorumStateStore.inDir(dir, { voterIds: [...voters.keys()] }),
+          store: FileQuorumStateStore.inDir(dir, dynamic ? { version: 1 } : { voterIds: [...voters.keys()] }),
           logger: logger.child('raft'),
           snapshotRetention: { maxBytes: Number(config.getLong('metadata.max.retention.bytes')), maxMs: Number(config.getLong('metadata.max.retention.ms')) },
           // The other voters are reached on their controller listener, secured as this node's says
           // (ssl.* / listener.name.<controller listener>.* and sasl.mechanism.controller.protocol),
           // as brokers reach it.
           connectOptions: voterConnectionSecurity(config, logger),
+          // KIP-853: the replica key (meta.properties directory.id) and this controller's own endpoints.
+          directoryId: meta?.directoryId || undefined,
+          listeners: controllerListeners(config).map((l) => ({ name: l.listenerName, host: l.host || 'localhost', port: l.port })),
         });
       } catch (err) {
         raftLog.close();

@@ -97,7 +97,10 @@ export class RaftQuorumLog implements QuorumLog {
 
   createSnapshot(id: OffsetAndEpoch, records: readonly MetadataRecord[], lastContainedLogTimestamp: number): void {
     if (this.closed) throw new Error('the quorum log is closed');
-    this.client.createSnapshot(id, writeSnapshotRecords(records, { epoch: id.epoch, lastContainedLogTimestamp }));
+    // With kraft.version 1 the voter set in force at the snapshot's end goes in its header batch
+    // (KRaftVersionRecord + VotersRecord), so a replica starting from it knows the voters.
+    const extraHeaderControlRecords = this.client.snapshotControlRecords(id.offset);
+    this.client.createSnapshot(id, writeSnapshotRecords(records, { epoch: id.epoch, lastContainedLogTimestamp, extraHeaderControlRecords }));
   }
 
   /** Stops listening to the client; appends waiting for delivery are rejected. The client is the caller's. */

@@ -12,6 +12,10 @@
  *   Follower    -> Prospective (fetch timeout), Unattached/Follower (higher epoch)
  *   Resigned    -> Prospective (election timeout), Unattached/Follower (higher epoch)
  *
+ * KIP-853: a LeaderState's voter states follow the voter set in force (`updateVoters`), so the
+ * high watermark is the majority of the latest voter set; a removed leader stays in the states as
+ * an observer and resigns once the removal commits (`resignRequested`).
+ *
  * Invariants: a vote tally counts each voter once and only voters; a LeaderState's high watermark
  * only grows and is only set once a majority has replicated past the epoch start offset (so the
  * leader has committed an entry of its own epoch, its LeaderChange record, before it exposes
@@ -108,6 +112,8 @@ export class ReplicaState {
   lastFetchLeaderLogEndOffset = -1n;
   lastCaughtUpTimestamp = -1;
   hasAcknowledgedLeader = false;
+  /** KIP-853: the directory id the replica fetched with (NO_DIRECTORY_ID when it sent none). */
+  directoryId: string | null = null;
   constructor(readonly replicaId: number) {}
 
   /** Kafka's ReplicaState.updateFollowerState: caught up when the fetch reaches the leader's end offset of the previous fetch. */
@@ -138,6 +144,8 @@ export class LeaderState {
   private readonly fetchedVoters = new Set<number>();
   readonly beginQuorumEpochTimeoutMs: number;
   beginQuorumEpochDeadline: number;
+  /** KIP-853: set when the committed voter set no longer holds this leader; it resigns at the next poll. */
+  resignRequested = false;
 
   constructor(
     readonly epoch: number,
@@ -167,7 +175,26 @@ export class LeaderState {
 
   /** The check-quorum deadline, or Infinity for a single-voter quorum. */
   checkQuorumExpiry(): number {
-    return this.voterStates.size === 1 ? Infinity : this.checkQuorumDeadline;
+    return this.voterStates.size === 1 && this.voterStates.has(this.localId) ? Infinity : this.checkQuorumDeadline;
+  }
+
+  /**
+   * KIP-853 (Kafka's updateVoterAndObserverStates): the voter set in force changed; replicas keep
+   * their state, voters no longer in the set become observers, new voters leave the observers.
+   * Returns whether the high watermark moved (it never moves back).
+   */
+  updateVoters(voters: ReadonlySet<number>): boolean {
+    const old = new Map(this.voterStates);
+    this.voterStates.clear();
+    for (const v of voters) {
+      const state = old.get(v) ?? this.observerStates.get(v) ?? new ReplicaState(v);
+      old.delete(v);
+      this.observerStates.delete(v);
+      this.voterStates.set(v, state);
+    }
+    for (const [id, state] of old) if (!this.observerStates.has(id)) this.observerStates.set(id, state);
+    this.fetchedVoters.clear();
+    return this.maybeUpdateHighWatermark();
   }
 
   private updateCheckQuorum(replicaId: number, now: number): void {
@@ -202,7 +229,7 @@ export class LeaderState {
   }
 
   /** A follower fetched at `fetchOffset`; returns whether the high watermark moved. */
-  updateReplicaState(replicaId: number, now: number, fetchOffset: bigint, leaderEndOffset: bigint): boolean {
+  updateReplicaState(replicaId: number, now: number, fetchOffset: bigint, leaderEndOffset: bigint, directoryId: string | null = null): boolean {
     if (replicaId < 0) return false;
     if (replicaId === this.localId) throw new Error(`remote replica id ${replicaId} is the leader's own`);
     let state = this.voterStates.get(replicaId);
@@ -215,6 +242,7 @@ export class LeaderState {
       }
     }
     state.updateFollowerState(now, fetchOffset, leaderEndOffset);
+    if (directoryId !== null) state.directoryId = directoryId;
     this.updateCheckQuorum(replicaId, now);
     return isVoter && this.maybeUpdateHighWatermark();
   }

@@ -6,7 +6,10 @@
  * Owns:
  * - the poll timer: poll() runs when the delay it last returned has passed and after every message
  *   delivered to the node (inbound request, response, failure); nothing else calls into the node;
- * - one BrokerConnection per peer voter (client/network-client.ts), opened on first use, re-opened
+ * - one BrokerConnection per peer (client/network-client.ts): the voters of controller.quorum.voters,
+ *   and (KIP-853) those the node learns from the log's VotersRecord, a Fetch response's leader
+ *   endpoint or controller.quorum.bootstrap.servers (negative ids); re-made when the endpoint of an
+ *   id changes; opened on first use, re-opened
  *   after a failure with exponential backoff (retry.backoff.ms doubling up to 1 s); versions from the
  *   peer's ApiVersions, capped at what Kafka 4.0 sends (KAFKA_4_0_RAFT_VERSIONS);
  * - the inbound requests handed in by the controller listener's handlers (handleInboundRequest),
@@ -48,6 +51,9 @@ import type { QuorumConfig, VoterEndpoint } from './quorum-config';
 import { cleanSnapshots, DEFAULT_SNAPSHOT_RETENTION, type OffsetAndEpoch, type RaftLog, type SnapshotRetention } from './raft-log';
 import { readSnapshotTimestamp } from '../snapshot/snapshot-records';
 import type { QuorumStateStore } from './quorum-state-store';
+import type { Endpoint, VoterSet } from './voter-set';
+import type { FetchRequest } from '../../protocol/generated/fetch';
+import { NO_DIRECTORY_ID } from './quorum-state-store';
 import { splitBatches } from '../../protocol/records/record-batch';
 
 /** Kafka's API names of the raft RPCs. */
@@ -58,6 +64,9 @@ export const RAFT_API_NAMES: Record<RaftApiKey, ApiName> = {
   FETCH: 'Fetch',
   FETCH_SNAPSHOT: 'FetchSnapshot',
   DESCRIBE_QUORUM: 'DescribeQuorum',
+  ADD_RAFT_VOTER: 'AddRaftVoter',
+  REMOVE_RAFT_VOTER: 'RemoveRaftVoter',
+  UPDATE_RAFT_VOTER: 'UpdateRaftVoter',
 };
 
 /** The newest version of each raft RPC Kafka 4.0 sends and serves (the controller listener advertises these). */
@@ -68,6 +77,9 @@ export const KAFKA_4_0_RAFT_VERSIONS: Record<RaftApiKey, number> = {
   FETCH: 17,
   FETCH_SNAPSHOT: 1,
   DESCRIBE_QUORUM: 2,
+  ADD_RAFT_VOTER: 0,
+  REMOVE_RAFT_VOTER: 0,
+  UPDATE_RAFT_VOTER: 0,
 };
 
 const MAX_RECONNECT_BACKOFF_MS = 1_000;
@@ -125,6 +137,10 @@ export interface KafkaRaftClientOptions {
   shutdownTimeoutMs?: number;
   /** metadata.max.retention.bytes / .ms, applied after each createSnapshot (default Kafka's). */
   snapshotRetention?: SnapshotRetention;
+  /** KIP-853: this replica's metadata directory id (meta.properties `directory.id`). */
+  directoryId?: string;
+  /** KIP-853: this controller's own listeners (what it writes for itself in a VotersRecord). */
+  listeners?: readonly Endpoint[];
 }
 
 interface Peer {
@@ -196,6 +212,8 @@ export class KafkaRaftClient {
       random: this.opts.random ?? { nextInt: (bound) => Math.floor(Math.random() * bound) },
       log: this.opts.log,
       store: this.opts.store,
+      directoryId: this.opts.directoryId,
+      listeners: this.opts.listeners,
       sink: {
         sendRequest: (dest, correlationId, request) => this.sendRequest(node, dest, correlationId, request),
         sendResponse: (_dest, correlationId, response) => this.sendResponse(correlationId, response),
@@ -229,6 +247,19 @@ export class KafkaRaftClient {
 
   get highWatermark(): bigint | null {
     return this.node?.highWatermark ?? null;
+  }
+
+  /**
+   * KIP-853: the records a controller snapshot ending at `snapshotEndOffset` must carry right after
+   * its SnapshotHeader (KRaftVersionRecord + VotersRecord when kraft.version is 1; none with 0).
+   */
+  snapshotControlRecords(snapshotEndOffset: bigint): SimpleRecord[] {
+    return this.node?.snapshotControlRecords(snapshotEndOffset) ?? [];
+  }
+
+  /** The voter set in force (KIP-853: the latest VotersRecord in the log, else controller.quorum.voters). */
+  get voterSet(): VoterSet | null {
+    return this.node?.voterSet ?? null;
   }
 
   /** The node's state name (Leader, Follower, Candidate, ...), for logs and tests. */
@@ -483,7 +514,7 @@ export class KafkaRaftClient {
 
   private onLeaderChange(epoch: number, leaderId: number): void {
     this.completeAppends();
-    const endpoint = leaderId >= 0 ? (this.opts.config.voters.get(leaderId) ?? null) : null;
+    const endpoint = leaderId >= 0 ? this.endpointOf(leaderId) : null;
     const leader: RaftLeader = { id: leaderId, epoch, endpoint };
     if (leader.id === this.lastLeader.id && leader.epoch === this.lastLeader.epoch) return;
     this.lastLeader = leader;
@@ -509,7 +540,7 @@ export class KafkaRaftClient {
         if (this.node === node && !this.closed) this.deliver(() => node.handleResponse(dest, correlationId, errorResponse(request.apiKey, errorCode)));
       });
     };
-    const peer = this.peers.get(dest);
+    const peer = this.peerFor(dest);
     if (!peer) return fail(ErrorCode.BROKER_NOT_AVAILABLE);
     this.connection(peer).then(
       (conn) => {
@@ -524,6 +555,14 @@ export class KafkaRaftClient {
         let body: unknown = request.data;
         if (request.apiKey === 'VOTE' && version < 2 && request.data.topics.some((t) => t.partitions.some((p) => p.preVote))) return fail(ErrorCode.UNSUPPORTED_VERSION);
         if (request.apiKey === 'FETCH' && version < 15) body = { ...request.data, replicaId: request.data.replicaState.replicaId, replicaState: { replicaId: -1, replicaEpoch: -1n } };
+        // KIP-853 directory ids exist from Fetch v17 and Vote v2: an older peer gets none.
+        if (request.apiKey === 'FETCH' && version < 17) {
+          const b = body as FetchRequest;
+          body = { ...b, topics: b.topics.map((t) => ({ ...t, partitions: t.partitions.map((p) => ({ ...p, replicaDirectoryId: NO_DIRECTORY_ID })) })) };
+        }
+        if (request.apiKey === 'VOTE' && version < 2) {
+          body = { ...request.data, topics: request.data.topics.map((t) => ({ ...t, partitions: t.partitions.map((p) => ({ ...p, candidateDirectoryId: NO_DIRECTORY_ID, voterDirectoryId: NO_DIRECTORY_ID })) })) };
+        }
         let sent: Promise<unknown>;
         try {
           sent = conn.send(APIS[api].apiKey, version, body, { timeoutMs: this.opts.config.requestTimeoutMs });
@@ -543,6 +582,33 @@ export class KafkaRaftClient {
       },
       () => fail(ErrorCode.BROKER_NOT_AVAILABLE),
     );
+  }
+
+  /**
+   * Where replica `id` listens: the voter set in force (KIP-853: endpoints from the VotersRecord),
+   * what a Fetch response told of the leader, a bootstrap server (negative ids), and
+   * `controller.quorum.voters`.
+   */
+  private endpointOf(id: number): VoterEndpoint | null {
+    const learned = this.node?.endpointOf(id) ?? null;
+    if (learned) return { id, host: learned.host, port: learned.port };
+    return this.opts.config.voters.get(id) ?? null;
+  }
+
+  /** The peer for `dest`, made (or re-made, when its endpoint changed) from what is known of it now. */
+  private peerFor(dest: number): Peer | null {
+    if (dest === this.nodeId) return null;
+    const endpoint = this.endpointOf(dest);
+    const peer = this.peers.get(dest);
+    if (peer && (!endpoint || (peer.endpoint.host === endpoint.host && peer.endpoint.port === endpoint.port))) return peer;
+    if (!endpoint) return null;
+    if (peer) {
+      if (peer.conn) void peer.conn.close().catch(() => undefined);
+      if (peer.connecting) void peer.connecting.then((c) => c.close()).catch(() => undefined);
+    }
+    const fresh: Peer = { endpoint, conn: null, connecting: null, retryAt: 0, failures: 0 };
+    this.peers.set(dest, fresh);
+    return fresh;
   }
 
   /** The peer's open connection, or a new one (after the reconnect backoff); rejects when none can be had now. */
@@ -593,6 +659,10 @@ function sourceOf(request: RaftRequest): number {
     case 'FETCH_SNAPSHOT':
       return request.data.replicaId;
     case 'DESCRIBE_QUORUM':
+    case 'ADD_RAFT_VOTER':
+    case 'REMOVE_RAFT_VOTER':
       return -1;
+    case 'UPDATE_RAFT_VOTER':
+      return request.data.voterId;
   }
 }

@@ -1,6 +1,6 @@
 /** Tests of controller.quorum.voters parsing (Kafka's messages) and the quorum timeouts. */
 import { ConfigException } from '../../config/config-types';
-import { makeQuorumConfig, parseVoterConnections, quorumConfigFrom, votersOf } from './quorum-config';
+import { bootstrapServerId, makeQuorumConfig, parseBootstrapServers, parseVoterConnections, quorumConfigFrom, votersOf } from './quorum-config';
 
 describe('controller.quorum.voters', () => {
   it('parses id@host:port entries, IPv6 included', () => {
@@ -36,10 +36,21 @@ describe('controller.quorum.voters', () => {
       'controller.quorum.request.timeout.ms': 2000,
       'controller.quorum.retry.backoff.ms': 20,
     };
-    const c = quorumConfigFrom({ getInt: (n) => ints[n], getList: () => ['1@a:1', '2@b:2', '3@c:3'] });
+    const c = quorumConfigFrom({ getInt: (n) => ints[n], getList: (n) => (n === 'controller.quorum.voters' ? ['1@a:1', '2@b:2', '3@c:3'] : null) });
     expect([...c.voters.keys()]).toEqual([1, 2, 3]);
     expect(c.fetchTimeoutMs).toBe(2000);
     expect(c.fetchMaxWaitMs).toBe(500);
+    expect(c.bootstrapServers).toEqual([]);
+  });
+
+  it('reads controller.quorum.bootstrap.servers (KIP-853), which stands in for an empty voter set', () => {
+    const c = makeQuorumConfig({ voters: new Map(), bootstrapServers: parseBootstrapServers(['a:1', ' [::1]:2 ']) });
+    expect(c.bootstrapServers).toEqual([
+      { host: 'a', port: 1 },
+      { host: '::1', port: 2 },
+    ]);
+    expect(bootstrapServerId(0)).toBe(-2);
+    expect(() => parseBootstrapServers(['nohost'])).toThrow(/controller.quorum.bootstrap.servers/);
   });
 
   it('rejects a fetch timeout at or below the long-poll wait, and an empty voter set', () => {

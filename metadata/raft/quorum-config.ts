@@ -1,6 +1,7 @@
 /**
  * The controller quorum's configuration (Kafka's QuorumConfig): the static voter set parsed from
- * `controller.quorum.voters` (`{id}@{host}:{port}` entries, with Kafka's validation messages) and
+ * `controller.quorum.voters` (`{id}@{host}:{port}` entries, with Kafka's validation messages), the
+ * `controller.quorum.bootstrap.servers` of a dynamic quorum (KIP-853; one of the two is required) and
  * the timeouts the consensus core runs on. Invariants: voter ids are unique non-negative ints;
  * every timeout is a positive number of ms; `controller.quorum.fetch.timeout.ms` exceeds the leader's
  * fetch long-poll wait (FETCH_MAX_WAIT_MS), or healthy followers would time out between fetches.
@@ -8,6 +9,7 @@
 import { ConfigException } from '../../config/config-types';
 
 export const QUORUM_VOTERS_CONFIG = 'controller.quorum.voters';
+export const QUORUM_BOOTSTRAP_SERVERS_CONFIG = 'controller.quorum.bootstrap.servers';
 export const QUORUM_ELECTION_TIMEOUT_MS_CONFIG = 'controller.quorum.election.timeout.ms';
 export const QUORUM_FETCH_TIMEOUT_MS_CONFIG = 'controller.quorum.fetch.timeout.ms';
 export const QUORUM_ELECTION_BACKOFF_MAX_MS_CONFIG = 'controller.quorum.election.backoff.max.ms';
@@ -38,6 +40,31 @@ export interface QuorumConfig {
   retryBackoffMs: number;
   /** The leader's long-poll wait for a Fetch with nothing new; FETCH_MAX_WAIT_MS unless a test shortens it. */
   fetchMaxWaitMs: number;
+  /**
+   * `controller.quorum.bootstrap.servers` (KIP-853): where an observer (or a voter that knows no
+   * voter set yet) looks for the leader. The node addresses entry i as replica id `bootstrapServerId(i)`.
+   */
+  bootstrapServers: readonly { host: string; port: number }[];
+}
+
+/** The (negative) replica id under which the node addresses bootstrap server `index`. */
+export function bootstrapServerId(index: number): number {
+  return -2 - index;
+}
+
+/** Parses `controller.quorum.bootstrap.servers` entries `host:port`. */
+export function parseBootstrapServers(entries: readonly string[]): { host: string; port: number }[] {
+  const out: { host: string; port: number }[] = [];
+  for (const raw of entries) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    const m = HOST_PORT.exec(entry);
+    if (!m || m[1] === '' || Number(m[2]) > 65535) {
+      throw new ConfigException(`Invalid url in ${QUORUM_BOOTSTRAP_SERVERS_CONFIG}: ${entry}`, QUORUM_BOOTSTRAP_SERVERS_CONFIG);
+    }
+    out.push({ host: m[1], port: Number(m[2]) });
+  }
+  return out;
 }
 
 const NON_ROUTABLE_HOST = '0.0.0.0';
@@ -94,6 +121,7 @@ export interface QuorumConfigSource {
 export function quorumConfigFrom(config: QuorumConfigSource): QuorumConfig {
   return makeQuorumConfig({
     voters: parseVoterConnections(config.getList(QUORUM_VOTERS_CONFIG) ?? []),
+    bootstrapServers: parseBootstrapServers(config.getList(QUORUM_BOOTSTRAP_SERVERS_CONFIG) ?? []),
     electionTimeoutMs: config.getInt(QUORUM_ELECTION_TIMEOUT_MS_CONFIG),
     fetchTimeoutMs: config.getInt(QUORUM_FETCH_TIMEOUT_MS_CONFIG),
     electionBackoffMaxMs: config.getInt(QUORUM_ELECTION_BACKOFF_MAX_MS_CONFIG),
@@ -112,6 +140,7 @@ export function makeQuorumConfig(p: Partial<QuorumConfig> & { voters: ReadonlyMa
     requestTimeoutMs: p.requestTimeoutMs ?? DEFAULT_QUORUM_REQUEST_TIMEOUT_MS,
     retryBackoffMs: p.retryBackoffMs ?? DEFAULT_QUORUM_RETRY_BACKOFF_MS,
     fetchMaxWaitMs: p.fetchMaxWaitMs ?? FETCH_MAX_WAIT_MS,
+    bootstrapServers: p.bootstrapServers ?? [],
   };
   const positive: [string, number][] = [
     [QUORUM_ELECTION_TIMEOUT_MS_CONFIG, c.electionTimeoutMs],
@@ -125,7 +154,9 @@ export function makeQuorumConfig(p: Partial<QuorumConfig> & { voters: ReadonlyMa
   if (c.fetchMaxWaitMs >= c.fetchTimeoutMs) {
     throw ConfigException.invalid(QUORUM_FETCH_TIMEOUT_MS_CONFIG, c.fetchTimeoutMs, `must exceed the fetch long-poll wait (${c.fetchMaxWaitMs} ms)`);
   }
-  if (c.voters.size === 0) throw ConfigException.invalid(QUORUM_VOTERS_CONFIG, '', 'a static voter set needs at least one voter');
+  if (c.voters.size === 0 && c.bootstrapServers.length === 0) {
+    throw ConfigException.invalid(QUORUM_VOTERS_CONFIG, '', `a static voter set needs at least one voter (or, for a dynamic quorum, ${QUORUM_BOOTSTRAP_SERVERS_CONFIG})`);
+  }
   return c;
 }
 

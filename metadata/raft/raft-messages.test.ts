@@ -11,7 +11,13 @@ import { readEndQuorumEpochRequest, writeEndQuorumEpochRequest } from '../../pro
 import { readFetchRequest, readFetchResponse, writeFetchRequest, writeFetchResponse } from '../../protocol/generated/fetch';
 import { readFetchSnapshotRequest, readFetchSnapshotResponse, writeFetchSnapshotRequest, writeFetchSnapshotResponse } from '../../protocol/generated/fetch-snapshot';
 import { readDescribeQuorumResponse, writeDescribeQuorumResponse } from '../../protocol/generated/describe-quorum';
+import { readAddRaftVoterResponse, writeAddRaftVoterResponse } from '../../protocol/generated/add-raft-voter';
+import { readRemoveRaftVoterResponse, writeRemoveRaftVoterResponse } from '../../protocol/generated/remove-raft-voter';
+import { readUpdateRaftVoterResponse, writeUpdateRaftVoterResponse } from '../../protocol/generated/update-raft-voter';
 import {
+  addRaftVoterResponse,
+  removeRaftVoterResponse,
+  updateRaftVoterResponse,
   beginQuorumEpochRequest,
   beginQuorumEpochResponse,
   describeQuorumResponse,
@@ -77,5 +83,19 @@ describe('raft messages map onto the generated codecs', () => {
       observers: [],
     });
     expect(roundTrip(writeDescribeQuorumResponse, readDescribeQuorumResponse, 2, d)).toEqual(d);
+  });
+
+  it('Fetch v17 with a directory id and the leader endpoint; AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter responses (v0, KIP-853)', () => {
+    const dir = 'J8aAPcfLQt2bqs1JT_rMgQ';
+    const f = fetchRequest({ clusterId: 'c', replicaId: 4, maxWaitMs: 0, currentLeaderEpoch: 1, fetchOffset: 0n, lastFetchedEpoch: 0, logStartOffset: 0n, maxBytes: 1, replicaDirectoryId: dir });
+    expect(roundTrip(writeFetchRequest, readFetchRequest, 17, f).topics[0].partitions[0].replicaDirectoryId).toBe(dir);
+    const r = fetchResponse(0, { errorCode: 6, highWatermark: -1n, logStartOffset: 0n, leaderId: 1, leaderEpoch: 2, records: null }, [{ nodeId: 1, host: 'h', port: 9093, rack: null }]);
+    expect(roundTrip(writeFetchResponse, readFetchResponse, 17, r).nodeEndpoints).toEqual([{ nodeId: 1, host: 'h', port: 9093, rack: null }]);
+    const add = addRaftVoterResponse(126, 'duplicate');
+    expect(roundTrip(writeAddRaftVoterResponse, readAddRaftVoterResponse, 0, add)).toEqual(add);
+    const remove = removeRaftVoterResponse(127, null);
+    expect(roundTrip(writeRemoveRaftVoterResponse, readRemoveRaftVoterResponse, 0, remove)).toEqual(remove);
+    const update = updateRaftVoterResponse(0, 1, 3, { host: 'h', port: 9093 });
+    expect(roundTrip(writeUpdateRaftVoterResponse, readUpdateRaftVoterResponse, 0, update)).toEqual(update);
   });
 });

@@ -3,7 +3,9 @@
  * and the singleton builders of RaftUtil). Requests and responses are the generated codecs' types
  * (protocol/generated/*.ts) for the one partition `__cluster_metadata-0`, so a network layer can
  * encode them as they are. Vote carries KIP-996's `preVote` (VoteRequest v2+; a network layer must
- * send a pre-vote only to a peer speaking v2: the v0/v1 encoder refuses a true preVote).
+ * send a pre-vote only to a peer speaking v2: the v0/v1 encoder refuses a true preVote). KIP-853:
+ * directory ids in Vote / Fetch, the leader's NodeEndpoints in Fetch responses, DescribeQuorum's
+ * Nodes, and the AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter responses.
  *
  * Invariants: every builder fills every field of the generated type (no field left to a codec
  * default by accident); sentinels are Kafka's (-1 leader/epoch/offsets, the zero uuid).
@@ -14,6 +16,10 @@ import type { EndQuorumEpochRequest, EndQuorumEpochResponse, EndQuorumEpochRespo
 import type { FetchRequest, FetchRequestFetchPartition, FetchResponse, FetchResponsePartitionData } from '../../protocol/generated/fetch';
 import type { FetchSnapshotRequest, FetchSnapshotRequestPartitionSnapshot, FetchSnapshotResponse, FetchSnapshotResponsePartitionSnapshot } from '../../protocol/generated/fetch-snapshot';
 import type { DescribeQuorumRequest, DescribeQuorumResponse, DescribeQuorumResponsePartitionData } from '../../protocol/generated/describe-quorum';
+import type { AddRaftVoterRequest, AddRaftVoterResponse } from '../../protocol/generated/add-raft-voter';
+import type { RemoveRaftVoterRequest, RemoveRaftVoterResponse } from '../../protocol/generated/remove-raft-voter';
+import type { UpdateRaftVoterRequest, UpdateRaftVoterResponse } from '../../protocol/generated/update-raft-voter';
+import type { FetchResponseNodeEndpoint } from '../../protocol/generated/fetch';
 import { ErrorCode } from '../../protocol/errors';
 import { NO_DIRECTORY_ID } from './quorum-state-store';
 import type { OffsetAndEpoch } from './raft-log';
@@ -29,7 +35,10 @@ export type RaftRequest =
   | { apiKey: 'END_QUORUM_EPOCH'; data: EndQuorumEpochRequest }
   | { apiKey: 'FETCH'; data: FetchRequest }
   | { apiKey: 'FETCH_SNAPSHOT'; data: FetchSnapshotRequest }
-  | { apiKey: 'DESCRIBE_QUORUM'; data: DescribeQuorumRequest };
+  | { apiKey: 'DESCRIBE_QUORUM'; data: DescribeQuorumRequest }
+  | { apiKey: 'ADD_RAFT_VOTER'; data: AddRaftVoterRequest }
+  | { apiKey: 'REMOVE_RAFT_VOTER'; data: RemoveRaftVoterRequest }
+  | { apiKey: 'UPDATE_RAFT_VOTER'; data: UpdateRaftVoterRequest };
 
 export type RaftResponse =
   | { apiKey: 'VOTE'; data: VoteResponse }
@@ -37,7 +46,10 @@ export type RaftResponse =
   | { apiKey: 'END_QUORUM_EPOCH'; data: EndQuorumEpochResponse }
   | { apiKey: 'FETCH'; data: FetchResponse }
   | { apiKey: 'FETCH_SNAPSHOT'; data: FetchSnapshotResponse }
-  | { apiKey: 'DESCRIBE_QUORUM'; data: DescribeQuorumResponse };
+  | { apiKey: 'DESCRIBE_QUORUM'; data: DescribeQuorumResponse }
+  | { apiKey: 'ADD_RAFT_VOTER'; data: AddRaftVoterResponse }
+  | { apiKey: 'REMOVE_RAFT_VOTER'; data: RemoveRaftVoterResponse }
+  | { apiKey: 'UPDATE_RAFT_VOTER'; data: UpdateRaftVoterResponse };
 
 export type RaftApiKey = RaftRequest['apiKey'];
 
@@ -50,6 +62,9 @@ export function voteRequest(p: {
   candidateId: number;
   lastEndOffset: OffsetAndEpoch;
   preVote: boolean;
+  /** KIP-853 replica keys (NO_DIRECTORY_ID when unknown). */
+  candidateDirectoryId?: string;
+  voterDirectoryId?: string;
 }): VoteRequest {
   return {
     clusterId: p.clusterId,
@@ -62,8 +77,8 @@ export function voteRequest(p: {
             partitionIndex: METADATA_PARTITION,
             candidateEpoch: p.candidateEpoch,
             candidateId: p.candidateId,
-            candidateDirectoryId: NO_DIRECTORY_ID,
-            voterDirectoryId: NO_DIRECTORY_ID,
+            candidateDirectoryId: p.candidateDirectoryId ?? NO_DIRECTORY_ID,
+            voterDirectoryId: p.voterDirectoryId ?? NO_DIRECTORY_ID,
             lastOffsetEpoch: p.lastEndOffset.epoch,
             lastOffset: p.lastEndOffset.offset,
             preVote: p.preVote,
@@ -144,6 +159,8 @@ export function fetchRequest(p: {
   lastFetchedEpoch: number;
   logStartOffset: bigint;
   maxBytes: number;
+  /** KIP-853: the fetching replica's directory id (Fetch v17). */
+  replicaDirectoryId?: string;
 }): FetchRequest {
   const partition: FetchRequestFetchPartition = {
     partition: METADATA_PARTITION,
@@ -152,7 +169,7 @@ export function fetchRequest(p: {
     lastFetchedEpoch: p.lastFetchedEpoch,
     logStartOffset: p.logStartOffset,
     partitionMaxBytes: p.maxBytes,
-    replicaDirectoryId: NO_DIRECTORY_ID,
+    replicaDirectoryId: p.replicaDirectoryId ?? NO_DIRECTORY_ID,
   };
   // The replica id goes in ReplicaState (v15+, what KRaft fetches use); a network layer encoding
   // v14 or older moves it to the top-level ReplicaId.
@@ -188,7 +205,7 @@ export interface FetchPartitionResult {
   records: Buffer | null;
 }
 
-export function fetchResponse(errorCode: number, p?: FetchPartitionResult): FetchResponse {
+export function fetchResponse(errorCode: number, p?: FetchPartitionResult, nodeEndpoints: FetchResponseNodeEndpoint[] = []): FetchResponse {
   const partitions: FetchResponsePartitionData[] = p
     ? [
         {
@@ -211,7 +228,7 @@ export function fetchResponse(errorCode: number, p?: FetchPartitionResult): Fetc
     errorCode,
     sessionId: 0,
     responses: p ? [{ topic: METADATA_TOPIC, topicId: METADATA_TOPIC_ID, partitions }] : [],
-    nodeEndpoints: [],
+    nodeEndpoints,
   };
 }
 
@@ -250,7 +267,12 @@ export function describeQuorumRequest(): DescribeQuorumRequest {
   return { topics: [{ topicName: METADATA_TOPIC, partitions: [{ partitionIndex: METADATA_PARTITION }] }] };
 }
 
-export function describeQuorumResponse(errorCode: number, errorMessage: string | null, p?: Omit<DescribeQuorumResponsePartitionData, 'partitionIndex'>): DescribeQuorumResponse {
+export function describeQuorumResponse(
+  errorCode: number,
+  errorMessage: string | null,
+  p?: Omit<DescribeQuorumResponsePartitionData, 'partitionIndex'>,
+  nodes: DescribeQuorumResponse['nodes'] = [],
+): DescribeQuorumResponse {
   return {
     errorCode: p ? ErrorCode.NONE : errorCode,
     errorMessage: p ? null : errorMessage,
@@ -264,7 +286,7 @@ export function describeQuorumResponse(errorCode: number, errorMessage: string |
         ],
       },
     ],
-    nodes: [],
+    nodes,
   };
 }
 
@@ -287,5 +309,25 @@ export function errorResponse(apiKey: RaftApiKey, errorCode: number): RaftRespon
       return { apiKey, data: fetchSnapshotResponse(errorCode) };
     case 'DESCRIBE_QUORUM':
       return { apiKey, data: describeQuorumResponse(errorCode, null) };
+    case 'ADD_RAFT_VOTER':
+      return { apiKey, data: addRaftVoterResponse(errorCode, null) };
+    case 'REMOVE_RAFT_VOTER':
+      return { apiKey, data: removeRaftVoterResponse(errorCode, null) };
+    case 'UPDATE_RAFT_VOTER':
+      return { apiKey, data: updateRaftVoterResponse(errorCode, -1, -1) };
   }
+}
+
+// ---- AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter (KIP-853) ----
+
+export function addRaftVoterResponse(errorCode: number, errorMessage: string | null): AddRaftVoterResponse {
+  return { throttleTimeMs: 0, errorCode, errorMessage };
+}
+
+export function removeRaftVoterResponse(errorCode: number, errorMessage: string | null): RemoveRaftVoterResponse {
+  return { throttleTimeMs: 0, errorCode, errorMessage };
+}
+
+export function updateRaftVoterResponse(errorCode: number, leaderId: number, leaderEpoch: number, leaderEndpoint?: { host: string; port: number } | null): UpdateRaftVoterResponse {
+  return { throttleTimeMs: 0, errorCode, currentLeader: { leaderId, leaderEpoch, host: leaderEndpoint?.host ?? '', port: leaderEndpoint?.port ?? 0 } };
 }

@@ -21,6 +21,10 @@
  *   committed); a follower never truncates below its high watermark;
  * - a leader that has not heard a Fetch/FetchSnapshot from a majority within 1.5 fetch timeouts
  *   resigns (check-quorum), so a partitioned leader stops claiming leadership.
+ * - KIP-853: the voter set in force is the latest in the log (kraft-control-state.ts), synced after
+ *   every log change; the leader changes it one VotersRecord at a time, only once it has a high
+ *   watermark in its epoch and the previous VotersRecord is committed, answers the change when it
+ *   commits, and resigns after committing its own removal.
  * Error codes are Kafka's, chosen where KafkaRaftClient chooses them.
  */
 import { ErrorCode } from '../../protocol/errors';
@@ -35,6 +39,23 @@ import type { EndQuorumEpochRequest, EndQuorumEpochResponse } from '../../protoc
 import type { FetchRequest, FetchResponse } from '../../protocol/generated/fetch';
 import type { FetchSnapshotRequest, FetchSnapshotResponse } from '../../protocol/generated/fetch-snapshot';
 import type { DescribeQuorumRequest, DescribeQuorumResponse, DescribeQuorumResponseReplicaState } from '../../protocol/generated/describe-quorum';
+import type { AddRaftVoterRequest, AddRaftVoterResponse } from '../../protocol/generated/add-raft-voter';
+import type { RemoveRaftVoterRequest, RemoveRaftVoterResponse } from '../../protocol/generated/remove-raft-voter';
+import type { UpdateRaftVoterRequest, UpdateRaftVoterResponse } from '../../protocol/generated/update-raft-voter';
+import type { FetchResponseNodeEndpoint } from '../../protocol/generated/fetch';
+import { KRaftControlState } from './kraft-control-state';
+import {
+  DEFAULT_CONTROLLER_LISTENER,
+  KRAFT_VERSION_1,
+  SUPPORTED_KRAFT_VERSIONS,
+  VoterSet,
+  kraftVersionControlRecord,
+  replicaKeyString,
+  snapshotControlRecords,
+  votersControlRecord,
+  type Endpoint,
+  type ReplicaKey,
+} from './voter-set';
 import {
   CandidateState,
   FollowerState,
@@ -45,7 +66,7 @@ import {
   type EpochState,
   type ReplicaState,
 } from './epoch-state';
-import type { QuorumConfig } from './quorum-config';
+import { bootstrapServerId, type QuorumConfig } from './quorum-config';
 import { NO_DIRECTORY_ID, type ElectionState, type QuorumStateStore } from './quorum-state-store';
 import { compareOffsetAndEpoch, validateOffsetAndEpoch, type OffsetAndEpoch, type RaftLog, type ValidOffsetAndEpoch } from './raft-log';
 import { NotLeaderError } from './not-leader-error';
@@ -53,8 +74,11 @@ import {
   METADATA_PARTITION,
   METADATA_TOPIC,
   METADATA_TOPIC_ID,
+  addRaftVoterResponse,
   beginQuorumEpochRequest,
   beginQuorumEpochResponse,
+  removeRaftVoterResponse,
+  updateRaftVoterResponse,
   describeQuorumResponse,
   endQuorumEpochRequest,
   endQuorumEpochResponse,
@@ -103,6 +127,22 @@ export interface RaftNodeOptions {
   listener?: RaftListener;
   /** Max bytes per Fetch / FetchSnapshot response (Kafka: 1 MiB). */
   fetchMaxBytes?: number;
+  /** KIP-853: this replica's directory id (meta.properties `directory.id`); NO_DIRECTORY_ID when unknown. */
+  directoryId?: string;
+  /** KIP-853: this replica's own listeners (the first is the default one), as a VotersRecord names them. */
+  listeners?: readonly Endpoint[];
+  /** KIP-853's controller.quorum.auto.join.enable: an observer that caught up asks the leader to add it. */
+  autoJoin?: boolean;
+}
+
+/** A voter change the leader has appended and answers once it commits (one at a time, Kafka's LeaderState). */
+interface PendingVoterChange {
+  apiKey: 'ADD_RAFT_VOTER' | 'REMOVE_RAFT_VOTER';
+  source: number;
+  correlationId: number;
+  /** The offset of the VotersRecord. */
+  offset: bigint;
+  deadline: number;
 }
 
 /** Kafka's KafkaRaftClient.RETRY_BACKOFF_BASE_MS for the binary exponential election backoff. */
@@ -131,7 +171,18 @@ export class RaftNode {
   readonly nodeId: number;
   private readonly clusterId: string;
   private readonly config: QuorumConfig;
-  private readonly voters: ReadonlySet<number>;
+  private readonly control: KRaftControlState;
+  private readonly localKey: ReplicaKey;
+  private readonly localListeners: readonly Endpoint[];
+  private readonly autoJoin: boolean;
+  private autoJoinAt = 0;
+  /** UpdateRaftVoter: the epoch in which the leader accepted this voter's endpoints, and the next try. */
+  private voterUpdatedInEpoch = -1;
+  private updateVoterAt = 0;
+  /** Endpoints learned from Fetch responses (the leader's NodeEndpoints), by id. */
+  private readonly learnedEndpoints = new Map<number, { host: string; port: number }>();
+  private votersCache: { set: VoterSet; ids: ReadonlySet<number> } | null = null;
+  private pendingVoterChange: PendingVoterChange | null = null;
   private readonly clock: RaftClock;
   private readonly random: RaftRandom;
   readonly log: RaftLog;
@@ -153,7 +204,10 @@ export class RaftNode {
     this.nodeId = opts.nodeId;
     this.clusterId = opts.clusterId;
     this.config = opts.config;
-    this.voters = new Set(opts.config.voters.keys());
+    this.localKey = { id: opts.nodeId, directoryId: opts.directoryId ?? NO_DIRECTORY_ID };
+    this.localListeners = opts.listeners ?? [];
+    this.autoJoin = opts.autoJoin ?? false;
+    this.control = new KRaftControlState(opts.log, VoterSet.fromStatic(opts.config.voters, this.localListeners[0]?.name ?? DEFAULT_CONTROLLER_LISTENER));
     this.clock = opts.clock;
     this.random = opts.random;
     this.log = opts.log;
@@ -177,7 +231,61 @@ export class RaftNode {
     return this.state.leaderId;
   }
   get isVoter(): boolean {
-    return this.voters.has(this.nodeId);
+    return this.control.lastVoterSet().isVoter(this.localKey);
+  }
+  /** The voter ids in force (KIP-853: the latest VotersRecord in the log, else controller.quorum.voters). */
+  private get voters(): ReadonlySet<number> {
+    const set = this.control.lastVoterSet();
+    if (this.votersCache?.set !== set) this.votersCache = { set, ids: set.ids() };
+    return this.votersCache.ids;
+  }
+  /** The voter set in force (tests, DescribeQuorum, the driver's endpoints). */
+  get voterSet(): VoterSet {
+    return this.control.lastVoterSet();
+  }
+  /** kraft.version in force: 0 static voters, 1 KIP-853 dynamic voters. */
+  get kraftVersion(): number {
+    return this.control.lastKraftVersion();
+  }
+  get directoryId(): string {
+    return this.localKey.directoryId;
+  }
+  /**
+   * KIP-853: the control records a snapshot ending at `snapshotEndOffset` carries right after its
+   * SnapshotHeader (KRaftVersionRecord and VotersRecord with kraft.version 1; none with 0): the
+   * controller's snapshot writer puts them there, and a replica that loads the snapshot reads its
+   * voter set from them.
+   */
+  snapshotControlRecords(snapshotEndOffset: bigint): SimpleRecord[] {
+    this.control.sync();
+    return snapshotControlRecords(this.control.lastKraftVersion(), this.control.voterSetAtOffset(snapshotEndOffset - 1n));
+  }
+  /**
+   * Where replica `id` listens, as far as this node knows: the voter set in force, the leader
+   * endpoints Fetch responses named, `controller.quorum.bootstrap.servers` for the negative ids.
+   */
+  endpointOf(id: number): { host: string; port: number } | null {
+    if (id <= -2) return this.config.bootstrapServers[-2 - id] ?? null;
+    const e = this.control.lastVoterSet().endpoint(id, this.listenerName);
+    if (e) return { host: e.host, port: e.port };
+    return this.learnedEndpoints.get(id) ?? null;
+  }
+  private get listenerName(): string {
+    return this.localListeners[0]?.name ?? DEFAULT_CONTROLLER_LISTENER;
+  }
+
+  /**
+   * Brings the kraft.version / voter set in line with the log (after every log change); a leader's
+   * replica states follow the voter set in force.
+   */
+  private syncVoters(): void {
+    const before = this.control.lastVoterSet();
+    this.control.sync();
+    const after = this.control.lastVoterSet();
+    const s = this.state as EpochState | undefined;
+    if (after !== before && s?.name === 'Leader') {
+      if (s.updateVoters(this.voters)) this.onUpdateLeaderHighWatermark(s);
+    }
   }
   get isLeader(): boolean {
     return this.state.name === 'Leader';
@@ -240,7 +348,9 @@ export class RaftNode {
   private electionStateOf(s: EpochState): ElectionState {
     const votedId = s.votedId;
     const leaderId = s.name === 'Prospective' ? s.retainedLeaderId : s.leaderId;
-    return { epoch: s.epoch, leaderId, votedId, votedDirectoryId: NO_DIRECTORY_ID };
+    // KIP-853 (quorum-state data_version 1): the directory id of the replica voted for.
+    const votedDirectoryId = votedId < 0 ? NO_DIRECTORY_ID : votedId === this.nodeId ? this.localKey.directoryId : (this.control.lastVoterSet().get(votedId)?.key.directoryId ?? NO_DIRECTORY_ID);
+    return { epoch: s.epoch, leaderId, votedId, votedDirectoryId };
   }
 
   private setState(next: EpochState): void {
@@ -261,12 +371,17 @@ export class RaftNode {
     this.inFlight.clear();
     this.inFlightByDestination.clear();
     this.backoffUntil.clear();
-    if (leaving) this.completeParkedFetches(true);
+    if (leaving) {
+      this.finishVoterChange(ErrorCode.NOT_LEADER_OR_FOLLOWER, 'The leader resigned or lost its leadership before the voter change committed');
+      this.completeParkedFetches(true);
+    }
     if (!prev || prev.epoch !== next.epoch || prev.leaderId !== next.leaderId) this.listener.onLeaderChange?.(next.epoch, next.leaderId);
   }
 
   private transitionToUnattached(epoch: number): void {
-    this.setState(new UnattachedState(epoch, -1, this.clock.now() + this.randomElectionTimeoutMs()));
+    // Same epoch (an observer that lost its leader, a removed voter): keep the vote cast in it.
+    const voted = epoch === this.state?.epoch ? this.persistedVote(epoch) : -1;
+    this.setState(new UnattachedState(epoch, voted, this.clock.now() + this.randomElectionTimeoutMs()));
   }
 
   private transitionToUnattachedVoted(candidateId: number, epoch: number): void {
@@ -309,15 +424,28 @@ export class RaftNode {
     // Kafka's LeaderChange control record: the first entry of the epoch; committing it commits
     // everything before it.
     const w = new Writer(64);
+    const voterSet = this.control.lastVoterSet();
+    // LeaderChangeMessage version 0 (Kafka's current one) names voters by id only.
     writeLeaderChangeMessage(w, 0, {
       version: 0,
       leaderId: this.nodeId,
       voters: [...this.voters].map((voterId) => ({ voterId, voterDirectoryId: NO_DIRECTORY_ID })),
       grantingVoters: [...leader.grantingVoters].map((voterId) => ({ voterId, voterDirectoryId: NO_DIRECTORY_ID })),
     });
-    const record: SimpleRecord = { key: controlRecordKey(ControlRecordType.LEADER_CHANGE), value: w.toBuffer(), timestamp: 0 };
-    this.log.appendAsLeader([record], leader.epoch, true);
+    const records: SimpleRecord[] = [{ key: controlRecordKey(ControlRecordType.LEADER_CHANGE), value: w.toBuffer(), timestamp: 0 }];
+    // KIP-853 (LeaderState.appendStartOfEpochControlRecords): a voter set known only from the
+    // bootstrap checkpoint goes into the log, so that replicas without the checkpoint learn it.
+    // It also writes its own endpoints when the voter set names others (Kafka's voterNodeNeedsUpdate).
+    if (this.control.lastKraftVersion() >= KRAFT_VERSION_1) {
+      const me = voterSet.get(this.nodeId);
+      const mine = { key: this.localKey, endpoints: this.localListeners, kraftVersion: { ...SUPPORTED_KRAFT_VERSIONS } };
+      const updated = me && this.localListeners.length > 0 && me.key.directoryId === this.localKey.directoryId && !new VoterSet([me]).equals(new VoterSet([mine])) ? voterSet.updateVoter(mine) : null;
+      if (this.control.lastVoterSetEntry().offset < 0n) records.push(kraftVersionControlRecord(this.control.lastKraftVersion()), votersControlRecord(updated ?? voterSet));
+      else if (updated) records.push(votersControlRecord(updated));
+    }
+    this.log.appendAsLeader(records, leader.epoch, true);
     this.log.flush();
+    this.syncVoters();
     this.onLeaderAppend();
   }
 
@@ -387,6 +515,18 @@ export class RaftNode {
     if (s.name !== 'Leader') throw new NotLeaderError(s.epoch, s.leaderId);
     const info = this.log.appendAsLeader(records, s.epoch);
     this.log.flush();
+    // A data batch holds no voter change: the control-record state moves past it without reading it.
+    this.control.skipDataAppend(info.firstOffset, info.lastOffset + 1n);
+    this.onLeaderAppend();
+    return info.lastOffset;
+  }
+
+  /** Appends a VotersRecord for `voters` (a control batch) as the leader; returns its offset. */
+  private appendVotersRecord(voters: VoterSet): bigint {
+    const s = this.state as LeaderState;
+    const info = this.log.appendAsLeader([votersControlRecord(voters)], s.epoch, true);
+    this.log.flush();
+    this.syncVoters();
     this.onLeaderAppend();
     return info.lastOffset;
   }
@@ -401,7 +541,25 @@ export class RaftNode {
     if (s.highWatermark === null) return;
     this.log.updateHighWatermark(s.highWatermark);
     this.listener.onHighWatermark?.(s.highWatermark);
+    this.maybeCompleteVoterChange(s);
     this.completeParkedFetches(false);
+  }
+
+  /** Kafka's RemoveVoterHandler/AddVoterHandler.highWatermarkUpdated: the pending change committed. */
+  private maybeCompleteVoterChange(s: LeaderState): void {
+    const p = this.pendingVoterChange;
+    if (!p || s.highWatermark === null || s.highWatermark <= p.offset) return;
+    this.finishVoterChange(ErrorCode.NONE, null);
+    // A leader that is not in the committed voter set resigns (at the next poll).
+    if (!this.isVoter) s.resignRequested = true;
+  }
+
+  private finishVoterChange(errorCode: number, message: string | null): void {
+    const p = this.pendingVoterChange;
+    if (!p) return;
+    this.pendingVoterChange = null;
+    const data = p.apiKey === 'ADD_RAFT_VOTER' ? addRaftVoterResponse(errorCode, message) : removeRaftVoterResponse(errorCode, message);
+    this.sink.sendResponse(p.source, p.correlationId, { apiKey: p.apiKey, data } as RaftResponse);
   }
 
   // ---------------------------------------------------------------- poll
@@ -409,6 +567,7 @@ export class RaftNode {
   /** Runs the timers and sends what the state needs; returns the ms until it needs to run again. */
   poll(): number {
     const now = this.clock.now();
+    this.syncVoters();
     this.expireInFlight(now);
     let wake = Infinity;
     // A transition inside a poll step may need another step right away (bounded).
@@ -418,6 +577,11 @@ export class RaftNode {
       if (this.state === before) break;
     }
     wake = Math.min(wake, this.expireParkedFetches(now));
+    const pending = this.pendingVoterChange;
+    if (pending) {
+      if (now >= pending.deadline) this.finishVoterChange(ErrorCode.REQUEST_TIMED_OUT, 'Timed out waiting for the voter change to commit');
+      else wake = Math.min(wake, pending.deadline);
+    }
     for (const f of this.inFlight.values()) wake = Math.min(wake, f.deadline);
     for (const b of this.backoffUntil.values()) if (b > now) wake = Math.min(wake, b);
     return Math.max(0, wake - now);
@@ -428,10 +592,12 @@ export class RaftNode {
     switch (s.name) {
       case 'Unattached':
         if (!this.isVoter) {
-          // An observer finds the leader by fetching from a voter (Kafka's observers use
-          // controller.quorum.bootstrap.servers): the answer names the leader and its epoch.
-          const voters = [...this.voters];
-          const v = voters[this.random.nextInt(voters.length)];
+          // An observer finds the leader by fetching from controller.quorum.bootstrap.servers or a
+          // voter of the set in force (krill also asks the voters it knows: bootstrap servers that
+          // were all removed from the quorum would otherwise strand it): the answer names the leader.
+          const targets = [...this.config.bootstrapServers.map((_, i) => bootstrapServerId(i)), ...[...this.voters].filter((v) => v !== this.nodeId && this.endpointOf(v) !== null)];
+          if (targets.length === 0) return Infinity;
+          const v = targets[this.random.nextInt(targets.length)];
           this.maybeSend(v, 'FETCH', { apiKey: 'FETCH', data: this.buildFetchRequest(s.epoch) });
           return Infinity;
         }
@@ -462,6 +628,10 @@ export class RaftNode {
         for (const v of s.tally.unrecorded()) this.maybeSendVote(v, false, s.epoch);
         return this.shuttingDown && now >= s.electionDeadline ? Infinity : s.electionDeadline;
       case 'Leader': {
+        if (s.resignRequested) {
+          this.transitionToResigned(s.nonLeaderVotersByDescendingFetchOffset());
+          return 0;
+        }
         if (now >= s.checkQuorumExpiry()) {
           this.transitionToResigned(s.nonLeaderVotersByDescendingFetchOffset());
           return 0;
@@ -481,6 +651,32 @@ export class RaftNode {
           else this.transitionToUnattached(s.epoch);
           return 0;
         }
+        if (this.needsVoterUpdate(s)) {
+          // KIP-853 (Kafka's UpdateVoter from a follower): the voter set names other endpoints or
+          // versions for this voter than it has: tell the leader, once per epoch while it succeeds.
+          this.updateVoterAt = now + this.config.fetchTimeoutMs;
+          this.maybeSend(s.leaderId, 'UPDATE_RAFT_VOTER', {
+            apiKey: 'UPDATE_RAFT_VOTER',
+            data: {
+              clusterId: this.clusterId,
+              currentLeaderEpoch: s.epoch,
+              voterId: this.nodeId,
+              voterDirectoryId: this.localKey.directoryId,
+              listeners: this.localListeners.map((l) => ({ ...l })),
+              kRaftVersionFeature: { minSupportedVersion: SUPPORTED_KRAFT_VERSIONS.min, maxSupportedVersion: SUPPORTED_KRAFT_VERSIONS.max },
+            },
+          });
+        }
+        if (this.autoJoin && !this.isVoter && s.hasFetchedFromLeader && this.control.lastKraftVersion() >= KRAFT_VERSION_1 && now >= this.autoJoinAt && !s.fetchingSnapshot) {
+          // controller.quorum.auto.join.enable: ask the leader to add this replica (it answers
+          // REQUEST_TIMED_OUT until this replica is caught up, DUPLICATE_VOTER if its id votes).
+          this.autoJoinAt = now + this.config.fetchTimeoutMs;
+          this.maybeSend(s.leaderId, 'ADD_RAFT_VOTER', {
+            apiKey: 'ADD_RAFT_VOTER',
+            data: { clusterId: this.clusterId, timeoutMs: this.config.requestTimeoutMs, voterId: this.nodeId, voterDirectoryId: this.localKey.directoryId, listeners: this.localListeners.map((l) => ({ ...l })) },
+          });
+          return Math.min(s.fetchDeadline, this.autoJoinAt);
+        }
         if (s.fetchingSnapshot) {
           this.maybeSend(s.leaderId, 'FETCH_SNAPSHOT', {
             apiKey: 'FETCH_SNAPSHOT',
@@ -499,7 +695,9 @@ export class RaftNode {
         return this.shuttingDown && now >= s.fetchDeadline ? Infinity : s.fetchDeadline;
       case 'Resigned':
         if (now >= s.electionDeadline && !this.shuttingDown) {
-          this.transitionToProspective(0);
+          // A leader removed from the voter set (KIP-853) goes on as an observer.
+          if (this.isVoter) this.transitionToProspective(0);
+          else this.transitionToUnattached(s.epoch);
           return 0;
         }
         for (const v of s.unackedVoters) {
@@ -520,6 +718,7 @@ export class RaftNode {
       lastFetchedEpoch: end.epoch,
       logStartOffset: this.log.startOffset(),
       maxBytes: this.fetchMaxBytes,
+      replicaDirectoryId: this.localKey.directoryId,
     });
   }
 
@@ -534,12 +733,22 @@ export class RaftNode {
   }
 
   private maybeSendVote(voterId: number, preVote: boolean, candidateEpoch: number): void {
-    const data = voteRequest({ clusterId: this.clusterId, voterId, candidateEpoch, candidateId: this.nodeId, lastEndOffset: this.log.endOffset(), preVote });
+    const data = voteRequest({
+      clusterId: this.clusterId,
+      voterId,
+      candidateEpoch,
+      candidateId: this.nodeId,
+      lastEndOffset: this.log.endOffset(),
+      preVote,
+      candidateDirectoryId: this.localKey.directoryId,
+      voterDirectoryId: this.control.lastVoterSet().get(voterId)?.key.directoryId ?? NO_DIRECTORY_ID,
+    });
     this.maybeSend(voterId, 'VOTE', { apiKey: 'VOTE', data }, preVote);
   }
 
   private maybeSend(destination: number, apiKey: RaftApiKey, request: RaftRequest, preVote = false): void {
-    if (destination === this.nodeId || destination < 0) return;
+    // -1 is nobody; ids below it are the bootstrap servers.
+    if (destination === this.nodeId || destination === -1) return;
     if (this.inFlightByDestination.has(destination)) return;
     const now = this.clock.now();
     const b = this.backoffUntil.get(destination);
@@ -565,6 +774,7 @@ export class RaftNode {
   /** Handles a request; the response goes to the sink now or, for a parked Fetch, later. */
   handleRequest(source: number, correlationId: number, request: RaftRequest): void {
     const reply = (response: RaftResponse): void => this.sink.sendResponse(source, correlationId, response);
+    this.syncVoters();
     switch (request.apiKey) {
       case 'VOTE':
         return reply({ apiKey: 'VOTE', data: this.handleVoteRequest(request.data) });
@@ -582,7 +792,110 @@ export class RaftNode {
         return reply({ apiKey: 'FETCH_SNAPSHOT', data: this.handleFetchSnapshotRequest(request.data) });
       case 'DESCRIBE_QUORUM':
         return reply({ apiKey: 'DESCRIBE_QUORUM', data: this.handleDescribeQuorumRequest(request.data) });
+      case 'ADD_RAFT_VOTER': {
+        const r = this.handleAddVoterRequest(source, correlationId, request.data);
+        if (r) reply({ apiKey: 'ADD_RAFT_VOTER', data: r });
+        return;
+      }
+      case 'REMOVE_RAFT_VOTER': {
+        const r = this.handleRemoveVoterRequest(source, correlationId, request.data);
+        if (r) reply({ apiKey: 'REMOVE_RAFT_VOTER', data: r });
+        return;
+      }
+      case 'UPDATE_RAFT_VOTER':
+        return reply({ apiKey: 'UPDATE_RAFT_VOTER', data: this.handleUpdateVoterRequest(request.data) });
     }
+  }
+
+  // ---------------------------------------------------------------- KIP-853 voter changes (leader side)
+
+  /**
+   * Kafka's checks common to AddVoter / RemoveVoter / UpdateVoter on the leader: one change at a
+   * time, a high watermark in this epoch (the epoch's LeaderChange committed, so no older voter
+   * change is pending), kraft.version 1, and the latest VotersRecord committed. Null when all pass.
+   */
+  private voterChangeRefusal(verb: string): { code: number; message: string } | null {
+    const s = this.state as LeaderState;
+    if (this.pendingVoterChange) return { code: ErrorCode.REQUEST_TIMED_OUT, message: 'Request timed out waiting for leader to handle previous voter change request' };
+    if (s.highWatermark === null) return { code: ErrorCode.REQUEST_TIMED_OUT, message: 'Request timed out waiting for leader to establish HWM and fence previous voter changes' };
+    const kraftVersion = this.control.lastKraftVersion();
+    if (kraftVersion < KRAFT_VERSION_1) return { code: ErrorCode.UNSUPPORTED_VERSION, message: `Cluster doesn't support ${verb} voter because the kraft.version feature is ${kraftVersion}` };
+    const entry = this.control.lastVoterSetEntry();
+    if (entry.offset >= s.highWatermark) {
+      return { code: ErrorCode.REQUEST_TIMED_OUT, message: `Request timed out waiting for voters to commit the latest voter change at ${entry.offset} with HWM ${s.highWatermark}` };
+    }
+    return null;
+  }
+
+  private handleAddVoterRequest(source: number, correlationId: number, request: AddRaftVoterRequest): AddRaftVoterResponse | null {
+    if (!this.hasValidClusterId(request.clusterId)) return addRaftVoterResponse(ErrorCode.INCONSISTENT_CLUSTER_ID, `The given id "${request.clusterId}" doesn't match the cluster id "${this.clusterId}"`);
+    const err = this.validateLeaderOnlyRequest(this.state.epoch);
+    if (err !== ErrorCode.NONE) return addRaftVoterResponse(err, null);
+    if (request.voterId < 0 || request.voterDirectoryId === NO_DIRECTORY_ID) return addRaftVoterResponse(ErrorCode.INVALID_REQUEST, "Add voter request didn't include a valid voter");
+    const endpoints = request.listeners.map((l) => ({ name: l.name, host: l.host, port: l.port }));
+    if (!endpoints.some((e) => e.name === this.listenerName)) {
+      return addRaftVoterResponse(ErrorCode.INVALID_REQUEST, `Add voter request didn't include the endpoint for the default listener ${this.listenerName}`);
+    }
+    const refusal = this.voterChangeRefusal('adding');
+    if (refusal) return addRaftVoterResponse(refusal.code, refusal.message);
+    const voters = this.control.lastVoterSet();
+    const key = { id: request.voterId, directoryId: request.voterDirectoryId };
+    if (voters.hasId(key.id)) return addRaftVoterResponse(ErrorCode.DUPLICATE_VOTER, `The voter id for ${replicaKeyString(key)} is already part of the set of voters ${voters}.`);
+    // Caught up (Kafka's isReplicaCaughtUp): an observer with this replica key that has reached the
+    // leader's end offset at least once and fetched within the last hour. (Kafka first asks the new
+    // voter's ApiVersions for its kraft.version range; every krill controller supports 0-1.)
+    const s = this.state as LeaderState;
+    const now = this.clock.now();
+    const o = s.observerStates.get(key.id);
+    const caughtUp = o !== undefined && o.directoryId === key.directoryId && o.lastCaughtUpTimestamp > 0 && o.lastFetchTimestamp > 0 && o.lastFetchTimestamp > now - 3_600_000;
+    if (!caughtUp) return addRaftVoterResponse(ErrorCode.REQUEST_TIMED_OUT, `Aborted add voter operation for ${replicaKeyString(key)} since it is lagging behind`);
+    const next = voters.addVoter({ key, endpoints, kraftVersion: { ...SUPPORTED_KRAFT_VERSIONS } })!;
+    const offset = this.appendVotersRecord(next);
+    this.pendingVoterChange = { apiKey: 'ADD_RAFT_VOTER', source, correlationId, offset, deadline: now + this.config.requestTimeoutMs };
+    this.maybeCompleteVoterChange(this.state as LeaderState);
+    return null;
+  }
+
+  private handleRemoveVoterRequest(source: number, correlationId: number, request: RemoveRaftVoterRequest): RemoveRaftVoterResponse | null {
+    if (!this.hasValidClusterId(request.clusterId)) return removeRaftVoterResponse(ErrorCode.INCONSISTENT_CLUSTER_ID, `The given id "${request.clusterId}" doesn't match the cluster id "${this.clusterId}"`);
+    const err = this.validateLeaderOnlyRequest(this.state.epoch);
+    if (err !== ErrorCode.NONE) return removeRaftVoterResponse(err, null);
+    if (request.voterId < 0) return removeRaftVoterResponse(ErrorCode.INVALID_REQUEST, "Remove voter request didn't include a valid voter");
+    const refusal = this.voterChangeRefusal('removing');
+    if (refusal) return removeRaftVoterResponse(refusal.code, refusal.message);
+    const voters = this.control.lastVoterSet();
+    const key = { id: request.voterId, directoryId: request.voterDirectoryId };
+    const next = voters.get(key.id)?.key.directoryId === key.directoryId ? voters.removeVoter(key) : null;
+    if (!next) return removeRaftVoterResponse(ErrorCode.VOTER_NOT_FOUND, `Cannot remove voter ${replicaKeyString(key)} from the set of voters ${voters}`);
+    const offset = this.appendVotersRecord(next);
+    this.pendingVoterChange = { apiKey: 'REMOVE_RAFT_VOTER', source, correlationId, offset, deadline: this.clock.now() + this.config.requestTimeoutMs };
+    this.maybeCompleteVoterChange(this.state as LeaderState);
+    return null;
+  }
+
+  private handleUpdateVoterRequest(request: UpdateRaftVoterRequest): UpdateRaftVoterResponse {
+    const respond = (code: number): UpdateRaftVoterResponse => updateRaftVoterResponse(code, this.state.leaderId, this.state.epoch, this.state.leaderId >= 0 ? this.endpointOf(this.state.leaderId) : null);
+    if (!this.hasValidClusterId(request.clusterId)) return respond(ErrorCode.INCONSISTENT_CLUSTER_ID);
+    const err = this.validateLeaderOnlyRequest(request.currentLeaderEpoch);
+    if (err !== ErrorCode.NONE) return respond(err);
+    if (request.voterId < 0 || request.voterDirectoryId === NO_DIRECTORY_ID) return respond(ErrorCode.INVALID_REQUEST);
+    const endpoints = request.listeners.map((l) => ({ name: l.name, host: l.host, port: l.port }));
+    if (!endpoints.some((e) => e.name === this.listenerName)) return respond(ErrorCode.INVALID_REQUEST);
+    const v = request.kRaftVersionFeature;
+    if (v.minSupportedVersion < 0 || v.maxSupportedVersion < 0 || v.maxSupportedVersion < v.minSupportedVersion) return respond(ErrorCode.INVALID_REQUEST);
+    const refusal = this.voterChangeRefusal('updating');
+    if (refusal) return respond(refusal.code);
+    const key = { id: request.voterId, directoryId: request.voterDirectoryId };
+    const next = this.control.lastVoterSet().updateVoter({ key, endpoints, kraftVersion: { min: v.minSupportedVersion, max: v.maxSupportedVersion } });
+    if (!next) return respond(ErrorCode.VOTER_NOT_FOUND);
+    // Kafka answers at once, without waiting for the commit.
+    this.appendVotersRecord(next);
+    return respond(ErrorCode.NONE);
+  }
+
+  /** A request naming this replica's directory id (or none) is for this replica (Kafka's isValidVoterKey). */
+  private isLocalDirectory(directoryId: string | undefined): boolean {
+    return directoryId === undefined || directoryId === NO_DIRECTORY_ID || this.localKey.directoryId === NO_DIRECTORY_ID || directoryId === this.localKey.directoryId;
   }
 
   private hasValidClusterId(requestClusterId: string | null): boolean {
@@ -594,9 +907,16 @@ export class RaftNode {
   private validateVoterOnlyRequest(remoteNodeId: number, requestEpoch: number): number {
     if (requestEpoch < this.state.epoch) return ErrorCode.FENCED_LEADER_EPOCH;
     if (remoteNodeId < 0) return ErrorCode.INVALID_REQUEST;
-    // With a static voter set both ends must be voters.
-    if (!this.isVoter || !this.voters.has(remoteNodeId)) return ErrorCode.INCONSISTENT_VOTER_SET;
+    // With a static voter set both ends must be voters. With KIP-853's voter set in the log Kafka 4.0
+    // answers anyone: the sender may know a newer set than this replica (a voter just added, which
+    // has not fetched its VotersRecord yet, must still vote, or a quorum can be left without a majority).
+    if (this.isStaticVoterSet() && (!this.isVoter || !this.voters.has(remoteNodeId))) return ErrorCode.INCONSISTENT_VOTER_SET;
     return ErrorCode.NONE;
+  }
+
+  /** controller.quorum.voters in force (kraft.version 0), not a voter set from the log. */
+  private isStaticVoterSet(): boolean {
+    return !this.control.hasVoterSetInLog() && this.config.voters.size > 0;
   }
 
   /** Kafka's validateLeaderOnlyRequest for Fetch and FetchSnapshot. */
@@ -627,6 +947,7 @@ export class RaftNode {
     // A pre-vote is hypothetical: it never moves the receiver to the candidate's epoch.
     if (!p.preVote && p.candidateEpoch > this.state.epoch) this.transitionToUnattached(p.candidateEpoch);
     if (request.voterId >= 0 && request.voterId !== this.nodeId) return respond(ErrorCode.INVALID_VOTER_KEY, false);
+    if (!this.isLocalDirectory(p.voterDirectoryId)) return respond(ErrorCode.INVALID_VOTER_KEY, false);
     const upToDate = this.isLogUpToDate(p.lastOffsetEpoch, p.lastOffset);
     const granted = p.preVote ? this.canGrantPreVote(p.candidateId, p.candidateEpoch, upToDate) : this.canGrantVote(p.candidateId, upToDate);
     if (granted && !p.preVote) {
@@ -694,7 +1015,9 @@ export class RaftNode {
     const p = t[0].partitions[0];
     const respond = (errorCode: number): EndQuorumEpochResponse =>
       endQuorumEpochResponse(ErrorCode.NONE, { errorCode, leaderId: this.state.leaderId, leaderEpoch: this.state.epoch });
-    const err = this.validateVoterOnlyRequest(p.leaderId, p.leaderEpoch);
+    // KIP-853: the leader of our epoch may resign after removing itself from the voter set.
+    const removedLeader = p.leaderEpoch === this.state.epoch && p.leaderId >= 0 && p.leaderId === this.state.leaderId;
+    const err = removedLeader ? ErrorCode.NONE : this.validateVoterOnlyRequest(p.leaderId, p.leaderEpoch);
     if (err !== ErrorCode.NONE) return respond(err);
     this.maybeTransition(p.leaderId, p.leaderEpoch);
     const s = this.state;
@@ -732,14 +1055,27 @@ export class RaftNode {
   }
 
   private emptyFetchResponse(errorCode: number, highWatermark: bigint | null): FetchResponse {
-    return fetchResponse(ErrorCode.NONE, {
-      errorCode,
-      highWatermark: highWatermark ?? -1n,
-      logStartOffset: this.log.startOffset(),
-      leaderId: this.state.leaderId,
-      leaderEpoch: this.state.epoch,
-      records: null,
-    });
+    return fetchResponse(
+      ErrorCode.NONE,
+      {
+        errorCode,
+        highWatermark: highWatermark ?? -1n,
+        logStartOffset: this.log.startOffset(),
+        leaderId: this.state.leaderId,
+        leaderEpoch: this.state.epoch,
+        records: null,
+      },
+      this.leaderEndpoints(),
+    );
+  }
+
+  /** The known leader's endpoint for a Fetch response's NodeEndpoints (Kafka's leaderEndpoints). */
+  private leaderEndpoints(): FetchResponseNodeEndpoint[] {
+    const leaderId = this.state.leaderId;
+    if (leaderId < 0) return [];
+    const own = leaderId === this.nodeId ? this.localListeners.find((l) => l.name === this.listenerName) : undefined;
+    const e = own ?? this.endpointOf(leaderId);
+    return e ? [{ nodeId: leaderId, host: e.host, port: e.port, rack: null }] : [];
   }
 
   private tryCompleteFetchRequest(request: FetchRequest): FetchResponse {
@@ -760,24 +1096,29 @@ export class RaftNode {
     if (valid.kind === 'VALID') {
       records = this.log.read(p.fetchOffset, Math.min(request.maxBytes, p.partitionMaxBytes > 0 ? p.partitionMaxBytes : request.maxBytes));
       if (replicaId >= 0 && replicaId !== this.nodeId) {
-        if (s.updateReplicaState(replicaId, this.clock.now(), p.fetchOffset, this.log.endOffset().offset)) {
+        if (s.updateReplicaState(replicaId, this.clock.now(), p.fetchOffset, this.log.endOffset().offset, p.replicaDirectoryId ?? NO_DIRECTORY_ID)) {
           this.log.updateHighWatermark(s.highWatermark!);
           this.listener.onHighWatermark?.(s.highWatermark!);
+          this.maybeCompleteVoterChange(s);
           // Other parked fetches learn the new high watermark (not recursive: this one is not parked).
           this.pendingHighWatermarkCompletion = true;
         }
       }
     }
-    return fetchResponse(ErrorCode.NONE, {
-      errorCode: ErrorCode.NONE,
-      highWatermark: s.highWatermark ?? -1n,
-      logStartOffset: this.log.startOffset(),
-      leaderId: this.nodeId,
-      leaderEpoch: s.epoch,
-      divergingEpoch: valid.kind === 'DIVERGING' ? valid.offsetAndEpoch : undefined,
-      snapshotId: valid.kind === 'SNAPSHOT' ? valid.offsetAndEpoch : undefined,
-      records,
-    });
+    return fetchResponse(
+      ErrorCode.NONE,
+      {
+        errorCode: ErrorCode.NONE,
+        highWatermark: s.highWatermark ?? -1n,
+        logStartOffset: this.log.startOffset(),
+        leaderId: this.nodeId,
+        leaderEpoch: s.epoch,
+        divergingEpoch: valid.kind === 'DIVERGING' ? valid.offsetAndEpoch : undefined,
+        snapshotId: valid.kind === 'SNAPSHOT' ? valid.offsetAndEpoch : undefined,
+        records,
+      },
+      this.leaderEndpoints(),
+    );
   }
 
   private pendingHighWatermarkCompletion = false;
@@ -868,7 +1209,7 @@ export class RaftNode {
       const self = r.replicaId === this.nodeId;
       return {
         replicaId: r.replicaId,
-        replicaDirectoryId: NO_DIRECTORY_ID,
+        replicaDirectoryId: self ? this.localKey.directoryId : (this.control.lastVoterSet().get(r.replicaId)?.key.directoryId ?? r.directoryId ?? NO_DIRECTORY_ID),
         logEndOffset: self ? this.log.endOffset().offset : (r.endOffset ?? -1n),
         lastFetchTimestamp: BigInt(self ? now : r.lastFetchTimestamp),
         lastCaughtUpTimestamp: BigInt(self ? now : r.lastCaughtUpTimestamp),
@@ -882,10 +1223,26 @@ export class RaftNode {
       highWatermark: s.highWatermark ?? -1n,
       currentVoters: [...s.voterStates.values()].map(describe),
       observers: [...s.observerStates.values()].map(describe),
-    });
+    }, this.control.lastVoterSet().nodes().map((v) => ({ nodeId: v.key.id, listeners: v.endpoints.map((e) => ({ name: e.name, host: e.host, port: e.port })) })));
   }
 
   // ---------------------------------------------------------------- inbound responses
+
+  /** A follower voter whose entry in the voter set (kraft.version 1) differs from its own listeners or versions. */
+  private needsVoterUpdate(s: FollowerState): boolean {
+    if (this.localListeners.length === 0 || this.localKey.directoryId === NO_DIRECTORY_ID) return false;
+    if (!s.hasFetchedFromLeader || s.fetchingSnapshot || this.voterUpdatedInEpoch === s.epoch || this.clock.now() < this.updateVoterAt) return false;
+    if (this.control.lastKraftVersion() < KRAFT_VERSION_1) return false;
+    const me = this.control.lastVoterSet().get(this.nodeId);
+    if (!me || me.key.directoryId !== this.localKey.directoryId) return false;
+    const same =
+      me.kraftVersion.min === SUPPORTED_KRAFT_VERSIONS.min &&
+      me.kraftVersion.max === SUPPORTED_KRAFT_VERSIONS.max &&
+      me.endpoints.length === this.localListeners.length &&
+      me.endpoints.every((e, i) => e.name === this.localListeners[i].name && e.host === this.localListeners[i].host && e.port === this.localListeners[i].port);
+    if (same) this.voterUpdatedInEpoch = s.epoch;
+    return !same;
+  }
 
   /** Handles a response to a request this replica sent; unknown or stale correlation ids are dropped. */
   handleResponse(source: number, correlationId: number, response: RaftResponse): void {
@@ -893,6 +1250,7 @@ export class RaftNode {
     if (!f || f.destination !== source || f.apiKey !== response.apiKey) return;
     this.inFlight.delete(correlationId);
     this.inFlightByDestination.delete(source);
+    this.syncVoters();
     let ok: boolean;
     switch (response.apiKey) {
       case 'VOTE':
@@ -910,6 +1268,16 @@ export class RaftNode {
       case 'FETCH_SNAPSHOT':
         ok = this.handleFetchSnapshotResponse(response.data);
         break;
+      case 'UPDATE_RAFT_VOTER': {
+        const d = response.data;
+        // Only what it says about the leader is common handling; any other refusal (INVALID_REQUEST,
+        // VOTER_NOT_FOUND, REQUEST_TIMED_OUT, ...) is retried after the update period.
+        const leaderNews = d.errorCode === ErrorCode.FENCED_LEADER_EPOCH || d.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER || d.errorCode === ErrorCode.UNKNOWN_LEADER_EPOCH;
+        const handled = leaderNews ? this.maybeHandleCommonResponse(d.errorCode, d.currentLeader.leaderId, d.currentLeader.leaderEpoch) : null;
+        ok = handled ?? d.errorCode === ErrorCode.NONE;
+        if (d.errorCode === ErrorCode.NONE && d.currentLeader.leaderEpoch === this.state.epoch) this.voterUpdatedInEpoch = this.state.epoch;
+        break;
+      }
       default:
         ok = false;
     }
@@ -1013,6 +1381,9 @@ export class RaftNode {
   }
 
   private handleFetchResponse(response: FetchResponse): boolean {
+    // KIP-853: the leader names its endpoint, which an observer that found it through a bootstrap
+    // server (or a replica whose voter set does not name it yet) connects to.
+    for (const e of response.nodeEndpoints ?? []) if (e.nodeId >= 0 && e.nodeId !== this.nodeId) this.learnedEndpoints.set(e.nodeId, { host: e.host, port: e.port });
     if (response.errorCode !== ErrorCode.NONE) return false;
     const t = response.responses;
     if (t.length !== 1 || t[0].partitions.length !== 1) return false;
@@ -1028,11 +1399,13 @@ export class RaftNode {
         throw new Error(`replica ${this.nodeId}: the leader asked for truncation to ${diverging.offset}, below the high watermark ${this.log.highWatermark()}`);
       }
       this.log.truncateToEndOffset(diverging);
+      this.syncVoters();
     } else if (p.snapshotId.epoch >= 0 || p.snapshotId.endOffset >= 0n) {
       if (p.snapshotId.epoch < 0 || p.snapshotId.endOffset < 0n) return false;
       const id = { offset: p.snapshotId.endOffset, epoch: p.snapshotId.epoch };
       if (!this.log.readSnapshot(id)) s.fetchingSnapshot = { id, position: 0n, size: null, chunks: [] };
       else this.log.truncateToLatestSnapshot();
+      this.syncVoters();
     } else {
       if (p.records && p.records.length > 0) {
         const first = splitBatches(p.records)[0];
@@ -1041,6 +1414,9 @@ export class RaftNode {
         this.log.appendAsFollower(p.records);
         // Voters make a fetched append durable before the next Fetch reports it.
         this.log.flush();
+        // The fetched batches feed the control-record state directly (no read back).
+        this.control.observe(p.records);
+        this.syncVoters();
       }
       this.updateFollowerHighWatermark(s, p.highWatermark);
     }
@@ -1085,6 +1461,7 @@ export class RaftNode {
     if (fs.position >= fs.size) {
       this.log.storeFetchedSnapshot(fs.id, Buffer.concat(fs.chunks));
       this.log.truncateToLatestSnapshot();
+      this.syncVoters();
       s.fetchingSnapshot = null;
       this.updateFollowerHighWatermark(s, fs.id.offset);
     }

@@ -14,23 +14,27 @@ import type { LeaderState } from './epoch-state';
 import { RaftSimulator, type SimNode } from './testing/raft-simulator';
 
 const SEEDS = Number(process.env.KRILL_RAFT_SIM_SEEDS ?? 200);
+/** KIP-853 schedules (dynamic voters changing under the faults): one per 10, at least 20. */
+const DYNAMIC_SEEDS = Math.max(20, Math.floor(SEEDS / 10));
 /** Schedules run on disk logs (real recovery at each restart): one per 20 in memory, at least 6. */
 const DISK_SEEDS = Math.max(6, Math.floor(SEEDS / 20));
 const FAULT_PHASE_MS = 15_000;
 /** After the faults stop a leader must be agreed on within this (Kafka's default timeouts). */
 const ELECTION_BOUND_MS = 20_000;
 
-function randomSchedule(seed: number, nodeCount: number, opts: { diskDir?: string; faultPhaseMs?: number } = {}): { electedAfterMs: number; sim: RaftSimulator } {
+function randomSchedule(seed: number, nodeCount: number, opts: { diskDir?: string; faultPhaseMs?: number; dynamic?: boolean } = {}): { electedAfterMs: number; sim: RaftSimulator } {
   // One seed in four replicates batch by batch (tiny fetch responses), which opens more windows
   // where a follower holds an old epoch's entry without the new leader's first one.
   // One seed in five adds an observer (a non-voter replica, as a broker is).
   const sim = new RaftSimulator({
     seed,
     nodeCount,
-    observerCount: seed % 5 === 0 ? 1 : 0,
+    // A dynamic quorum has two replicas outside the initial voter set to add.
+    observerCount: opts.dynamic ? 2 : seed % 5 === 0 ? 1 : 0,
     appendIntervalMs: 50,
     fetchMaxBytes: seed % 4 === 1 ? 64 : 4096,
     diskDir: opts.diskDir,
+    dynamic: opts.dynamic,
   });
   try {
     return runSchedule(sim, seed, opts.faultPhaseMs ?? FAULT_PHASE_MS);
@@ -38,6 +42,24 @@ function randomSchedule(seed: number, nodeCount: number, opts: { diskDir?: strin
     sim.close();
   }
 }
+
+/** Adds a non-voter, or removes a voter (possibly the leader), through the leaders' admin RPCs. */
+function changeVoters(sim: RaftSimulator): void {
+  const rng = sim.rng;
+  for (const n of sim.liveNodes()) {
+    const raft = n.raft!;
+    if (!raft.isLeader) continue;
+    const voters = [...raft.voterSet.ids()];
+    const others = sim.nodes.map((x) => x.id).filter((id) => !voters.includes(id));
+    const corr = voters.length > 2 && (others.length === 0 || rng.chance(0.5)) ? sim.removeVoter(n.id, voters[rng.nextInt(voters.length)]) : sim.addVoter(n.id, others[rng.nextInt(others.length)]);
+    if (corr !== null) {
+      sim.runFor(0);
+      if (sim.adminResponse(corr)?.data.errorCode === 0) sim.voterChanges++;
+      else pendingCorrs.push({ sim, corr });
+    }
+  }
+}
+const pendingCorrs: { sim: RaftSimulator; corr: number }[] = [];
 
 function runSchedule(sim: RaftSimulator, seed: number, faultPhaseMs: number): { electedAfterMs: number; sim: RaftSimulator } {
   const rng = sim.rng;
@@ -71,6 +93,9 @@ function runSchedule(sim: RaftSimulator, seed: number, faultPhaseMs: number): { 
     } else if (r < 0.85) {
       const up = ids.filter((id) => sim.isUp(id));
       if (up.length) sim.snapshot(up[rng.nextInt(up.length)]);
+    } else if (sim.dynamic) {
+      // KIP-853: a voter change sent to whoever leads (refused when it cannot be done now).
+      changeVoters(sim);
     }
   }
   // The faults stop: everything heals and restarts.
@@ -94,7 +119,7 @@ function runSchedule(sim: RaftSimulator, seed: number, faultPhaseMs: number): { 
     }
   }
   if (at === null) {
-    const states = sim.nodes.map((n) => `${n.id}:${n.raft!.stateName}@${n.raft!.epoch}(leader ${n.raft!.leaderId})`).join(' ');
+    const states = sim.nodes.map((n) => `${n.id}:${n.raft!.stateName}@${n.raft!.epoch}(leader ${n.raft!.leaderId}${sim.dynamic ? `, voters ${[...n.raft!.voterSet.ids()]}, leo ${n.log.endOffset().offset}, hw ${n.log.highWatermark()}` : ''})`).join(' ');
     throw new Error(`seed ${seed}: no stable agreed leader ${ELECTION_BOUND_MS} ms after the faults stopped: ${states}\n${sim.trace.slice(-30).join('\n')}`);
   }
   // Replication resumes: a fresh record commits everywhere.
@@ -105,10 +130,65 @@ function runSchedule(sim: RaftSimulator, seed: number, faultPhaseMs: number): { 
     const hw = sim.nodes.map((n) => `${n.id}:${n.log.highWatermark()}/${n.log.endOffset().offset}`).join(' ');
     throw new Error(`seed ${seed}: offset ${offset} not committed on every node within 5 s: ${hw}`);
   }
+  if (sim.dynamic) healedVoterChanges(sim, seed);
   return { electedAfterMs: at - faultsEnd, sim };
 }
 
+/** Once healed, a removal and an addition each commit (retried while refused), and a record commits after them. */
+function healedVoterChanges(sim: RaftSimulator, seed: number): void {
+  for (const op of ['remove', 'add'] as const) {
+    const deadline = sim.now + 15_000;
+    let done = false;
+    while (!done && sim.now < deadline) {
+      if (sim.runUntilTrue(() => sim.stableLeader() !== null, deadline - sim.now) === null) break;
+      const l = sim.stableLeader()!;
+      const voters = [...l.raft!.voterSet.ids()];
+      const others = sim.nodes.map((x) => x.id).filter((id) => !voters.includes(id));
+      const corr = op === 'remove' ? sim.removeVoter(l.id, voters[sim.rng.nextInt(voters.length)]) : sim.addVoter(l.id, others[sim.rng.nextInt(others.length)]);
+      if (corr === null) continue;
+      sim.runUntilTrue(() => sim.adminResponse(corr) !== undefined, 5_000);
+      const code = sim.adminResponse(corr)?.data.errorCode;
+      if (code === 0) {
+        sim.voterChanges++;
+        done = true;
+      } else {
+        sim.runFor(200);
+      }
+    }
+    if (!done) {
+      const states = sim.nodes.map((n) => `${n.id}:${n.raft!.stateName}@${n.raft!.epoch}(leader ${n.raft!.leaderId}, voters ${n.raft!.voterSet}, leo ${n.log.endOffset().offset})`).join(' ');
+      throw new Error(`seed ${seed}: the healed quorum did not ${op} a voter within 15 s: ${states}\n${sim.trace.slice(-30).join('\n')}`);
+    }
+  }
+  const t = sim.runUntilTrue(() => sim.stableLeader() !== null, 20_000);
+  if (t === null) throw new Error(`seed ${seed}: no stable leader after the voter changes`);
+  const leader = sim.stableLeader()!;
+  const offset = sim.appendTo(leader)!;
+  if (sim.runUntilTrue(() => sim.nodes.every((n) => n.log.highWatermark() > offset), 5_000) === null) throw new Error(`seed ${seed}: no commit after the voter changes`);
+}
+
 describe('raft simulation: random fault schedules', () => {
+  it(`with dynamic voters (KIP-853): voters added and removed under the faults, ${DYNAMIC_SEEDS} seeds`, () => {
+    let changes = 0;
+    let committed = 0;
+    let maxElection = 0;
+    const started = Date.now();
+    for (let seed = 200_001; seed <= 200_000 + DYNAMIC_SEEDS; seed++) {
+      const { electedAfterMs, sim } = randomSchedule(seed, 3, { dynamic: true });
+      maxElection = Math.max(maxElection, electedAfterMs);
+      for (const p of pendingCorrs.splice(0)) if (p.sim === sim && p.sim.adminResponse(p.corr)?.data.errorCode === 0) sim.voterChanges++;
+      changes += sim.voterChanges;
+      committed += sim.committed.length;
+    }
+    // Voter changes did commit (the invariants held across them) and the quorum kept working.
+    expect(changes).toBeGreaterThan(2 * DYNAMIC_SEEDS);
+    expect(committed).toBeGreaterThan(DYNAMIC_SEEDS * 10);
+    if (process.env.KRILL_RAFT_SIM_SEEDS) {
+      // eslint-disable-next-line no-console
+      console.log(`dynamic: ${DYNAMIC_SEEDS} seeds in ${Date.now() - started} ms; ${changes} voter changes committed; ${committed} entries; slowest re-election ${maxElection} ms`);
+    }
+  });
+
   it(`on disk (UnifiedRaftLog and the quorum-state file, recovered at every restart): ${DISK_SEEDS} seeds`, () => {
     for (let seed = 100_001; seed <= 100_000 + DISK_SEEDS; seed++) {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'krill-raft-sim-'));

@@ -8,4 +8,22 @@ import type { DescribeQuorumRequest, DescribeQuorumResponse } from '../../../pro
 import { AclOperation } from '../../../metadata/authorizer/authorizer';
 import { defineQuorumHandler } from './quorum';
 
-export const controllerDescribeQuorumHandler = defineQuorumHandler<DescribeQuorumRequest, DescribeQuorumResponse>('DESCRIBE_QUORUM', AclOperation.DESCRIBE);
+import { NO_DIRECTORY_ID } from '../../../metadata/raft/quorum-state-store';
+
+/** Below v2 there are no directory ids and no Nodes (KIP-853): they are reset so the response encodes. */
+export const controllerDescribeQuorumHandler = defineQuorumHandler<DescribeQuorumRequest, DescribeQuorumResponse>('DESCRIBE_QUORUM', AclOperation.DESCRIBE, 0, (res, version) =>
+  version >= 2
+    ? res
+    : {
+        ...res,
+        nodes: [],
+        topics: res.topics.map((t) => ({
+          ...t,
+          partitions: t.partitions.map((p) => ({
+            ...p,
+            currentVoters: p.currentVoters.map((v) => ({ ...v, replicaDirectoryId: NO_DIRECTORY_ID })),
+            observers: p.observers.map((o) => ({ ...o, replicaDirectoryId: NO_DIRECTORY_ID })),
+          })),
+        })),
+      },
+);

@@ -34,6 +34,9 @@ import { controllerEndQuorumEpochHandler } from './end-quorum-epoch';
 import { controllerDescribeQuorumHandler } from './describe-quorum';
 import { controllerFetchSnapshotHandler } from './fetch-snapshot';
 import { controllerRaftFetchHandler } from './raft-fetch';
+import { controllerAddRaftVoterHandler } from './add-raft-voter';
+import { controllerRemoveRaftVoterHandler } from './remove-raft-voter';
+import { controllerUpdateRaftVoterHandler } from './update-raft-voter';
 import { saslAuthenticateHandlerFor } from '../../handlers/sasl-authenticate';
 import { saslHandshakeHandlerFor } from '../../handlers/sasl-handshake';
 
@@ -71,6 +74,10 @@ export const QUORUM_HANDLERS: readonly HandlerSpec<any, any, ControllerNode>[] =
   controllerEndQuorumEpochHandler,
   controllerDescribeQuorumHandler,
   controllerFetchSnapshotHandler,
+  // KIP-853 voter changes (kafka-metadata-quorum add-controller / remove-controller; UpdateRaftVoter from voters).
+  controllerAddRaftVoterHandler,
+  controllerRemoveRaftVoterHandler,
+  controllerUpdateRaftVoterHandler,
 ];
 
 /** The controller listener's handlers: with a raft client, the quorum RPCs too and Fetch from the quorum. */

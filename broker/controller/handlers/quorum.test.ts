@@ -14,7 +14,7 @@ const ranges = (hs: ReturnType<typeof controllerHandlers>) => new Map(hs.map((h)
 test('without a raft client the registry is unchanged', () => {
   expect(controllerHandlers(false)).toBe(CONTROLLER_HANDLERS);
   expect(CONTROLLER_HANDLERS).toContain(controllerFetchHandler);
-  for (const k of [ApiKey.Vote, ApiKey.BeginQuorumEpoch, ApiKey.EndQuorumEpoch, ApiKey.DescribeQuorum, ApiKey.FetchSnapshot]) {
+  for (const k of [ApiKey.Vote, ApiKey.BeginQuorumEpoch, ApiKey.EndQuorumEpoch, ApiKey.DescribeQuorum, ApiKey.FetchSnapshot, ApiKey.AddRaftVoter, ApiKey.RemoveRaftVoter, ApiKey.UpdateRaftVoter]) {
     expect(CONTROLLER_HANDLERS.some((h) => h.apiKey === k)).toBe(false);
   }
 });
@@ -31,5 +31,8 @@ test('with a raft client: the quorum RPCs at Kafka 4.0 versions, Fetch from the 
   expect(r.get(ApiKey.DescribeQuorum)).toEqual([0, 2]);
   expect(r.get(ApiKey.FetchSnapshot)).toEqual([0, 1]);
   expect(r.get(ApiKey.Fetch)).toEqual([4, 17]);
-  expect(hs.length).toBe(CONTROLLER_HANDLERS.length + 5);
+  expect(r.get(ApiKey.AddRaftVoter)).toEqual([0, 0]);
+  expect(r.get(ApiKey.RemoveRaftVoter)).toEqual([0, 0]);
+  expect(r.get(ApiKey.UpdateRaftVoter)).toEqual([0, 0]);
+  expect(hs.length).toBe(CONTROLLER_HANDLERS.length + 8);
 });

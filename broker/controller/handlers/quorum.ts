@@ -1,6 +1,7 @@
 /**
  * The shared shape of the KRaft quorum handlers on the controller listener (Vote, BeginQuorumEpoch,
- * EndQuorumEpoch, DescribeQuorum, FetchSnapshot, and Fetch on `__cluster_metadata` under a quorum):
+ * EndQuorumEpoch, DescribeQuorum, FetchSnapshot, Fetch on `__cluster_metadata` under a quorum, and
+ * KIP-853's AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter):
  * what they need of the node (its KafkaRaftClient and authorizer), the authorization
  * ControllerApis does first, and the hand-off to the raft client, which answers asynchronously
  * (a Fetch with nothing new waits in the leader's purgatory).

@@ -9,18 +9,23 @@
  * CLUSTER_AUTHORIZATION_FAILED at the top level. Below v12 (no DivergingEpoch, CurrentLeader,
  * SnapshotId on the wire) those fields are reset to their defaults so the response encodes; the
  * raft client rejects such a fetch anyway (INVALID_REQUEST: no last fetched epoch), as Kafka's does.
- * From v16 the answer's NodeEndpoints carry the leader it names (its `controller.quorum.voters`
- * endpoint), as Kafka's leader endpoints do, so an observer knowing only bootstrap servers reaches it.
+ * From v16 the answer's NodeEndpoints carry the leader it names: the raft node's own (a leader puts
+ * its endpoint in, KIP-853) or, from a follower naming the leader, its `controller.quorum.voters` /
+ * voter-set endpoint, so an observer knowing only bootstrap servers reaches it. Below v16 they are
+ * dropped, as the version cannot carry them.
  */
 import type { FetchRequest, FetchResponse } from '../../../protocol/generated/fetch';
 import { AclOperation } from '../../../metadata/authorizer/authorizer';
 import { defineQuorumHandler, type QuorumNode } from './quorum';
 
 export const controllerRaftFetchHandler = defineQuorumHandler<FetchRequest, FetchResponse>('FETCH', AclOperation.CLUSTER_ACTION, 4, (res, version, node) =>
-  version >= 12
-    ? withLeaderEndpoint(res, version, node)
-    : {
+  version >= 16
+    ? withLeaderEndpoint(res, node)
+    : version >= 12
+      ? { ...res, nodeEndpoints: [] }
+      : {
         ...res,
+        nodeEndpoints: [],
         responses: res.responses.map((t) => ({
           ...t,
           partitions: t.partitions.map((p) => ({ ...p, divergingEpoch: { epoch: -1, endOffset: -1n }, currentLeader: { leaderId: -1, leaderEpoch: -1 }, snapshotId: { endOffset: -1n, epoch: -1 } })),
@@ -28,10 +33,10 @@ export const controllerRaftFetchHandler = defineQuorumHandler<FetchRequest, Fetc
       },
 );
 
-/** v16+: the named leader's endpoint in NodeEndpoints, when this node knows it. */
-function withLeaderEndpoint(res: FetchResponse, version: number, node: QuorumNode): FetchResponse {
+/** v16+: the named leader's endpoint in NodeEndpoints, when the node did not put it there and this node knows it. */
+function withLeaderEndpoint(res: FetchResponse, node: QuorumNode): FetchResponse {
   const named = res.responses[0]?.partitions[0]?.currentLeader.leaderId ?? -1;
   const leader = node.raftClient?.leader;
-  if (version < 16 || named < 0 || !leader || leader.id !== named || !leader.endpoint) return res;
+  if (named < 0 || (res.nodeEndpoints ?? []).some((e) => e.nodeId === named) || !leader || leader.id !== named || !leader.endpoint) return res;
   return { ...res, nodeEndpoints: [{ nodeId: named, host: leader.endpoint.host, port: leader.endpoint.port, rack: null }] };
 }

@@ -13,7 +13,14 @@
  *   one global committed history, entry by entry;
  * - a committed entry is never lost: every new leader holds the whole committed history;
  * - a node's high watermark never passes its log end offset nor moves backwards (the log asserts
- *   it, and truncation below it throws).
+ *   it, and truncation below it throws);
+ * - (KIP-853, `dynamic`) whenever a leader's high watermark moves, a majority of the voter set in
+ *   force on that leader holds the log up to it.
+ *
+ * With `dynamic` the quorum is formatted as `--initial-controllers` 1..nodeCount (a bootstrap
+ * checkpoint with kraft.version 1 in each of their logs; `controller.quorum.voters` empty, the
+ * initial voters as `controller.quorum.bootstrap.servers`), the observers have no checkpoint, and
+ * `adminRequest` delivers AddRaftVoter / RemoveRaftVoter from an admin client to a node.
  */
 import { ControlRecordType, parseControlRecordType } from '../../../protocol/records/control-record';
 import { makeQuorumConfig, votersOf, type QuorumConfig } from '../quorum-config';
@@ -25,6 +32,20 @@ import { splitBatches } from '../../../protocol/records/record-batch';
 import { errorResponse, type RaftRequest, type RaftResponse } from '../raft-messages';
 import { ErrorCode } from '../../../protocol/errors';
 import { RaftNode, type RaftRandom } from '../raft-node';
+import { buildRecordBatch } from '../../../protocol/records/memory-records-builder';
+import { VoterSet, bootstrapCheckpoint, type VoterNode } from '../voter-set';
+
+/** The replica id of the simulated admin client (responses to it are kept, not sent). */
+export const ADMIN_ID = 0;
+
+/** A directory id per node (a 16-byte uuid in Kafka's base64url form). */
+export function simDirectoryId(id: number): string {
+  return Buffer.alloc(16, id + 1).toString('base64url');
+}
+
+export function simVoterNode(id: number): VoterNode {
+  return { key: { id, directoryId: simDirectoryId(id) }, endpoints: [{ name: 'CONTROLLER', host: 'localhost', port: 9000 + id }], kraftVersion: { min: 0, max: 1 } };
+}
 
 /** mulberry32: small, fast, deterministic. */
 export class Rng implements RaftRandom {
@@ -118,6 +139,8 @@ export interface SimNode {
   checkedUpTo: bigint;
   /** For requests delivered to this node: the requester's incarnation, so the response is not delivered to a later one. */
   requesterIncarnation: Map<string, number>;
+  /** For requests sent to a bootstrap server id: that id, under which the answer goes back. */
+  requesterAlias: Map<string, number>;
 }
 
 export interface NetworkConditions {
@@ -150,7 +173,12 @@ export interface SimulatorOptions {
    * offsets, which the checks recorded before it could be taken).
    */
   opaqueSnapshots?: boolean;
+  /** KIP-853: a dynamic quorum (kraft.version 1) whose voters change through AddRaftVoter / RemoveRaftVoter. */
+  dynamic?: boolean;
 }
+
+/** The control records raft itself writes into the log. */
+const RAFT_CONTROL_TYPES = new Set([ControlRecordType.LEADER_CHANGE, ControlRecordType.KRAFT_VERSION, ControlRecordType.KRAFT_VOTERS]);
 
 /** Entry identity for comparing logs: epoch, control flag and the record bytes. */
 type Entry = string;
@@ -188,6 +216,15 @@ export class RaftSimulator {
   private readonly opaqueSnapshots: boolean;
   /** Per node: the epochs seen, for scenario assertions. */
   readonly trace: string[] = [];
+  readonly dynamic: boolean;
+  private readonly initialVoterIds: number[];
+  /** Answers to adminRequest, in order. */
+  readonly adminResponses: { nodeId: number; corr: number; response: RaftResponse }[] = [];
+  private adminCorr = 1_000_000;
+  /** Leader high watermarks checked against the voter set in force, by epoch. */
+  private readonly leaderHwChecked = new Map<number, bigint>();
+  /** Voter changes that committed (coverage). */
+  voterChanges = 0;
 
   constructor(opts: SimulatorOptions) {
     this.seed = opts.seed;
@@ -195,13 +232,19 @@ export class RaftSimulator {
     this.rng = new Rng(opts.seed * 7919 + opts.nodeCount);
     const voterIds = Array.from({ length: opts.nodeCount }, (_, i) => i + 1);
     const ids = Array.from({ length: opts.nodeCount + (opts.observerCount ?? 0) }, (_, i) => i + 1);
-    this.config = makeQuorumConfig({ voters: votersOf(voterIds), ...opts.config });
+    this.dynamic = opts.dynamic ?? false;
+    this.initialVoterIds = voterIds;
+    this.config = this.dynamic
+      ? makeQuorumConfig({ voters: new Map(), bootstrapServers: voterIds.map((id) => ({ host: 'localhost', port: 9000 + id })), ...opts.config })
+      : makeQuorumConfig({ voters: votersOf(voterIds), ...opts.config });
     this.network = { dropRate: 0, minDelayMs: 1, maxDelayMs: 5, ...opts.network };
     this.diskDir = opts.diskDir ?? null;
     this.opaqueSnapshots = opts.opaqueSnapshots ?? false;
     for (const id of ids) {
       const { log, store } = this.openStorage(id);
-      this.nodes.push({ id, log, store, raft: null, incarnation: 0, wakeAt: Infinity, checkedUpTo: 0n, requesterIncarnation: new Map() });
+      // `krill storage format --initial-controllers`: the bootstrap checkpoint on the initial voters.
+      if (this.dynamic && id <= opts.nodeCount) log.storeFetchedSnapshot({ offset: 0n, epoch: 0 }, bootstrapCheckpoint(new VoterSet(voterIds.map(simVoterNode)), 0));
+      this.nodes.push({ id, log, store, raft: null, incarnation: 0, wakeAt: Infinity, checkedUpTo: 0n, requesterIncarnation: new Map(), requesterAlias: new Map() });
     }
     for (const n of this.nodes) this.start(n);
     if ((opts.appendIntervalMs ?? 0) > 0) this.scheduleClient(opts.appendIntervalMs!);
@@ -276,6 +319,7 @@ export class RaftSimulator {
   private start(n: SimNode): void {
     n.incarnation++;
     n.requesterIncarnation.clear();
+    n.requesterAlias.clear();
     const inc = n.incarnation;
     const rng = new Rng(this.seed * 1_000_003 + n.id * 101 + inc * 7);
     n.raft = new RaftNode({
@@ -287,13 +331,25 @@ export class RaftSimulator {
       log: n.log,
       store: n.store,
       fetchMaxBytes: this.fetchMaxBytes,
+      directoryId: this.dynamic ? simDirectoryId(n.id) : undefined,
+      listeners: this.dynamic ? [...simVoterNode(n.id).endpoints] : undefined,
       sink: {
-        sendRequest: (dest, corr, request) => this.send(n, inc, dest, { kind: 'request', corr, request, srcInc: inc }),
+        sendRequest: (dest, corr, request) => {
+          // controller.quorum.bootstrap.servers entry i is initial voter i + 1.
+          if (dest <= -2) this.send(n, inc, this.initialVoterIds[-2 - dest] ?? -1, { kind: 'request', corr, request, srcInc: inc, alias: dest });
+          else this.send(n, inc, dest, { kind: 'request', corr, request, srcInc: inc });
+        },
         sendResponse: (dest, corr, response) => {
+          if (dest === ADMIN_ID) {
+            this.adminResponses.push({ nodeId: n.id, corr, response });
+            return;
+          }
           const key = `${dest}:${corr}`;
           const reqInc = n.requesterIncarnation.get(key);
+          const alias = n.requesterAlias.get(key);
           n.requesterIncarnation.delete(key);
-          this.send(n, inc, dest, { kind: 'response', corr, response, destInc: reqInc ?? -1 });
+          n.requesterAlias.delete(key);
+          this.send(n, inc, dest, { kind: 'response', corr, response, destInc: reqInc ?? -1, alias });
         },
       },
     });
@@ -363,7 +419,9 @@ export class RaftSimulator {
     from: SimNode,
     fromInc: number,
     dest: number,
-    msg: { kind: 'request'; corr: number; request: RaftRequest; srcInc: number } | { kind: 'response'; corr: number; response: RaftResponse; destInc: number },
+    msg:
+      | { kind: 'request'; corr: number; request: RaftRequest; srcInc: number; alias?: number }
+      | { kind: 'response'; corr: number; response: RaftResponse; destInc: number; alias?: number },
   ): void {
     const net = this.network;
     if (!this.connected(from.id, dest) || this.rng.chance(net.dropRate)) {
@@ -393,7 +451,7 @@ export class RaftSimulator {
         this.messagesDropped++;
         this.after(delay, () => {
           if (from.incarnation === fromInc && from.raft && this.connected(from.id, dest)) {
-            from.raft.handleResponse(dest, msg.corr, errorResponse(msg.request.apiKey, ErrorCode.BROKER_NOT_AVAILABLE));
+            from.raft.handleResponse(msg.alias ?? dest, msg.corr, errorResponse(msg.request.apiKey, ErrorCode.BROKER_NOT_AVAILABLE));
             this.afterActivity(from);
           }
         });
@@ -411,6 +469,7 @@ export class RaftSimulator {
         }
         this.messagesDelivered++;
         to.requesterIncarnation.set(`${from.id}:${msg.corr}`, msg.srcInc);
+        if (msg.alias !== undefined) to.requesterAlias.set(`${from.id}:${msg.corr}`, msg.alias);
         to.raft.handleRequest(from.id, msg.corr, msg.request);
       } else {
         if (to.incarnation !== msg.destInc) {
@@ -421,7 +480,7 @@ export class RaftSimulator {
         const r = msg.response;
         if (r.apiKey === 'FETCH' && (r.data.responses[0]?.partitions[0]?.divergingEpoch.epoch ?? -1) >= 0) this.divergingResponses++;
         if (r.apiKey === 'FETCH_SNAPSHOT' && r.data.topics[0]?.partitions[0]?.errorCode === 0) this.snapshotChunks++;
-        to.raft.handleResponse(from.id, msg.corr, msg.response);
+        to.raft.handleResponse(msg.alias ?? from.id, msg.corr, msg.response);
       }
       this.afterActivity(to);
     });
@@ -477,9 +536,41 @@ export class RaftSimulator {
     const entries = this.entriesOf(n, end);
     const epoch = log.epochForOffset(end - 1n)!;
     const id2 = { offset: end, epoch };
-    log.createSnapshot(id2, Buffer.from(JSON.stringify(entries)));
+    // As a controller snapshot: the KIP-853 control records first (in a control batch), then the state.
+    const control = n.raft!.snapshotControlRecords(end);
+    const parts = control.length ? [buildRecordBatch(control, { isControlBatch: true, partitionLeaderEpoch: epoch })] : [];
+    parts.push(buildRecordBatch([{ value: JSON.stringify(entries), timestamp: 0 }], { baseOffset: BigInt(control.length), partitionLeaderEpoch: epoch }));
+    log.createSnapshot(id2, Buffer.concat(parts));
     if (deleteBefore) log.deleteBeforeSnapshot(id2);
     return id2;
+  }
+
+  // ------------------------------------------------------------ voter changes (KIP-853)
+
+  /** Delivers an admin client's request to node `id` (if up); the answer lands in adminResponses. */
+  adminRequest(id: number, request: RaftRequest): number | null {
+    const n = this.node(id);
+    if (!n.raft) return null;
+    const corr = this.adminCorr++;
+    n.raft.handleRequest(ADMIN_ID, corr, request);
+    this.afterActivity(n);
+    return corr;
+  }
+
+  addVoter(leaderId: number, id: number): number | null {
+    const v = simVoterNode(id);
+    return this.adminRequest(leaderId, {
+      apiKey: 'ADD_RAFT_VOTER',
+      data: { clusterId: 'sim-cluster', timeoutMs: 2000, voterId: id, voterDirectoryId: v.key.directoryId, listeners: v.endpoints.map((e) => ({ ...e })) },
+    });
+  }
+
+  removeVoter(leaderId: number, id: number): number | null {
+    return this.adminRequest(leaderId, { apiKey: 'REMOVE_RAFT_VOTER', data: { clusterId: 'sim-cluster', voterId: id, voterDirectoryId: simDirectoryId(id) } });
+  }
+
+  adminResponse(corr: number): RaftResponse | undefined {
+    return this.adminResponses.find((r) => r.corr === corr)?.response;
   }
 
   // ------------------------------------------------------------ invariants
@@ -496,7 +587,8 @@ export class RaftSimulator {
         if (start > BigInt(this.committed.length)) this.fail(`node ${n.id}: snapshot at ${start} is past the committed history (${this.committed.length})`);
         for (let o = from; o < start && o < upTo; o++) out.push(this.committed[Number(o)]);
       } else {
-        const data = JSON.parse(log.readSnapshot(snap)!.toString()) as Entry[];
+        const state = decodeRaftRecords(log.readSnapshot(snap)!).find((r) => !r.control)!;
+        const data = JSON.parse(state.value!.toString()) as Entry[];
         for (let o = from; o < start && o < upTo; o++) out.push(data[Number(o)]);
       }
     }
@@ -509,7 +601,7 @@ export class RaftSimulator {
         if (r.offset < o) continue;
         if (r.offset >= upTo) break;
         if (r.offset !== o) this.fail(`node ${n.id}: gap at ${o}`);
-        if (r.control && parseControlRecordType(r.key) !== ControlRecordType.LEADER_CHANGE) this.fail(`node ${n.id}: unexpected control record at ${o}`);
+        if (r.control && !RAFT_CONTROL_TYPES.has(parseControlRecordType(r.key))) this.fail(`node ${n.id}: unexpected control record at ${o}`);
         out.push(`${r.epoch}:${r.control ? 'c' : 'd'}:${r.value?.toString('hex') ?? ''}`);
         o++;
         progressed = true;
@@ -535,6 +627,18 @@ export class RaftSimulator {
         }
       } else if (prev !== n.id) {
         this.fail(`two leaders in epoch ${raft.epoch}: ${prev} and ${n.id}`);
+      }
+      // A commit needs a majority of the voter set in force (KIP-853: the latest in the log).
+      const hw = raft.highWatermark;
+      if (hw !== null && hw > (this.leaderHwChecked.get(raft.epoch) ?? -1n)) {
+        this.leaderHwChecked.set(raft.epoch, hw);
+        const voters = raft.voterSet;
+        let holding = 0;
+        for (const id of voters.ids()) {
+          const v = this.nodes.find((x) => x.id === id);
+          if (v && v.log.endOffset().offset >= hw) holding++;
+        }
+        if (holding < voters.majoritySize()) this.fail(`leader ${n.id}@${raft.epoch} committed ${hw} with ${holding} of the voters ${voters} holding it`);
       }
     }
     // Whoever a node believes leads its epoch did win that epoch.
