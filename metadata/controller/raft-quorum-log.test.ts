@@ -36,6 +36,11 @@ class FakeClient {
     return new Promise((resolve, reject) => this.appends.push({ records, resolve, reject }));
   }
   snapshots: { id: OffsetAndEpoch; data: Buffer }[] = [];
+  /** The KRaftVersion / Voters records a kraft.version 1 quorum puts after the header (none here: static). */
+  headerControlRecords: SimpleRecord[] = [];
+  snapshotControlRecords(): SimpleRecord[] {
+    return this.headerControlRecords;
+  }
   createSnapshot(id: OffsetAndEpoch, data: Buffer): void {
     this.snapshots.push({ id, data });
   }
@@ -128,7 +133,11 @@ test('snapshots: one handed over before register replaces the backlog; after it 
   log.createSnapshot({ offset: 3n, epoch: 1 }, [REC, REC], 99);
   expect(client.snapshots).toHaveLength(1);
   expect(client.snapshots[0].id).toEqual({ offset: 3n, epoch: 1 });
-  expect(readSnapshotRecords(client.snapshots[0].data)).toMatchObject({ lastContainedLogTimestamp: 99n, records: [REC, REC] });
+  expect(readSnapshotRecords(client.snapshots[0].data)).toMatchObject({ lastContainedLogTimestamp: 99n, records: [REC, REC], headerControlRecords: [] });
+  // kraft.version 1: the client's KRaftVersion / Voters records follow the header.
+  client.headerControlRecords = [{ key: Buffer.from([0, 0, 0, 5]), value: Buffer.from([0, 0, 0, 1]) }];
+  log.createSnapshot({ offset: 3n, epoch: 1 }, [REC], 99);
+  expect(readSnapshotRecords(client.snapshots[1].data).headerControlRecords).toMatchObject([{ key: Buffer.from([0, 0, 0, 5]), value: Buffer.from([0, 0, 0, 1]) }]);
 
   const bad = Buffer.from(snap);
   bad[bad.length - 5] ^= 0xff;
