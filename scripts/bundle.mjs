@@ -10,7 +10,8 @@
  *   the code dist/ holds. Every package under node_modules stays external (required at run time
  *   from node_modules as before): the native ones (fast-crc32c, sse4_crc32, snappy, zstd-napi,
  *   lz4-napi) cannot be bundled, and the large lazily used ones (@aws-sdk/client-s3, node-forge,
- *   prom-client, re2js) would only make the bundle bigger to parse.
+ *   prom-client, re2js) would only make the bundle bigger to parse. So do the generated codecs
+ *   (codecsFromDist below): they load from dist/ on first use, sharing the bundle's modules.
  * - The bundle's entry exports `modules`: every dist/ module of the bundle by its dist/-relative
  *   path, as the bundle's lazy initialiser of it (bin/load-cli.js installs them in require.cache).
  * - dist/krill.bundle.json (the manifest) names every dist/ file the bundle was made of with its
@@ -42,7 +43,30 @@ function warn(msg) {
   process.stderr.write(`bundle: ${msg}\n`);
 }
 
-const COMMON = { absWorkingDir: root, bundle: true, platform: 'node', format: 'cjs', target: 'node20', packages: 'external' };
+/**
+ * The generated request/response codecs (dist/protocol/generated/<api>.js, 90 of them, ~0.6 MB)
+ * stay out of the bundle: protocol/generated/index.js requires each lazily, on the first message of
+ * its API, and so they load from dist/ then, as without the bundle, instead of taking space in the
+ * bundle's source and code cache from the start. Their own requires (codec-support, the primitives)
+ * resolve to the bundle's instances through require.cache (bin/load-cli.js), so every krill module
+ * still exists once per process: either in the bundle or loaded from dist/, never both.
+ * descriptors.js (0.2 MB, for fault injection only) likewise.
+ */
+const generated = path.join(dist, 'protocol', 'generated');
+const codecsFromDist = {
+  name: 'codecs-from-dist',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.?\// }, (args) => {
+      const target = path.resolve(args.resolveDir, args.path);
+      const file = target.endsWith('.js') ? target : `${target}.js`;
+      // Only files directly in generated/ (not index.js, not the records/ and message-data/ dirs).
+      if (path.dirname(file) !== generated || path.basename(file) === 'index.js' || !fs.existsSync(file)) return undefined;
+      return { path: `./${path.relative(dist, file).split(path.sep).join('/')}`, external: true };
+    });
+  },
+};
+
+const COMMON = { absWorkingDir: root, bundle: true, platform: 'node', format: 'cjs', target: 'node20', packages: 'external', plugins: [codecsFromDist] };
 
 async function main() {
   let esbuild;
