@@ -44,8 +44,8 @@ function warn(msg) {
 }
 
 /**
- * The generated request/response codecs (dist/protocol/generated/<api>.js, 90 of them, ~0.6 MB)
- * stay out of the bundle: protocol/generated/index.js requires each lazily, on the first message of
+ * The generated request/response codecs (dist/protocol/generated/<api>.js, ~90 of them, ~0.6 MB)
+ * that only protocol/generated/index.js requires stay out of the bundle: it requires each lazily, on the first message of
  * its API, and so they load from dist/ then, as without the bundle, instead of taking space in the
  * bundle's source and code cache from the start. Their own requires (codec-support, the primitives)
  * resolve to the bundle's instances through require.cache (bin/load-cli.js), so every krill module
@@ -57,8 +57,11 @@ const codecsFromDist = {
   name: 'codecs-from-dist',
   setup(build) {
     build.onResolve({ filter: /^\.\.?\// }, (args) => {
+      // Only index.js's lazy requires: a codec another module imports outright (api-versions, for
+      // the request dispatcher) is bundled, and index.js's require of it then finds the bundle's.
       const target = path.resolve(args.resolveDir, args.path);
       const file = target.endsWith('.js') ? target : `${target}.js`;
+      if (args.importer !== path.join(generated, 'index.js') && file !== path.join(generated, 'descriptors.js')) return undefined;
       // Only files directly in generated/ (not index.js, not the records/ and message-data/ dirs).
       if (path.dirname(file) !== generated || path.basename(file) === 'index.js' || !fs.existsSync(file)) return undefined;
       return { path: `./${path.relative(dist, file).split(path.sep).join('/')}`, external: true };
