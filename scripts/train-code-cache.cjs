@@ -1,7 +1,8 @@
 'use strict';
 /**
  * Trains the bundle's V8 code cache (run by scripts/bundle.mjs): compiles BUNDLE without a cache,
- * starts a broker from it (a free port, a temp data dir), and at its ready line writes
+ * starts a broker from it as `krill` starts by default (a free port, a temp data dir, the default
+ * log level), and at its ready line writes
  * script.createCachedData() (everything compiled so far: the module graph and the start-up path)
  * to CACHE, then stops the broker with SIGTERM as a user would; exits 0 only when the cache is
  * written and the broker shut down cleanly.
@@ -34,7 +35,7 @@ process.stdout.write = (chunk, ...rest) => {
   }
   return write(chunk, ...rest);
 };
-cli.main(['--port', '0', '--data-dir', dir, '--log-level', 'warn']).catch((err) => {
+cli.main(['--port', '0', '--data-dir', dir]).catch((err) => {
   process.stderr.write(`${err && err.stack ? err.stack : err}\n`);
   process.exit(1);
 });
