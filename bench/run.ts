@@ -295,8 +295,10 @@ interface StartupReport {
   requireCliMs: number;
   modulesLoaded: number;
   rssAfterRequireMB: number;
-  krill: { readyMs: number; metadataMs: number; idleRssMB: number };
-  null: { readyMs: number; metadataMs: number; idleRssMB: number };
+  /** bin/krill.js with its bundle (KRILL_BUNDLE=1), and the same on the plain dist/ (KRILL_BUNDLE=0). */
+  krill: { readyMs: number; readyCpuMs: number; metadataMs: number; idleRssMB: number };
+  krillDist: { readyMs: number; readyCpuMs: number; metadataMs: number; idleRssMB: number };
+  null: { readyMs: number; readyCpuMs: number; metadataMs: number; idleRssMB: number };
 }
 
 async function measureStartup(n: number): Promise<StartupReport> {
@@ -306,6 +308,7 @@ async function measureStartup(n: number): Promise<StartupReport> {
   const reqRss: number[] = [];
   let modules = 0;
   const k: StartupSample[] = [];
+  const kd: StartupSample[] = [];
   const z: StartupSample[] = [];
   for (let i = 0; i < n; i++) {
     const b = nodeBaseline();
@@ -316,10 +319,12 @@ async function measureStartup(n: number): Promise<StartupReport> {
     reqRss.push(rq.rssMB);
     modules = rq.modules;
     k.push(await startupSample('krill', 300));
+    kd.push(await startupSample('krill-dist', 300));
     z.push(await startupSample('null', 300));
   }
   const med = (xs: StartupSample[]): StartupReport['krill'] => ({
     readyMs: round(median(xs.map((x) => x.readyMs))),
+    readyCpuMs: round(median(xs.map((x) => x.readyCpuMs))),
     metadataMs: round(median(xs.map((x) => x.metadataMs))),
     idleRssMB: round(median(xs.map((x) => x.idleRssMB))),
   });
@@ -331,6 +336,7 @@ async function measureStartup(n: number): Promise<StartupReport> {
     modulesLoaded: modules,
     rssAfterRequireMB: round(median(reqRss)),
     krill: med(k),
+    krillDist: med(kd),
     null: med(z),
   };
 }
@@ -1050,11 +1056,12 @@ function renderText(r: Report): string {
   if (s) {
     out.push(`start-up (median of ${s.samples} cold starts):`);
     out.push(table([
-      ['', 'ready line ms', 'Metadata answered ms', 'RSS MB (idle)'],
-      ['krill', String(s.krill.readyMs), String(s.krill.metadataMs), String(s.krill.idleRssMB)],
-      ['null sink', String(s.null.readyMs), String(s.null.metadataMs), String(s.null.idleRssMB)],
-      ['node -e (empty)', `${s.nodeBaselineMs} (to exit)`, '', String(s.nodeBaselineRssMB)],
-      [`require krill (${s.modulesLoaded} modules)`, `${s.requireCliMs} (in-process)`, '', String(s.rssAfterRequireMB)],
+      ['', 'ready line ms', 'CPU ms to ready', 'Metadata answered ms', 'RSS MB (idle)'],
+      ['krill (bundle)', String(s.krill.readyMs), String(s.krill.readyCpuMs), String(s.krill.metadataMs), String(s.krill.idleRssMB)],
+      ['krill (plain dist/)', String(s.krillDist.readyMs), String(s.krillDist.readyCpuMs), String(s.krillDist.metadataMs), String(s.krillDist.idleRssMB)],
+      ['null sink', String(s.null.readyMs), String(s.null.readyCpuMs), String(s.null.metadataMs), String(s.null.idleRssMB)],
+      ['node -e (empty)', `${s.nodeBaselineMs} (to exit)`, '', '', String(s.nodeBaselineRssMB)],
+      [`require dist/ (${s.modulesLoaded} modules)`, `${s.requireCliMs} (in-process)`, '', '', String(s.rssAfterRequireMB)],
     ]));
     out.push(`targets: ready < 150 ms: ${ok(s.krill.metadataMs < 150)}; idle < 60 MB: ${ok(s.krill.idleRssMB < 60)}`);
     out.push('');

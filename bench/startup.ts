@@ -1,17 +1,22 @@
 /**
  * Start-up measurements: time from spawning the process to its ready line, and to the first
  * answered Metadata request (probed independently of the ready line: the broker is given a port
- * picked beforehand and the probe keeps connecting from the moment of spawn), and the idle RSS once
- * it serves.
+ * picked beforehand and the probe keeps connecting from the moment of spawn), the main thread's CPU
+ * time at the ready line (/proc/<pid>/schedstat: unlike wall time, barely moved by other load on
+ * the machine), and the idle RSS once it serves. 'krill' is bin/krill.js as users run it (the
+ * bundle, bin/load-cli.js, required: KRILL_BUNDLE=1), 'krill-dist' the same on the plain dist/
+ * (KRILL_BUNDLE=0), so one run compares both.
  */
 import { spawnSync } from 'node:child_process';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { memoryMB, spawnBroker, makeTempDir, removeTempDir, KRILL_BIN, KRILL_READY, NULL_BROKER_JS, NULL_READY } from './proc';
+import { memoryMB, schedSeconds, spawnBroker, makeTempDir, removeTempDir, KRILL_BIN, KRILL_READY, NULL_BROKER_JS, NULL_READY } from './proc';
 import { WireClient } from './wire-client';
 
 export interface StartupSample {
   readyMs: number;
+  /** Main-thread CPU time from spawn to the ready line. */
+  readyCpuMs: number;
   metadataMs: number;
   idleRssMB: number;
 }
@@ -54,25 +59,28 @@ async function probeMetadata(port: number, spawnedAt: bigint, deadline: number):
   }
 }
 
-/** One cold start of krill (fresh data dir) or the null sink. */
-export async function startupSample(kind: 'krill' | 'null', settleMs: number): Promise<StartupSample> {
+/** One cold start of krill (fresh data dir; bundled, or the plain dist/) or the null sink. */
+export async function startupSample(kind: 'krill' | 'krill-dist' | 'null', settleMs: number): Promise<StartupSample> {
   const port = await freePort();
-  const dir = kind === 'krill' ? makeTempDir('krill-bench-start-') : null;
+  const isKrill = kind !== 'null';
+  const dir = isKrill ? makeTempDir('krill-bench-start-') : null;
   let probe: Promise<number> | null = null;
   const bp = await spawnBroker({
     name: kind,
-    args: kind === 'krill' ? [KRILL_BIN, '--port', String(port), '--data-dir', dir!] : [NULL_BROKER_JS, '--port', String(port)],
-    readyPattern: kind === 'krill' ? KRILL_READY : NULL_READY,
+    args: isKrill ? [KRILL_BIN, '--port', String(port), '--data-dir', dir!] : [NULL_BROKER_JS, '--port', String(port)],
+    readyPattern: isKrill ? KRILL_READY : NULL_READY,
+    env: isKrill ? { ...process.env, KRILL_BUNDLE: kind === 'krill' ? '1' : '0' } : process.env,
     onSpawn: (_child, spawnedAt) => {
       probe = probeMetadata(port, spawnedAt, Date.now() + 10000);
       probe.catch(() => undefined);
     },
   });
+  const readyCpuMs = schedSeconds(bp.pid).run * 1000;
   try {
     const metadataMs = await probe!;
     await sleep(settleMs);
     const idleRssMB = memoryMB(bp.pid).rss;
-    return { readyMs: bp.readyMs, metadataMs, idleRssMB };
+    return { readyMs: bp.readyMs, readyCpuMs, metadataMs, idleRssMB };
   } finally {
     await bp.stop();
     if (dir) removeTempDir(dir);
@@ -80,8 +88,9 @@ export async function startupSample(kind: 'krill' | 'null', settleMs: number): P
 }
 
 /**
- * Module loading alone: a fresh node process requiring krill's CLI module (everything the broker
- * loads before it starts), timed inside that process, and the number of modules it loaded.
+ * Module loading alone, on the plain dist/: a fresh node process requiring krill's CLI module
+ * (everything the broker loads before it starts), timed inside that process, and the number of
+ * modules it loaded.
  */
 export function requireCliSample(): { ms: number; modules: number; rssMB: number } {
   const cli = path.resolve(__dirname, '../broker/cli.js');

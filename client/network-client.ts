@@ -41,7 +41,7 @@
  * error codes into KafkaError exceptions and keep callers away from the request shapes.
  */
 import * as net from 'node:net';
-import * as tls from 'node:tls';
+import type * as Tls from 'node:tls';
 import { APIS, ApiKey, apiByKey, responseHeaderVersion, type ApiInfo, type ApiMessages, type ApiName } from '../protocol/generated';
 import type { ApiVersionsResponse } from '../protocol/generated/api-versions';
 import type { SaslAuthenticateResponse } from '../protocol/generated/sasl-authenticate';
@@ -57,6 +57,10 @@ import { ZERO_UUID } from '../protocol/primitives/uuid';
 import { buildRecordBatch, type BatchOptions, type SimpleRecord } from '../protocol/records/memory-records-builder';
 import { checkBatch, LOG_OVERHEAD, BATCH_LENGTH_OFFSET, type RecordBatch, TimestampType } from '../protocol/records/record-batch';
 import { readRecords, type Record as KafkaRecord } from '../protocol/records/record';
+
+let tlsModule: typeof Tls | undefined;
+/** node:tls, loaded on first use: only TLS connections need it. */
+const tls = (): typeof Tls => (tlsModule ??= require('node:tls') as typeof Tls);
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -135,7 +139,7 @@ export interface ClientSaslOptions {
  * chain is always verified.
  */
 export interface ClientTlsOptions {
-  secureContext: tls.SecureContext;
+  secureContext: Tls.SecureContext;
   verifyHostname: boolean;
 }
 
@@ -192,14 +196,14 @@ export async function connect(host: string, port: number, opts: ConnectOptions =
   const socket = await new Promise<net.Socket>((resolve, reject) => {
     const t = opts.tls;
     const s = t
-      ? tls.connect({
+      ? tls().connect({
           host,
           port,
           secureContext: t.secureContext,
           // SNI takes a host name only (RFC 6066); the identity check below still sees the address.
           servername: net.isIP(host) ? undefined : host,
           rejectUnauthorized: true,
-          checkServerIdentity: t.verifyHostname ? tls.checkServerIdentity : () => undefined,
+          checkServerIdentity: t.verifyHostname ? tls().checkServerIdentity : () => undefined,
         })
       : net.connect({ host, port });
     const timer = setTimeout(() => {

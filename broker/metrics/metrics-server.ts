@@ -9,9 +9,13 @@
  * Bad input: request bodies are not read (the endpoints take none), header size is Node's limit,
  * idle connections time out; a failing scrape is a 500 with the failure logged.
  */
-import * as http from 'node:http';
+import type * as Http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../common/logger';
+
+let httpModule: typeof Http | undefined;
+/** node:http, loaded on first use: a broker without a metrics port never loads it. */
+const http = (): typeof Http => (httpModule ??= require('node:http') as typeof Http);
 
 export interface MetricsEndpoints {
   scrape(): Promise<{ contentType: string; body: string }>;
@@ -19,7 +23,7 @@ export interface MetricsEndpoints {
 }
 
 export class MetricsServer {
-  private server: http.Server | null = null;
+  private server: Http.Server | null = null;
   private bound: { host: string; port: number } | null = null;
 
   constructor(
@@ -29,7 +33,7 @@ export class MetricsServer {
 
   /** Binds host:port (host '' = every interface); resolves with the address bound. */
   async listen(host: string, port: number): Promise<{ host: string; port: number }> {
-    const server = http.createServer((req, res) => this.serve(req, res));
+    const server = http().createServer((req, res) => this.serve(req, res));
     server.keepAliveTimeout = 5000;
     server.requestTimeout = 10000;
     server.headersTimeout = 10000;
@@ -53,7 +57,7 @@ export class MetricsServer {
     return this.bound;
   }
 
-  private serve(req: http.IncomingMessage, res: http.ServerResponse): void {
+  private serve(req: Http.IncomingMessage, res: Http.ServerResponse): void {
     req.resume(); // no endpoint takes a body: drain and ignore it
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -82,7 +86,7 @@ export class MetricsServer {
     }
   }
 
-  private reply(res: http.ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string> = {}): void {
+  private reply(res: Http.ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string> = {}): void {
     res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body), ...headers });
     res.end(res.req.method === 'HEAD' ? undefined : body);
   }

@@ -61,10 +61,14 @@
  * - zstd: one zstd frame, level 3 by default (Kafka's default). Read: any sequence of zstd and
  *   skippable frames, with or without a content size (Java's zstd-jni streams write none).
  */
-import * as zlib from 'zlib';
+import type * as Zlib from 'zlib';
 import { ErrorCode, KafkaError } from '../errors';
 import { decodeLz4Frame, Lz4FrameError } from './lz4-frame';
 import { CompressionType } from './record-batch';
+
+let zlibModule: typeof Zlib | undefined;
+/** zlib, loaded on first use: only gzip batches need it. */
+const zlib = (): typeof Zlib => (zlibModule ??= require('zlib') as typeof Zlib);
 
 /**
  * The native codecs are loaded on first use: together they cost ~15 MB of RSS and ~40 ms of
@@ -202,7 +206,7 @@ export function compress(type: CompressionType | number, buf: Buffer, level?: nu
     case CompressionType.NONE:
       return buf;
     case CompressionType.GZIP:
-      return zlib.gzipSync(buf, { level: level ?? DEFAULT_GZIP_LEVEL });
+      return zlib().gzipSync(buf, { level: level ?? DEFAULT_GZIP_LEVEL });
     case CompressionType.SNAPPY:
       return xerialCompress(buf);
     case CompressionType.LZ4:
@@ -236,7 +240,7 @@ function gzipTrailerSize(buf: Buffer): number {
 /** zlib inflation stopping as soon as the output passes `limit` (null then, if `soft`). */
 function inflate(buf: Buffer, limit: number, chunkSize: number, soft: boolean): Buffer | null {
   try {
-    return zlib.gunzipSync(buf, { maxOutputLength: Math.max(1, limit), chunkSize: Math.max(ZLIB_MIN_CHUNK, chunkSize) });
+    return zlib().gunzipSync(buf, { maxOutputLength: Math.max(1, limit), chunkSize: Math.max(ZLIB_MIN_CHUNK, chunkSize) });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
       if (soft) return null;

@@ -28,7 +28,7 @@
  * throws ConfigException naming its key (listener-prefixed when the value came from the prefix);
  * the secure contexts are built here, so a key that does not match its certificate fails startup.
  */
-import * as tls from 'node:tls';
+import type * as Tls from 'node:tls';
 import type { X509Certificate } from 'node:crypto';
 import type { KafkaConfig } from '../../../config/kafka-config';
 import { listenerPrefix } from '../../../config/kafka-config';
@@ -38,10 +38,14 @@ import { OPENSSL_CIPHER_NAMES, TLS13_CIPHER_SUITES } from './cipher-suites';
 import { loadKeyStore, loadTrustStore, type KeyMaterial, type StoreConfig } from './key-stores';
 import { InvalidRuleError, SslPrincipalMapper } from './principal-mapper';
 
+let tlsModule: typeof Tls | undefined;
+/** node:tls, loaded on first use: only SSL listeners and clients need it. */
+const tls = (): typeof Tls => (tlsModule ??= require('node:tls') as typeof Tls);
+
 export type SslClientAuth = 'none' | 'requested' | 'required';
 
 const LIST_KEYS = new Set(['ssl.cipher.suites', 'ssl.enabled.protocols']);
-const PROTOCOL_VERSIONS: readonly tls.SecureVersion[] = ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'];
+const PROTOCOL_VERSIONS: readonly Tls.SecureVersion[] = ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'];
 const KAFKA_ENGINE_FACTORIES = new Set([
   'org.apache.kafka.common.security.ssl.DefaultSslEngineFactory',
   'org.apache.kafka.common.security.ssl.CommonNameLoggingSslEngineFactory',
@@ -87,14 +91,14 @@ export class SslConfigView implements StoreConfig {
   }
 }
 
-function versionRange(v: SslConfigView, side: 'server' | 'client'): { minVersion: tls.SecureVersion; maxVersion: tls.SecureVersion } {
+function versionRange(v: SslConfigView, side: 'server' | 'client'): { minVersion: Tls.SecureVersion; maxVersion: Tls.SecureVersion } {
   const enabled = v.list('ssl.enabled.protocols');
   let indexes: number[];
   if (enabled.length === 0) {
     indexes = [2, 3];
   } else {
     indexes = enabled.map((p) => {
-      const i = PROTOCOL_VERSIONS.indexOf(p as tls.SecureVersion);
+      const i = PROTOCOL_VERSIONS.indexOf(p as Tls.SecureVersion);
       if (i < 0) v.fail('ssl.enabled.protocols', `Unsupported protocol ${p} (krill supports ${PROTOCOL_VERSIONS.join(', ')})`);
       return i;
     });
@@ -106,7 +110,7 @@ function versionRange(v: SslConfigView, side: 'server' | 'client'): { minVersion
   let max = indexes[indexes.length - 1];
   if (side === 'client') {
     const protocol = v.value('ssl.protocol') ?? 'TLSv1.3';
-    const cap = protocol === 'TLS' || protocol === 'SSL' ? 3 : PROTOCOL_VERSIONS.indexOf(protocol as tls.SecureVersion);
+    const cap = protocol === 'TLS' || protocol === 'SSL' ? 3 : PROTOCOL_VERSIONS.indexOf(protocol as Tls.SecureVersion);
     if (cap < 0) v.fail('ssl.protocol', `${protocol} SSLContext not available`);
     max = Math.min(max, cap);
     if (max < indexes[0]) v.fail('ssl.protocol', `${protocol} allows none of ssl.enabled.protocols (${enabled.join(',')})`);
@@ -117,7 +121,7 @@ function versionRange(v: SslConfigView, side: 'server' | 'client'): { minVersion
 function cipherList(v: SslConfigView): string | undefined {
   const suites = v.list('ssl.cipher.suites');
   if (suites.length === 0) return undefined;
-  const openssl = new Set(tls.getCiphers().map((c) => c.toUpperCase()));
+  const openssl = new Set(tls().getCiphers().map((c) => c.toUpperCase()));
   const out: string[] = [];
   for (const s of suites) {
     if (s === 'TLS_EMPTY_RENEGOTIATION_INFO_SCSV') continue; // a signal, not a suite; OpenSSL always sends it
@@ -140,11 +144,11 @@ function checkEngineFactory(v: SslConfigView): void {
 const pem = (c: X509Certificate): string => c.toString();
 
 /** Secure context options for one side, with the stores loaded. */
-function contextOptions(v: SslConfigView, side: 'server' | 'client'): { options: tls.SecureContextOptions; keyStore: KeyMaterial | null } {
+function contextOptions(v: SslConfigView, side: 'server' | 'client'): { options: Tls.SecureContextOptions; keyStore: KeyMaterial | null } {
   checkEngineFactory(v);
   const keyStore = loadKeyStore(v);
   const trustStore = loadTrustStore(v);
-  const options: tls.SecureContextOptions = { ...versionRange(v, side) };
+  const options: Tls.SecureContextOptions = { ...versionRange(v, side) };
   const ciphers = cipherList(v);
   if (ciphers !== undefined) options.ciphers = ciphers;
   if (keyStore) {
@@ -155,9 +159,9 @@ function contextOptions(v: SslConfigView, side: 'server' | 'client'): { options:
   return { options, keyStore };
 }
 
-function secureContext(v: SslConfigView, options: tls.SecureContextOptions): tls.SecureContext {
+function secureContext(v: SslConfigView, options: Tls.SecureContextOptions): Tls.SecureContext {
   try {
-    return tls.createSecureContext(options);
+    return tls().createSecureContext(options);
   } catch (err) {
     const msg = (err as Error).message;
     v.fail(/key|certificate/i.test(msg) ? 'ssl.keystore.location' : 'ssl.enabled.protocols', `cannot set up TLS: ${msg}`);
@@ -168,14 +172,14 @@ export interface ServerSslSettings {
   readonly listenerName: string;
   readonly securityProtocol: string;
   /** For tls.Server: key, chain, trust anchors, versions, ciphers. */
-  readonly contextOptions: tls.SecureContextOptions;
+  readonly contextOptions: Tls.SecureContextOptions;
   readonly clientAuth: SslClientAuth;
   /** The principal mapping of client certificates (SSL listeners; null on SASL_SSL, where SASL names the principal). */
   readonly principalMapper: SslPrincipalMapper | null;
   /** Things worth a warning in the log (Kafka warns about the same). */
   readonly warnings: readonly string[];
   /** The client side of the same settings (for the inter-broker check that they can talk to each other). */
-  clientContext(): tls.SecureContext;
+  clientContext(): Tls.SecureContext;
   /** The config key a setting of this listener comes from (listener-prefixed or plain). */
   sourceOf(key: string): string;
 }

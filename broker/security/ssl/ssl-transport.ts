@@ -30,7 +30,7 @@
  * so a broker whose trust store does not trust its own key store fails to start instead of failing
  * to replicate.
  */
-import * as tls from 'node:tls';
+import type * as Tls from 'node:tls';
 import { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import type { Logger } from '../../../common/logger';
@@ -40,6 +40,10 @@ import type { SecureTransport } from '../../network/socket-server';
 import { subjectDistinguishedName } from './distinguished-name';
 import { NoMatchingRuleError } from './principal-mapper';
 import type { ServerSslSettings } from './ssl-settings';
+
+let tlsModule: typeof Tls | undefined;
+/** node:tls, loaded on first use: only SSL listeners need it. */
+const tls = (): typeof Tls => (tlsModule ??= require('node:tls') as typeof Tls);
 
 interface Pending {
   raw: Socket;
@@ -53,7 +57,7 @@ function tupleOf(s: Socket): string {
 }
 
 export class SslTransport implements SecureTransport {
-  private readonly server: tls.Server;
+  private readonly server: Tls.Server;
   private readonly pending = new Map<string, Pending>();
 
   constructor(
@@ -61,14 +65,14 @@ export class SslTransport implements SecureTransport {
     handshakeTimeoutMs: number,
     private readonly log: Logger,
   ) {
-    this.server = new tls.Server({
+    this.server = new (tls().Server)({
       ...settings.contextOptions,
       requestCert: settings.clientAuth !== 'none',
       rejectUnauthorized: settings.clientAuth === 'required',
       handshakeTimeout: handshakeTimeoutMs > 0 ? Math.min(handshakeTimeoutMs, 0x7fffffff) : 0,
     });
-    this.server.on('secureConnection', (s: tls.TLSSocket) => this.onSecure(s));
-    this.server.on('tlsClientError', (err: Error, s: tls.TLSSocket) => this.onFailure(s, err.message));
+    this.server.on('secureConnection', (s: Tls.TLSSocket) => this.onSecure(s));
+    this.server.on('tlsClientError', (err: Error, s: Tls.TLSSocket) => this.onFailure(s, err.message));
   }
 
   /**
@@ -116,7 +120,7 @@ export class SslTransport implements SecureTransport {
     p.done(secured);
   }
 
-  private onFailure(s: tls.TLSSocket, reason: string): void {
+  private onFailure(s: Tls.TLSSocket, reason: string): void {
     const key = tupleOf(s);
     const p = this.pending.get(key);
     s.destroy();
@@ -124,7 +128,7 @@ export class SslTransport implements SecureTransport {
     if (p) this.settle(key, p, null, reason.trim());
   }
 
-  private onSecure(s: tls.TLSSocket): void {
+  private onSecure(s: Tls.TLSSocket): void {
     const key = tupleOf(s);
     const p = this.pending.get(key);
     if (!p) {
@@ -188,7 +192,7 @@ function duplexPair(): [Duplex, Duplex] {
  */
 export async function validateInterBroker(settings: ServerSslSettings, timeoutMs = 10_000): Promise<void> {
   const [serverSide, clientSide] = duplexPair();
-  const server = new tls.Server({
+  const server = new (tls().Server)({
     ...settings.contextOptions,
     requestCert: settings.clientAuth !== 'none',
     rejectUnauthorized: settings.clientAuth === 'required',
@@ -203,7 +207,7 @@ export async function validateInterBroker(settings: ServerSslSettings, timeoutMs
       const check = () => {
         if (serverDone && clientDone) resolve();
       };
-      server.on('secureConnection', (s: tls.TLSSocket) => {
+      server.on('secureConnection', (s: Tls.TLSSocket) => {
         cleanup.push(() => s.destroy());
         const cert = s.getPeerX509Certificate();
         if (cert && !s.authorized) {
@@ -215,7 +219,7 @@ export async function validateInterBroker(settings: ServerSslSettings, timeoutMs
       });
       server.on('tlsClientError', (err: Error) => reject(new Error(`server side: ${err.message}`)));
       server.emit('connection', serverSide);
-      const client = tls.connect({
+      const client = tls().connect({
         socket: clientSide,
         secureContext: settings.clientContext(),
         rejectUnauthorized: true,
