@@ -15,11 +15,12 @@
  *   --in-flight N    KafkaJS send() calls outstanding during produce (default 4)
  *   --profile DIR    run both broker processes under `node --cpu-prof` (profiles written to DIR/krill
  *                    and DIR/null) and print where their CPU time went during the measured workloads;
- *                    throughput numbers are then slowed by profiling
+ *                    throughput numbers are then slowed by profiling; the acks=-1 latency rows'
+ *                    processes are profiled too (DIR/latency-*, summaries on stderr)
  *   --priority N     run the bench and its brokers at nice value N (e.g. -10; needs root or
  *                    CAP_SYS_NICE) so that other work on a shared machine disturbs the figures less
  *   --only REGEX     only the workloads whose name matches (e.g. 'produce 1KiB', 'fetch .* raw',
- *                    'consume group', 'acks=-1 3 brokers', 'idempotent', 'txn'); 'startup' selects the
+ *                    'consume group', 'acks=-1 3 brokers', 'acks=-1 3 broker processes', 'idempotent', 'txn'); 'startup' selects the
  *                    start-up measurements
  *   --krill-arg ARG  one more argument for the measured krill broker (repeatable), e.g.
  *                    `--krill-arg --metrics-port --krill-arg 0` to measure it with metrics on
@@ -341,14 +342,22 @@ async function measureStartup(n: number): Promise<StartupReport> {
   };
 }
 
-/** acks=-1 produce with per-send latency: a 3-broker in-process cluster (one krill process) vs one broker. */
+/**
+ * acks=-1 produce with per-send latency: a 3-broker in-process cluster (`krill --brokers 3`, one
+ * process and one event loop for the three brokers and the controller), the same cluster as four
+ * processes (a controller and three brokers, as across machines: each broker has its own event
+ * loop), and one broker.
+ */
 const LATENCY_SIZE = 1024;
 const LATENCY_PER_SEND = 100;
 const LATENCY_IN_FLIGHT = 4;
 const LATENCY_TARGETS = [
-  { key: '3 brokers', brokers: 3, rf: 3, minIsr: 2 },
-  { key: '1 broker', brokers: 1, rf: 1, minIsr: 1 },
+  { key: '3 brokers', brokers: 3, rf: 3, minIsr: 2, processes: false },
+  { key: '3 broker processes', brokers: 3, rf: 3, minIsr: 2, processes: true },
+  { key: '1 broker', brokers: 1, rf: 1, minIsr: 1, processes: false },
 ] as const;
+const CONTROLLER_READY = /krill controller ready: CONTROLLER:\/\/([^\s:]+):(\d+)/;
+const latencyProfDir = (o: Options, key: string): string => path.join(o.profileDir!, `latency-${key.replace(/ /g, '-')}`);
 const latencyName = (key: string): string => `produce ${sizeLabel(LATENCY_SIZE)}x${LATENCY_PER_SEND} acks=-1 ${key}`;
 
 interface LatencySample extends LatencyResult {
@@ -387,6 +396,8 @@ async function measureLatency(o: Options, selected: (name: string) => boolean): 
   if (!targets.length) return [];
   const sends = o.quick ? 60 : 600;
   const procs: BrokerProcess[] = [];
+  /** Per target, the other processes of a cluster of processes (controller, other brokers): their CPU counts too. */
+  const others: BrokerProcess[][] = [];
   const clients: KafkaJsTarget[] = [];
   const dirs: string[] = [];
   const rows: LatencyRow[] = [];
@@ -394,9 +405,36 @@ async function measureLatency(o: Options, selected: (name: string) => boolean): 
     for (const t of targets) {
       const dir = makeTempDir('krill-bench-cluster-');
       dirs.push(dir);
-      const args = t.brokers > 1 ? [KRILL_BIN, '--brokers', String(t.brokers), '--port', '0', '--data-dir', dir] : [KRILL_BIN, '--port', '0', '--data-dir', dir];
-      const bp = await spawnBroker({ name: `krill (${t.key})`, args, readyPattern: KRILL_READY, timeoutMs: 20000 });
+      const prof = o.profileDir ? ['--cpu-prof', '--cpu-prof-dir', latencyProfDir(o, t.key)] : [];
+      if (o.profileDir) fs.mkdirSync(latencyProfDir(o, t.key), { recursive: true });
+      let bp: BrokerProcess;
+      const rest: BrokerProcess[] = [];
+      if (t.processes) {
+        const controller = await spawnBroker({
+          name: `krill controller (${t.key})`,
+          args: [...prof, KRILL_BIN, '--process-roles', 'controller', '--host', '127.0.0.1', '--port', '0', '--data-dir', path.join(dir, 'controller')],
+          readyPattern: CONTROLLER_READY,
+          timeoutMs: 20000,
+        });
+        rest.push(controller);
+        const brokers = await Promise.all(
+          Array.from({ length: t.brokers }, (_, id) =>
+            spawnBroker({
+              name: `krill broker ${id} (${t.key})`,
+              args: [...prof, KRILL_BIN, '--node-id', String(id), '--controller', `${controller.host}:${controller.port}`, '--host', '127.0.0.1', '--port', '0', '--data-dir', path.join(dir, `broker-${id}`)],
+              readyPattern: KRILL_READY,
+              timeoutMs: 20000,
+            }),
+          ),
+        );
+        bp = brokers[0];
+        rest.push(...brokers.slice(1));
+      } else {
+        const args = t.brokers > 1 ? [...prof, KRILL_BIN, '--brokers', String(t.brokers), '--port', '0', '--data-dir', dir] : [...prof, KRILL_BIN, '--port', '0', '--data-dir', dir];
+        bp = await spawnBroker({ name: `krill (${t.key})`, args, readyPattern: KRILL_READY, timeoutMs: 20000 });
+      }
       procs.push(bp);
+      others.push(rest);
       clients.push(new KafkaJsTarget(`${bp.host}:${bp.port}`));
       rows.push({
         name: latencyName(t.key),
@@ -424,7 +462,14 @@ async function measureLatency(o: Options, selected: (name: string) => boolean): 
         const bp = procs[i];
         const topic = `bench-latency-r${run}`;
         await createReplicatedTopic(clients[i], topic, t.rf, t.minIsr);
+        for (const x of others[i]) resetPeakRss(x.pid);
+        const othersCpu0 = others[i].reduce((n, x) => n + cpuSeconds(x.pid), 0);
         const s = await measure(bp, run, () => produceLatency(clients[i], topic, LATENCY_SIZE, LATENCY_PER_SEND, sends, -1, LATENCY_IN_FLIGHT));
+        if (others[i].length > 0) {
+          // A cluster of processes: the CPU of all of them; the peak RSS of the largest.
+          s.brokerCpu = round(s.brokerCpu + others[i].reduce((n, x) => n + cpuSeconds(x.pid), 0) - othersCpu0, 2);
+          s.brokerPeakRssMB = Math.max(s.brokerPeakRssMB, ...others[i].map((x) => round(memoryMB(x.pid).peak)));
+        }
         const hwm = await leaderHighWatermark(clients[i], topic);
         if (hwm !== sends * LATENCY_PER_SEND) throw new Error(`${t.key}: ${topic} has high watermark ${hwm} after producing ${sends * LATENCY_PER_SEND} messages`);
         const ls = s as unknown as LatencySample;
@@ -456,7 +501,23 @@ async function measureLatency(o: Options, selected: (name: string) => boolean): 
   } finally {
     for (const c of clients) await c.close().catch(() => undefined);
     for (const bp of procs) await bp.stop();
+    for (const rest of others) for (const bp of rest.slice().reverse()) await bp.stop();
     for (const d of dirs) removeTempDir(d);
+  }
+  if (o.profileDir) {
+    // Printed to stderr only: the latency rows' profiles (cut to the measured sends) for a look at where the CPU went.
+    targets.forEach((t, i) => {
+      const dir = latencyProfDir(o, t.key);
+      const files = fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(dir, f));
+      if (!files.length) return log(`no .cpuprofile in ${dir}`);
+      // One profile per process (a cluster of processes has several), each cut to the measured sends.
+      for (const file of files) {
+        const p = summarizeProfile(file, 30, windows.get(procs[i].pid) ?? []);
+        log(`${rows[i].name} CPU profile ${p.file}: ${p.busyMs} ms busy of ${p.totalMs} ms`);
+        log(table([['area', 'self ms', '% busy'], ...p.areas.slice(0, 10).map((a) => [a.name, String(a.selfMs), a.pct.toFixed(1)])]));
+        log(table([['function', 'location', 'self ms', '% busy'], ...p.functions.map((f) => [f.name, f.location, String(f.selfMs), f.pct.toFixed(1)])]));
+      }
+    });
   }
   return rows;
 }
@@ -828,7 +889,8 @@ async function main(): Promise<void> {
   if (latencySelected) {
     notes.push(
       `acks=-1 latency rows: KafkaJS send() of ${LATENCY_PER_SEND} x ${LATENCY_SIZE}-byte messages, ${LATENCY_IN_FLIGHT} in flight, each send timed (p50/p99/max ms). ` +
-        '3 brokers: `krill --brokers 3` (3 brokers + controller in one process, so its CPU is the whole cluster\'s), topic replication factor 3, min.insync.replicas=2; ' +
+        '3 brokers: `krill --brokers 3` (3 brokers + controller in one process and one event loop, so its CPU is the whole cluster\'s), topic replication factor 3, min.insync.replicas=2; ' +
+        '3 broker processes: the same cluster as 4 processes (`krill --process-roles controller` and 3 x `krill --node-id N --controller ...`, as across machines; CPU = the sum over the 4, peak RSS = the largest), the client bootstrapping from broker 0; ' +
         '1 broker: a separate single krill process, replication factor 1. Fresh processes, not the ones of the table above.',
     );
   }

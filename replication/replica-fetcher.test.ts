@@ -2,9 +2,11 @@
  * truncationOffset, the follower's truncation rule (Kafka's getOffsetTruncationState), against
  * follower logs described by their leader epochs. The fetch loop itself runs in the multi-broker
  * tests (compat-tests/replication/).
+ * FollowerFetchSession: which partitions each request lists and forgets, and when it starts over.
  */
 import { LeaderEpochFileCache } from '../storage/leader-epoch-file-cache';
-import { truncationOffset } from './replica-fetcher';
+import { FollowerFetchSession, truncationOffset } from './replica-fetcher';
+import { ErrorCode } from '../protocol/errors';
 
 /** A follower log described by its epochs and LEO (Kafka's getOffsetTruncationState cases). */
 function follower(entries: [number, bigint][], leo: bigint, hw = 0n) {
@@ -38,5 +40,54 @@ describe('truncationOffset', () => {
     // Every epoch of the follower is newer than the leader's answer: its records from the first
     // of them on are not the leader's (the cache answers the requested epoch ending at 0).
     expect(truncationOffset(follower([[5, 0n]], 9n), { leaderEpoch: 2, endOffset: 6n })).toEqual({ offset: 0n, completed: true });
+  });
+});
+
+describe('FollowerFetchSession (KIP-227, the follower side)', () => {
+  const owner = {};
+  const pos = (key: string, fetchOffset: bigint, o: object = owner) => ({ key, fetchOffset, logStartOffset: 0n, currentLeaderEpoch: 1, lastFetchedEpoch: 1, owner: o });
+
+  test('full, then only changed partitions; removed ones forgotten', () => {
+    const s = new FollowerFetchSession();
+    let r = s.build([pos('a-0', 0n), pos('b-0', 0n)], true);
+    expect(r).toMatchObject({ sessionId: 0, sessionEpoch: 0, forgotten: [] });
+    expect(r.send.map((x) => x.key)).toEqual(['a-0', 'b-0']);
+    s.onResponse(ErrorCode.NONE, 42);
+    r = s.build([pos('a-0', 10n), pos('b-0', 0n)], true);
+    expect(r).toMatchObject({ sessionId: 42, sessionEpoch: 1, forgotten: [] });
+    expect(r.send.map((x) => x.key)).toEqual(['a-0']);
+    s.onResponse(ErrorCode.NONE, 42);
+    r = s.build([pos('a-0', 10n)], true);
+    expect(r).toMatchObject({ sessionId: 42, sessionEpoch: 2, send: [], forgotten: ['b-0'] });
+    s.onResponse(ErrorCode.NONE, 42);
+    // Back after a delay, or a re-added partition (new state) at the same offset: listed again.
+    const readded = {};
+    r = s.build([pos('a-0', 10n, readded), pos('b-0', 0n)], true);
+    expect(r.sessionEpoch).toBe(3);
+    expect(r.send.map((x) => x.key)).toEqual(['a-0', 'b-0']);
+    s.onResponse(ErrorCode.NONE, 42);
+    // Not caught up: listed though unchanged.
+    r = s.build([pos('a-0', 10n, readded), { ...pos('b-0', 0n), always: true }], true);
+    expect(r.send.map((x) => x.key)).toEqual(['b-0']);
+  });
+
+  test('errors and doubts make the next request full; no session below v7 or when the leader opens none', () => {
+    const s = new FollowerFetchSession();
+    s.build([pos('a-0', 0n)], true);
+    s.onResponse(ErrorCode.NONE, 7);
+    s.build([pos('a-0', 1n)], true);
+    s.onResponse(ErrorCode.INVALID_FETCH_SESSION_EPOCH, 0);
+    expect(s.build([pos('a-0', 1n)], true)).toMatchObject({ sessionId: 7, sessionEpoch: 0 }); // closes 7, opens a new one
+    s.onResponse(ErrorCode.NONE, 8);
+    s.build([pos('a-0', 1n)], true);
+    s.onResponse(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, 0);
+    expect(s.build([pos('a-0', 1n)], true)).toMatchObject({ sessionId: 0, sessionEpoch: 0 });
+    s.onResponse(ErrorCode.NONE, 9);
+    s.build([pos('a-0', 1n)], true);
+    s.reset();
+    expect(s.build([pos('a-0', 1n)], true)).toMatchObject({ sessionId: 9, sessionEpoch: 0, send: [pos('a-0', 1n)] });
+    s.onResponse(ErrorCode.NONE, 0);
+    expect(s.build([pos('a-0', 1n)], true)).toMatchObject({ sessionId: 0, sessionEpoch: 0 });
+    expect(s.build([pos('a-0', 1n)], false)).toMatchObject({ sessionId: 0, sessionEpoch: -1 });
   });
 });

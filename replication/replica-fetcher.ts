@@ -14,6 +14,9 @@
  *               (appendAsFollower), the high watermark follows the leader's (capped at our LEO),
  *               the log start offset follows the leader's. A diverging epoch in the answer
  *               truncates as above and continues.
+ *               Requests go through an incremental fetch session (KIP-227, FollowerFetchSession):
+ *               after the first full one they list only partitions whose position changed and the
+ *               leader answers only partitions with news; any doubt makes the next request full.
  *   fenced      FENCED_LEADER_EPOCH: our view is older than the leader's; the partition waits for
  *               the metadata that re-adds it at the new epoch.
  *
@@ -41,6 +44,7 @@ import type { ClientSecurity } from '../client/network-client';
 import type { Partition } from './partition';
 import type { ReplicaQuota } from './replication-quota-manager';
 import { topicPartitionKey } from '../common/topic-partition';
+import { nextEpoch } from '../broker/fetch-session';
 import type { RemoteLogSegmentMetadata, TopicIdPartition } from '../storage/remote/remote-log-segment-metadata';
 import { IndexType } from '../storage/remote/remote-storage-manager';
 import { LeaderEpochCheckpointFile } from '../storage/leader-epoch-file-cache';
@@ -102,12 +106,108 @@ export function truncationOffset(
   return { offset: min(min(mine.endOffset, leader.endOffset), leo), completed: true };
 }
 
+/** What a fetch request sends for one partition (the fields a leader's fetch session caches). */
+export interface FollowerFetchPosition {
+  key: string;
+  fetchOffset: bigint;
+  logStartOffset: bigint;
+  currentLeaderEpoch: number;
+  lastFetchedEpoch: number;
+  /** The fetch state the position belongs to: a partition re-added (a new state) is sent again. */
+  owner: object;
+  /** Listed even when unchanged: a partition not caught up (the fetches that move it are the ones to see). */
+  always?: boolean;
+}
+
+/**
+ * The follower's half of a KIP-227 fetch session with one leader (Kafka's FetchSessionHandler):
+ * the first request is full (epoch 0) and opens a session on the leader; later ones are
+ * incremental: they list only the partitions whose position (fetch offset, log start offset,
+ * leader epoch, last fetched epoch) changed since the leader last heard it, or that are not caught
+ * up (`always`: listing an unchanged partition is allowed and keeps a copy in progress visible in
+ * every request), and name in
+ * forgotten_topics_data those no longer fetched (delayed, throttled, truncating, removed). The
+ * leader's answer then carries only partitions with news (records, an error, a moved high
+ * watermark or log start offset), so an idle partition costs nothing per fetch. Any doubt about
+ * what the leader's session holds (a failed or unanswered request, a session error, an answer the
+ * fetcher could not use) makes the next request full again (epoch 0 closes the old session and
+ * opens a new one; FETCH_SESSION_ID_NOT_FOUND starts from no session). A leader that opens no
+ * session (session id 0 in its answer, a full cache) gets full requests; below Fetch v7 there are
+ * no sessions (epoch -1).
+ */
+export class FollowerFetchSession {
+  sessionId = 0;
+  /** The epoch of the next request; 0 = the next request is full. */
+  epoch = 0;
+  private inSession = new Map<string, FollowerFetchPosition>();
+  private pendingFull = false;
+
+  /** The partitions to list and to forget in the next request, and its session id and epoch. */
+  build(positions: readonly FollowerFetchPosition[], sessionsSupported: boolean): { sessionId: number; sessionEpoch: number; send: FollowerFetchPosition[]; forgotten: string[] } {
+    if (!sessionsSupported) {
+      this.pendingFull = true;
+      return { sessionId: 0, sessionEpoch: -1, send: [...positions], forgotten: [] };
+    }
+    if (this.epoch === 0) {
+      this.pendingFull = true;
+      this.inSession = new Map(positions.map((x) => [x.key, x]));
+      return { sessionId: this.sessionId, sessionEpoch: 0, send: [...positions], forgotten: [] };
+    }
+    this.pendingFull = false;
+    const send: FollowerFetchPosition[] = [];
+    const next = new Map<string, FollowerFetchPosition>();
+    for (const x of positions) {
+      const prev = this.inSession.get(x.key);
+      next.set(x.key, x);
+      if (
+        !prev ||
+        x.always ||
+        prev.owner !== x.owner ||
+        prev.fetchOffset !== x.fetchOffset ||
+        prev.logStartOffset !== x.logStartOffset ||
+        prev.currentLeaderEpoch !== x.currentLeaderEpoch ||
+        prev.lastFetchedEpoch !== x.lastFetchedEpoch
+      ) {
+        send.push(x);
+      }
+    }
+    const forgotten: string[] = [];
+    for (const k of this.inSession.keys()) if (!next.has(k)) forgotten.push(k);
+    this.inSession = next;
+    return { sessionId: this.sessionId, sessionEpoch: this.epoch, send, forgotten };
+  }
+
+  /** The answer to the last built request arrived, with this top-level error and session id. */
+  onResponse(errorCode: number, sessionId: number): void {
+    if (errorCode === ErrorCode.FETCH_SESSION_ID_NOT_FOUND) {
+      this.sessionId = 0;
+      this.epoch = 0;
+    } else if (errorCode !== ErrorCode.NONE) {
+      this.epoch = 0;
+    } else if (this.pendingFull) {
+      this.sessionId = sessionId;
+      this.epoch = sessionId === 0 ? 0 : nextEpoch(0);
+    } else {
+      this.epoch = nextEpoch(this.epoch);
+    }
+  }
+
+  /** The leader's session may not hold what we think (no answer, an unused partition answer): the next request is full. */
+  reset(): void {
+    this.epoch = 0;
+  }
+}
+
 export class ReplicaFetcher {
   private readonly partitions = new Map<string, PartitionFetchState>();
   private stopped = false;
   private wake: (() => void) | null = null;
   private loop: Promise<void> | null = null;
   readonly channel: NodeChannel;
+  /** The incremental fetch session with the leader (KIP-227). */
+  readonly session = new FollowerFetchSession();
+  /** Names and ids of the partitions of the last request (what the leader's session holds), for forgotten_topics_data. */
+  private readonly forgottenIds = new Map<string, { topic: string; topicId: string; partition: number }>();
 
   constructor(
     readonly sourceBrokerId: number,
@@ -230,6 +330,7 @@ export class ReplicaFetcher {
         if (this.stopped) break;
         this.host.logger.debug(`fetcher for broker ${this.sourceBrokerId} failed: ${(err as Error).message}; backing off`);
         this.channel.drop();
+        this.session.reset();
         const until = Date.now() + this.config.backoffMs;
         for (const s of this.partitions.values()) s.delayedUntil = Math.max(s.delayedUntil, until);
         await this.sleep(this.config.backoffMs);
@@ -316,43 +417,91 @@ export class ReplicaFetcher {
     const live = states.filter((s) => this.current(s));
     if (live.length === 0) return;
     const version = await this.channel.versionFor('Fetch');
+    const tk = (s: { topic: string; topicId: string }): string => (version >= 13 ? s.topicId : s.topic);
+    // Every live partition can be answered (the leader's session holds them all); only the changed ones are listed.
     const byTopic = new Map<string, PartitionFetchState[]>();
+    const positions: FollowerFetchPosition[] = [];
     for (const s of live) {
-      const k = version >= 13 ? s.topicId : s.topic;
-      const list = byTopic.get(k) ?? [];
-      list.push(s);
-      byTopic.set(k, list);
+      const k = tk(s);
+      const list = byTopic.get(k);
+      if (list) list.push(s);
+      else byTopic.set(k, [s]);
+      const p = this.host.partition(s.topic, s.partition)!;
+      positions.push({
+        key: topicPartitionKey(s.topic, s.partition),
+        fetchOffset: s.fetchOffset,
+        logStartOffset: p.log.logStartOffset,
+        currentLeaderEpoch: s.leaderEpoch,
+        lastFetchedEpoch: version >= 12 ? p.log.latestEpoch : -1,
+        owner: s,
+        always: s.lag === null || s.lag > 0n,
+      });
     }
     const sent = new Map(live.map((s) => [s, s.fetchOffset]));
-    const res = await this.channel.send(
-      'Fetch',
-      {
-        replicaId: version < 15 ? this.host.nodeId : undefined,
-        replicaState: version >= 15 ? { replicaId: this.host.nodeId, replicaEpoch: this.host.brokerEpoch() } : undefined,
-        maxWaitMs: this.config.maxWaitMs,
-        minBytes: this.config.minBytes,
-        maxBytes: this.config.responseMaxBytes,
-        isolationLevel: 0,
-        sessionId: 0,
-        sessionEpoch: -1,
-        topics: [...byTopic.entries()].map(([k, list]) => ({
-          topic: version < 13 ? k : undefined,
-          topicId: version >= 13 ? k : undefined,
-          partitions: list.map((s) => {
-            const p = this.host.partition(s.topic, s.partition)!;
-            return {
-              partition: s.partition,
-              currentLeaderEpoch: s.leaderEpoch,
-              fetchOffset: s.fetchOffset,
-              lastFetchedEpoch: version >= 12 ? p.log.latestEpoch : undefined,
-              logStartOffset: p.log.logStartOffset,
+    const req = this.session.build(positions, version >= 7);
+    const byKey = new Map(live.map((s) => [topicPartitionKey(s.topic, s.partition), s]));
+    const requestTopics = new Map<string, FollowerFetchPosition[]>();
+    for (const x of req.send) {
+      const k = tk(byKey.get(x.key)!);
+      const list = requestTopics.get(k);
+      if (list) list.push(x);
+      else requestTopics.set(k, [x]);
+    }
+    const forgotten = new Map<string, number[]>();
+    for (const key of req.forgotten) {
+      const f = this.forgottenIds.get(key);
+      if (!f) continue;
+      const k = version >= 13 ? f.topicId : f.topic;
+      const list = forgotten.get(k);
+      if (list) list.push(f.partition);
+      else forgotten.set(k, [f.partition]);
+    }
+    this.forgottenIds.clear();
+    for (const s of live) this.forgottenIds.set(topicPartitionKey(s.topic, s.partition), { topic: s.topic, topicId: s.topicId, partition: s.partition });
+    let res;
+    try {
+      res = await this.channel.send(
+        'Fetch',
+        {
+          replicaId: version < 15 ? this.host.nodeId : undefined,
+          replicaState: version >= 15 ? { replicaId: this.host.nodeId, replicaEpoch: this.host.brokerEpoch() } : undefined,
+          maxWaitMs: this.config.maxWaitMs,
+          minBytes: this.config.minBytes,
+          maxBytes: this.config.responseMaxBytes,
+          isolationLevel: 0,
+          sessionId: req.sessionId,
+          sessionEpoch: req.sessionEpoch,
+          topics: [...requestTopics.entries()].map(([k, list]) => ({
+            topic: version < 13 ? k : undefined,
+            topicId: version >= 13 ? k : undefined,
+            partitions: list.map((x) => ({
+              partition: byKey.get(x.key)!.partition,
+              currentLeaderEpoch: x.currentLeaderEpoch,
+              fetchOffset: x.fetchOffset,
+              lastFetchedEpoch: version >= 12 ? x.lastFetchedEpoch : undefined,
+              logStartOffset: x.logStartOffset,
               partitionMaxBytes: this.config.partitionMaxBytes,
-            };
-          }),
-        })),
-      },
-      { version },
-    );
+            })),
+          })),
+          forgottenTopicsData: [...forgotten.entries()].map(([k, partitions]) => ({
+            topic: version < 13 ? k : undefined,
+            topicId: version >= 13 ? k : undefined,
+            partitions,
+          })),
+        },
+        { version },
+      );
+    } catch (err) {
+      this.session.reset();
+      throw err;
+    }
+    this.session.onResponse(res.errorCode, res.sessionId);
+    // A session the leader no longer has (it restarted, evicted it) or out of step: the next
+    // request, at once, is full (Kafka's FetchSessionHandler.handleError; no backoff).
+    if (res.errorCode === ErrorCode.FETCH_SESSION_ID_NOT_FOUND || res.errorCode === ErrorCode.INVALID_FETCH_SESSION_EPOCH) {
+      this.host.logger.debug(`fetch session ${req.sessionId} with broker ${this.sourceBrokerId}: ${errorName(res.errorCode)}; the next fetch is full`);
+      return;
+    }
     if (res.errorCode !== ErrorCode.NONE) {
       for (const s of live) this.delay(s, `Fetch: ${errorName(res.errorCode)}`);
       return;
@@ -361,12 +510,16 @@ export class ReplicaFetcher {
       const list = byTopic.get(version >= 13 ? t.topicId : t.topic) ?? [];
       for (const pd of t.partitions) {
         const s = list.find((x) => x.partition === pd.partitionIndex);
-        if (!s || s.fetchOffset !== sent.get(s)) continue;
-        const p = this.current(s);
-        if (!p) continue;
+        const p = s && s.fetchOffset === sent.get(s) ? this.current(s) : undefined;
+        if (!s || !p) {
+          // An answer we do not use: the leader's session now believes we heard it.
+          this.session.reset();
+          continue;
+        }
         try {
           await this.processPartition(s, p, pd);
         } catch (err) {
+          this.session.reset();
           if (err instanceof KafkaError && err.code === ErrorCode.KAFKA_STORAGE_ERROR) {
             this.host.logger.error(`${p.name}: storage error while replicating: ${err.message}`);
           } else {
