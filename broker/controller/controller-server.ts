@@ -56,7 +56,7 @@ import { MetricsServer } from '../metrics/metrics-server';
 import { Controller } from '../../metadata/controller/controller';
 import { KafkaRaftClient } from '../../metadata/raft/kafka-raft-client';
 import { METADATA_PARTITION_DIR, MetadataLogStore } from '../../metadata/metadata-log-store';
-import { QUORUM_BOOTSTRAP_SERVERS_CONFIG, QUORUM_VOTERS_CONFIG, parseVoterConnections, quorumConfigFrom } from '../../metadata/raft/quorum-config';
+import { QUORUM_BOOTSTRAP_SERVERS_CONFIG, QUORUM_VOTERS_CONFIG, clusterIdFromVoters, parseVoterConnections, quorumConfigFrom } from '../../metadata/raft/quorum-config';
 import { UnifiedRaftLog } from '../../metadata/raft/unified-raft-log';
 import { FileQuorumStateStore } from '../../metadata/raft/quorum-state-store';
 import { RaftQuorumLog } from '../../metadata/controller/raft-quorum-log';
@@ -260,23 +260,26 @@ export class ControllerServer implements ControllerNode {
     const quorum = voters.size > 1 || dynamic;
     const meta = readMetaProperties(nodeFs, metadataDir);
     const formatted = meta?.clusterId;
-    if (quorum && formatted === undefined && opts.clusterId === undefined) {
-      // Every voter must hold the same cluster id (the raft RPCs carry it and refuse another): a
-      // quorum controller never makes one up, as Kafka's never starts on an unformatted directory.
+    if (dynamic && formatted === undefined && opts.clusterId === undefined) {
+      // A dynamic quorum's voters come from the bootstrap checkpoint the format step writes.
       throw new ConfigException(
-        dynamic
-          ? `No meta.properties with a cluster.id in ${metadataDir}: controller ${config.nodeId} is a controller of a dynamic KRaft quorum (${QUORUM_BOOTSTRAP_SERVERS_CONFIG}, KIP-853), ` +
-              `which must be formatted first: krill storage format -t CLUSTER_ID -c FILE with --standalone, --initial-controllers or --no-initial-controllers.`
-          : `No meta.properties with a cluster.id in ${metadataDir}: controller ${config.nodeId} is one of the ${voters.size} voters of ${QUORUM_VOTERS_CONFIG} ` +
-              `(a KRaft controller quorum), whose every controller must be formatted with the same cluster id first: krill storage random-uuid, ` +
-              `then krill storage format -t CLUSTER_ID -c FILE on each controller.`,
-        dynamic ? QUORUM_BOOTSTRAP_SERVERS_CONFIG : QUORUM_VOTERS_CONFIG,
+        `No meta.properties with a cluster.id in ${metadataDir}: controller ${config.nodeId} is a controller of a dynamic KRaft quorum (${QUORUM_BOOTSTRAP_SERVERS_CONFIG}, KIP-853), ` +
+          `which must be formatted first: krill storage format -t CLUSTER_ID -c FILE with --standalone, --initial-controllers or --no-initial-controllers.`,
+        QUORUM_BOOTSTRAP_SERVERS_CONFIG,
       );
     }
     fs.mkdirSync(metadataDir, { recursive: true });
-    const clusterId = formatted ?? opts.clusterId ?? randomUuid();
+    // Every voter of a static quorum must hold the same cluster id (the raft RPCs carry it and refuse
+    // another). Unformatted, each derives it from controller.quorum.voters, so nodes started on empty
+    // directories with the same voters line form one cluster (Kafka 4 requires kafka-storage.sh
+    // format first; krill's format step does the same and wins when it was run).
+    const derived = quorum && !dynamic && formatted === undefined && opts.clusterId === undefined ? clusterIdFromVoters(voters) : undefined;
+    const clusterId = formatted ?? opts.clusterId ?? derived ?? randomUuid();
     ensureMetaProperties(nodeFs, metadataDir, config.nodeId, clusterId);
     const logger = opts.logger ?? Logger.root(`krill-controller[${config.nodeId}]`, { level: opts.logLevel, format: opts.logFormat });
+    if (derived !== undefined) {
+      logger.info(`${metadataDir} was not formatted: cluster id ${derived} derived from ${QUORUM_VOTERS_CONFIG} (every voter given the same line computes it; krill storage format -t ID -c FILE chooses one instead)`);
+    }
     let storage: ControllerStorage;
     if (quorum) {
       const dir = path.join(metadataDir, METADATA_PARTITION_DIR);

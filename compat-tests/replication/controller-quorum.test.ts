@@ -7,8 +7,9 @@
  * controller shut down gracefully, and then one closed as a crash, is replaced within the timeouts
  * by a controller whose image has every topic created before (DescribeQuorum names it leader of the
  * three voters) and which creates new ones; a
- * restarted controller catches up from its own log and the leader. An unformatted quorum controller
- * refuses to start. Waits are bounded polls on the servers' state.
+ * restarted controller catches up from its own log and the leader. Three controllers on unformatted
+ * directories with the same controller.quorum.voters derive one cluster id from it and form the
+ * quorum without a format step. Waits are bounded polls on the servers' state.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -21,6 +22,9 @@ import { brokerHeartbeat, brokerRegistration } from '../../broker/testing/contro
 import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
 import { describeQuorumRequest } from '../../metadata/raft/raft-messages';
+import { clusterIdFromVoters, parseVoterConnections } from '../../metadata/raft/quorum-config';
+import { readMetaProperties } from '../../storage/meta-properties';
+import { nodeFs } from '../../storage/fs';
 import type { DescribeQuorumResponse } from '../../protocol/generated/describe-quorum';
 import { freePort, waitFor } from './helpers';
 
@@ -109,11 +113,24 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('an unformatted quorum controller refuses to start', async () => {
-  await expect(ControllerServer.start({ file: files.get(1)!, logLevel: 'error' })).rejects.toThrow(
-    /No meta\.properties with a cluster\.id in .*controller-1: controller 1 is one of the 3 voters of controller\.quorum\.voters .*krill storage format -t CLUSTER_ID -c FILE/,
-  );
-  expect(fs.existsSync(path.join(dir, 'controller-1', '__cluster_metadata-0'))).toBe(false);
+test('controllers on unformatted directories with one voters line derive one cluster id and form the quorum', async () => {
+  const unformatted = new Map<number, ControllerServer>();
+  try {
+    for (const id of IDS) {
+      const f = path.join(dir, `unformatted-${id}.properties`);
+      fs.writeFileSync(f, fs.readFileSync(files.get(id)!, 'utf8').replace(`controller-${id}\n`, `unformatted-${id}\n`));
+      unformatted.set(id, await ControllerServer.start({ file: f, logLevel: 'error' }));
+    }
+    const voters = fs.readFileSync(files.get(1)!, 'utf8').match(/controller\.quorum\.voters=(.*)/)![1];
+    const expected = clusterIdFromVoters(parseVoterConnections(voters.split(','), false));
+    expect([...unformatted.values()].map((s) => s.clusterId)).toEqual([expected, expected, expected]);
+    for (const id of IDS) expect(readMetaProperties(nodeFs, path.join(dir, `unformatted-${id}`))?.clusterId).toBe(expected);
+    await waitFor('an active controller', () => [...unformatted.values()].filter((s) => s.controller.isActiveController).length === 1, FAILOVER_BOUND_MS, 10);
+    // Another voters line (another port) is another cluster.
+    expect(clusterIdFromVoters(parseVoterConnections(voters.replace(/:(\d+)$/, (_m, p) => `:${Number(p) + 1}`).split(','), false))).not.toBe(expected);
+  } finally {
+    for (const s of unformatted.values()) await s.shutdown({ graceful: false });
+  }
 });
 
 test('three controllers elect one active controller, fail over, and catch up', async () => {

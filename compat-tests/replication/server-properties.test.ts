@@ -4,11 +4,11 @@
  * (process.roles=controller, controller.quorum.voters naming it) starts a controller node, the
  * broker's (process.roles=broker, the same one-entry controller.quorum.voters) a broker that follows
  * it; a topic created through the broker takes records. Configurations krill cannot honour stop
- * start-up with a clear error and a non-zero exit: a voter of a three-controller quorum whose
- * directory was never formatted with the cluster's id (a controller node, and a combined node), a
- * controller that is not among the voters, a broker among them, and a broker with neither voters
+ * start-up with a clear error and a non-zero exit: a controller of a dynamic quorum (bootstrap
+ * servers, no voters) whose directory was never formatted, a controller that is not among the voters, a broker among them, and a broker with neither voters
  * nor bootstrap servers (Kafka's messages where Kafka has one); a broker of a quorum none of whose
- * voters answers stops after the registration timeout, naming every voter it asked. A formatted quorum is compat-tests/replication/controller-quorum.test.ts.
+ * voters answers stops after the registration timeout, naming every voter it asked. A quorum (formatted,
+ * or unformatted with a derived cluster id) is compat-tests/replication/controller-quorum.test.ts.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -102,20 +102,10 @@ const properties = (p: Record<string, string | number>): string => Object.entrie
       'controller.listener.names': 'CONTROLLER',
       'log.dirs': path.join(dir, 'refused'),
     };
-    const quorum = write('quorum.properties', { ...controllerBase, 'controller.quorum.voters': `1@127.0.0.1:${port},2@127.0.0.1:1,3@127.0.0.1:2` });
-    await expect(spawnKrill(['--config', quorum], CONTROLLER_READY)).rejects.toThrow(
-      /No meta\.properties with a cluster\.id in .*: controller 1 is one of the 3 voters of controller\.quorum\.voters \(a KRaft controller quorum\)/,
-    );
-    const combined = write('combined-quorum.properties', {
-      ...controllerBase,
-      'process.roles': 'broker,controller',
-      listeners: `PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:${port}`,
-      'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
-      'controller.quorum.voters': `1@127.0.0.1:${port},2@127.0.0.1:1,3@127.0.0.1:2`,
-    });
-    // A combined node among three voters runs a quorum controller in-process: unformatted, it is refused like one.
-    await expect(spawnKrill(['--config', combined], BROKER_READY)).rejects.toThrow(
-      /No meta\.properties with a cluster\.id in .*: controller 1 is one of the 3 voters of controller\.quorum\.voters \(a KRaft controller quorum\)/,
+    // A controller of a dynamic quorum (bootstrap servers, no voters) takes its voters from the format step.
+    const dynamicQuorum = write('dynamic-quorum.properties', { ...controllerBase, 'controller.quorum.bootstrap.servers': `127.0.0.1:${port},127.0.0.1:1` });
+    await expect(spawnKrill(['--config', dynamicQuorum], CONTROLLER_READY)).rejects.toThrow(
+      /No meta\.properties with a cluster\.id in .*: controller 1 is a controller of a dynamic KRaft quorum \(controller\.quorum\.bootstrap\.servers, KIP-853\), which must be formatted first/,
     );
     const notVoter = write('not-voter.properties', { ...controllerBase, 'controller.quorum.voters': `7@127.0.0.1:${port}` });
     await expect(spawnKrill(['--config', notVoter], CONTROLLER_READY)).rejects.toThrow(

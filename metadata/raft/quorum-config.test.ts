@@ -1,6 +1,7 @@
 /** Tests of controller.quorum.voters parsing (Kafka's messages) and the quorum timeouts. */
 import { ConfigException } from '../../config/config-types';
-import { bootstrapServerId, makeQuorumConfig, parseBootstrapServers, parseVoterConnections, quorumConfigFrom, votersOf } from './quorum-config';
+import { bootstrapServerId, clusterIdFromVoters, makeQuorumConfig, parseBootstrapServers, parseVoterConnections, quorumConfigFrom, votersOf } from './quorum-config';
+import { isUuid } from '../../protocol/primitives/uuid';
 
 describe('controller.quorum.voters', () => {
   it('parses id@host:port entries, IPv6 included', () => {
@@ -58,4 +59,15 @@ describe('controller.quorum.voters', () => {
     expect(() => makeQuorumConfig({ voters: new Map() })).toThrow(/controller.quorum.voters/);
     expect(() => makeQuorumConfig({ voters: votersOf([1]), electionTimeoutMs: 0 })).toThrow(/controller.quorum.election.timeout.ms/);
   });
+});
+
+test('clusterIdFromVoters: one id per voter set, whatever the order, other for other endpoints', () => {
+  const a = parseVoterConnections(['1@h1:9093', '2@h2:9093', '3@h3:9093'], false);
+  const b = parseVoterConnections(['3@H3:9093', '1@h1:9093', '2@h2:9093'], false);
+  const id = clusterIdFromVoters(a);
+  expect(isUuid(id)).toBe(true);
+  expect(id.startsWith('-')).toBe(false);
+  expect(clusterIdFromVoters(b)).toBe(id);
+  expect(clusterIdFromVoters(parseVoterConnections(['1@h1:9093', '2@h2:9093', '3@h3:9094'], false))).not.toBe(id);
+  expect(clusterIdFromVoters(parseVoterConnections(['1@h1:9093', '2@h2:9093', '4@h3:9093'], false))).not.toBe(id);
 });

@@ -6,7 +6,9 @@
  * every timeout is a positive number of ms; `controller.quorum.fetch.timeout.ms` exceeds the leader's
  * fetch long-poll wait (FETCH_MAX_WAIT_MS), or healthy followers would time out between fetches.
  */
+import { createHash } from 'node:crypto';
 import { ConfigException } from '../../config/config-types';
+import { METADATA_TOPIC_ID, ZERO_UUID, uuidFromBuffer } from '../../protocol/primitives/uuid';
 
 export const QUORUM_VOTERS_CONFIG = 'controller.quorum.voters';
 export const QUORUM_BOOTSTRAP_SERVERS_CONFIG = 'controller.quorum.bootstrap.servers';
@@ -163,4 +165,22 @@ export function makeQuorumConfig(p: Partial<QuorumConfig> & { voters: ReadonlyMa
 /** The static voter set given as ids only (tests, the simulation): endpoints are placeholders. */
 export function votersOf(ids: readonly number[]): Map<number, VoterEndpoint> {
   return new Map(ids.map((id) => [id, { id, host: 'localhost', port: 9093 + id }]));
+}
+
+/**
+ * The cluster id of a static quorum whose controllers start on unformatted directories: derived from
+ * the voter set (ids with their hosts and ports, in id order), so every node given the same
+ * `controller.quorum.voters` computes the same id without a `krill storage format` step, and two
+ * quorums on other machines or ports get different ones. A version-4-shaped UUID that Kafka accepts
+ * (never zero, never METADATA_TOPIC_ID, never printing with a leading '-').
+ */
+export function clusterIdFromVoters(voters: ReadonlyMap<number, VoterEndpoint>): string {
+  const line = [...voters].sort((a, b) => a[0] - b[0]).map(([id, e]) => `${id}@${e.host.toLowerCase()}:${e.port}`).join(',');
+  for (let salt = 0; ; salt++) {
+    const b = createHash('sha256').update(`krill-kraft-cluster:${salt}:${line}`).digest().subarray(0, 16);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const s = uuidFromBuffer(b);
+    if (!s.startsWith('-') && s !== ZERO_UUID && s !== METADATA_TOPIC_ID) return s;
+  }
 }
