@@ -15,9 +15,9 @@ import { randomInt } from 'node:crypto';
 import { ErrorCode } from '../protocol/errors';
 import { topicPartitionKey } from '../common/topic-partition';
 
-export const INITIAL_EPOCH = 0;
-export const FINAL_EPOCH = -1;
-export const INVALID_SESSION_ID = 0;
+import { FINAL_EPOCH, INITIAL_EPOCH, INVALID_SESSION_ID, nextEpoch } from '../protocol/fetch-metadata';
+
+export { FINAL_EPOCH, INITIAL_EPOCH, INVALID_SESSION_ID, nextEpoch };
 
 export interface SessionPartition {
   topic: string;
@@ -156,9 +156,4 @@ export class FetchSessionCache {
       for (const [k, p] of s.partitions) if (p.topic === topic) s.partitions.delete(k);
     }
   }
-}
-
-export function nextEpoch(epoch: number): number {
-  if (epoch < 0) return FINAL_EPOCH;
-  return epoch === 0x7fffffff ? 1 : epoch + 1;
 }

@@ -44,7 +44,7 @@ import type { ClientSecurity } from '../client/network-client';
 import type { Partition } from './partition';
 import type { ReplicaQuota } from './replication-quota-manager';
 import { topicPartitionKey } from '../common/topic-partition';
-import { nextEpoch } from '../broker/fetch-session';
+import { nextEpoch } from '../protocol/fetch-metadata';
 import type { RemoteLogSegmentMetadata, TopicIdPartition } from '../storage/remote/remote-log-segment-metadata';
 import { IndexType } from '../storage/remote/remote-storage-manager';
 import { LeaderEpochCheckpointFile } from '../storage/leader-epoch-file-cache';
