@@ -42,12 +42,12 @@
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
-import * as net from 'node:net';
 import { fork } from 'node:child_process';
 import { Kafka, logLevel } from 'kafkajs';
 import { randomBytes } from 'node:crypto';
 import { cpuSeconds, schedSeconds, KRILL_BIN, KRILL_READY, makeTempDir, memoryMB, removeTempDir, spawnBroker, type BrokerProcess } from './proc';
 import { BATCH_MESSAGES, cpuNow, loadRdkafka, now } from './workloads';
+import { freePort } from './startup';
 
 interface Options {
   seconds: number;
@@ -104,17 +104,6 @@ const log = (msg: string): void => void process.stderr.write(`${msg}\n`);
 const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
 const MB = 1024 * 1024;
 
-/** A port nobody listens on right now (the broker binds it a moment later). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** The memory gauges of krill's /metrics (bytes), or null if the scrape fails. */
 function scrapeMemory(port: number): Promise<{ rss: number; heapUsed: number; heapTotal: number; external: number } | null> {

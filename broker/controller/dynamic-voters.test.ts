@@ -13,28 +13,16 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Logger } from '../../common/logger';
-import { SocketServer, type SocketServerOptions } from '../network/socket-server';
+import { SocketServer } from '../network/socket-server';
 import { RequestDispatcher } from '../request-dispatcher';
-import { defineHandler } from '../handlers/define-handler';
-import { ALLOW_ALL, type Authorizer } from '../../metadata/authorizer/authorizer';
-import { ApiKey } from '../../protocol/generated';
+import { ALLOW_ALL } from '../../metadata/authorizer/authorizer';
 import { ErrorCode } from '../../protocol/errors';
-import type { ApiVersionsRequest, ApiVersionsResponse } from '../../protocol/generated/api-versions';
 import type { DescribeQuorumResponse } from '../../protocol/generated/describe-quorum';
 import type { AddRaftVoterResponse } from '../../protocol/generated/add-raft-voter';
 import type { RemoveRaftVoterResponse } from '../../protocol/generated/remove-raft-voter';
 import { connect, type BrokerConnection } from '../../client/network-client';
 import { randomUuid } from '../../protocol/primitives/uuid';
-import { controllerVoteHandler } from './handlers/vote';
-import { controllerBeginQuorumEpochHandler } from './handlers/begin-quorum-epoch';
-import { controllerEndQuorumEpochHandler } from './handlers/end-quorum-epoch';
-import { controllerDescribeQuorumHandler } from './handlers/describe-quorum';
-import { controllerFetchSnapshotHandler } from './handlers/fetch-snapshot';
-import { controllerRaftFetchHandler } from './handlers/raft-fetch';
-import { controllerAddRaftVoterHandler } from './handlers/add-raft-voter';
-import { controllerRemoveRaftVoterHandler } from './handlers/remove-raft-voter';
-import { controllerUpdateRaftVoterHandler } from './handlers/update-raft-voter';
-import type { QuorumNode } from './handlers/quorum';
+import { RAFT_TEST_SOCKET_OPTIONS, raftTestHandlers, type RaftTestCtx } from './testing/raft-test-listener';
 import { KafkaRaftClient } from '../../metadata/raft/kafka-raft-client';
 import { makeQuorumConfig, type QuorumConfig } from '../../metadata/raft/quorum-config';
 import { UnifiedRaftLog } from '../../metadata/raft/unified-raft-log';
@@ -48,48 +36,9 @@ jest.setTimeout(30_000);
 const CLUSTER_ID = 'dynamic-voters-cluster';
 const logger = Logger.root('dynamic-voters-test', { level: 'error' });
 
-interface TestCtx extends QuorumNode {
-  raftClient?: KafkaRaftClient;
-  authorizer: Authorizer;
-  versionCaps: ReadonlyMap<number, number>;
-  dispatcher?: RequestDispatcher<TestCtx>;
-}
-
-const HANDLERS = [
-  defineHandler<ApiVersionsRequest, ApiVersionsResponse, TestCtx>({
-    apiKey: ApiKey.ApiVersions,
-    name: 'ApiVersions',
-    minVersion: 0,
-    maxVersion: 4,
-    handle: (node) => ({ errorCode: ErrorCode.NONE, apiKeys: node.dispatcher!.advertisedVersions() }),
-  }),
-  controllerVoteHandler,
-  controllerBeginQuorumEpochHandler,
-  controllerEndQuorumEpochHandler,
-  controllerDescribeQuorumHandler,
-  controllerFetchSnapshotHandler,
-  controllerRaftFetchHandler,
-  controllerAddRaftVoterHandler,
-  controllerRemoveRaftVoterHandler,
-  controllerUpdateRaftVoterHandler,
-];
-
-const SOCKET_OPTIONS: SocketServerOptions = {
-  maxRequestBytes: 100 * 1024 * 1024,
-  idleTimeoutMs: 600_000,
-  queuedMaxRequestBytes: -1,
-  queuedMaxRequests: 500,
-  listenBacklog: 50,
-  quotas: {
-    maxConnections: 1000,
-    maxConnectionsPerIp: 1000,
-    maxConnectionsPerIpOverrides: new Map(),
-    maxConnectionCreationRate: 1_000_000,
-    listeners: new Map(),
-    interBrokerListenerName: null,
-    rate: { windowMs: 1000, samples: 11 },
-  },
-};
+type TestCtx = RaftTestCtx;
+const HANDLERS = raftTestHandlers(true);
+const SOCKET_OPTIONS = RAFT_TEST_SOCKET_OPTIONS;
 
 class TestNode {
   readonly ctx: TestCtx = { authorizer: ALLOW_ALL, versionCaps: new Map() };

@@ -14,22 +14,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Logger } from '../../common/logger';
-import { SocketServer, type SocketServerOptions } from '../network/socket-server';
+import { SocketServer } from '../network/socket-server';
 import { RequestDispatcher } from '../request-dispatcher';
-import { defineHandler } from '../handlers/define-handler';
 import { ALLOW_ALL, type Authorizer } from '../../metadata/authorizer/authorizer';
 import { ApiKey } from '../../protocol/generated';
 import { ErrorCode } from '../../protocol/errors';
-import type { ApiVersionsRequest, ApiVersionsResponse } from '../../protocol/generated/api-versions';
 import type { DescribeQuorumResponse } from '../../protocol/generated/describe-quorum';
 import { connect } from '../../client/network-client';
-import { controllerVoteHandler } from './handlers/vote';
-import { controllerBeginQuorumEpochHandler } from './handlers/begin-quorum-epoch';
-import { controllerEndQuorumEpochHandler } from './handlers/end-quorum-epoch';
-import { controllerDescribeQuorumHandler } from './handlers/describe-quorum';
-import { controllerFetchSnapshotHandler } from './handlers/fetch-snapshot';
-import { controllerRaftFetchHandler } from './handlers/raft-fetch';
-import type { QuorumNode } from './handlers/quorum';
+import { RAFT_TEST_SOCKET_OPTIONS, raftTestHandlers, type RaftTestCtx } from './testing/raft-test-listener';
 import { KafkaRaftClient, NotControllerError } from '../../metadata/raft/kafka-raft-client';
 import { makeQuorumConfig, type QuorumConfig, type VoterEndpoint } from '../../metadata/raft/quorum-config';
 import { UnifiedRaftLog } from '../../metadata/raft/unified-raft-log';
@@ -48,47 +40,9 @@ const IDS = [1, 2, 3];
 
 const logger = Logger.root('raft-test', { level: 'error' });
 
-interface TestCtx extends QuorumNode {
-  raftClient?: KafkaRaftClient;
-  authorizer: Authorizer;
-  versionCaps: ReadonlyMap<number, number>;
-  dispatcher?: RequestDispatcher<TestCtx>;
-}
-
-const apiVersionsHandler = defineHandler<ApiVersionsRequest, ApiVersionsResponse, TestCtx>({
-  apiKey: ApiKey.ApiVersions,
-  name: 'ApiVersions',
-  minVersion: 0,
-  maxVersion: 4,
-  handle: (node) => ({ errorCode: ErrorCode.NONE, apiKeys: node.dispatcher!.advertisedVersions() }),
-});
-
-const HANDLERS = [
-  apiVersionsHandler,
-  controllerVoteHandler,
-  controllerBeginQuorumEpochHandler,
-  controllerEndQuorumEpochHandler,
-  controllerDescribeQuorumHandler,
-  controllerFetchSnapshotHandler,
-  controllerRaftFetchHandler,
-];
-
-const SOCKET_OPTIONS: SocketServerOptions = {
-  maxRequestBytes: 100 * 1024 * 1024,
-  idleTimeoutMs: 600_000,
-  queuedMaxRequestBytes: -1,
-  queuedMaxRequests: 500,
-  listenBacklog: 50,
-  quotas: {
-    maxConnections: 1000,
-    maxConnectionsPerIp: 1000,
-    maxConnectionsPerIpOverrides: new Map(),
-    maxConnectionCreationRate: 1_000_000,
-    listeners: new Map(),
-    interBrokerListenerName: null,
-    rate: { windowMs: 1000, samples: 11 },
-  },
-};
+type TestCtx = RaftTestCtx;
+const HANDLERS = raftTestHandlers();
+const SOCKET_OPTIONS = RAFT_TEST_SOCKET_OPTIONS;
 
 /** One node: a listener that outlives its raft client, and the client's data directory. */
 class TestNode {

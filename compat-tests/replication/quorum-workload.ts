@@ -16,17 +16,8 @@ import { ZERO_UUID } from '../../protocol/primitives/uuid';
 import type { OpOutcome, QuorumOp } from './quorum-checker';
 import type { QuorumProcesses } from './quorum-processes';
 
-/** mulberry32: a small seeded PRNG, so a schedule replays from its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (the recovery tests' PRNG): a schedule replays from its seed. */
+export { prng as seededRandom } from '../recovery/helpers';
 
 export interface WorkloadOptions {
   prefix: string;
