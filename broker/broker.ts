@@ -18,6 +18,7 @@ import type { BrokerQuotas } from './quota/broker-quotas';
 import type { Authorizer } from '../metadata/authorizer/authorizer';
 import type { BrokerTopicStats } from './metrics/broker-topic-stats';
 import type { ClientMetricsManager } from './telemetry/client-metrics-manager';
+import type { ControllerRequestChannel } from '../metadata/controller-channel';
 
 export interface AdvertisedEndpoint {
   listenerName: string;
@@ -54,6 +55,8 @@ export interface Broker {
   readonly topicStats: BrokerTopicStats | null;
   /** Client telemetry (KIP-714): subscriptions, pushes and the last metrics each client pushed. */
   readonly clientMetrics: ClientMetricsManager;
+  /** The channel to the active controller of a KRaft controller quorum (undefined or null without one): the forwarded quorum APIs use it. */
+  readonly controllerQuorumChannel?: ControllerRequestChannel | null;
   /** apiKey -> highest version to advertise (emulating an older Kafka); empty = no caps. */
   readonly versionCaps: ReadonlyMap<number, number>;
   /** This broker's advertised endpoint for a listener name. */

@@ -53,7 +53,8 @@ import { NetworkMarkerTransport } from '../coordinator/transaction/network-marke
 import { AddPartitionsToTxnManager } from '../coordinator/transaction/add-partitions-to-txn-manager';
 import { RequestDispatcher } from './request-dispatcher';
 import { KAFKA_VERSION_CONFIG, emulatedVersionRanges, type VersionRangeLimit } from './kafka-version';
-import { HANDLERS } from './handlers';
+import { HANDLERS, QUORUM_FORWARDING_HANDLERS } from './handlers';
+import type { ControllerRequestChannel } from '../metadata/controller-channel';
 import { SocketServer, type SocketServerOptions } from './network/socket-server';
 import { socketServerOptions } from './network/socket-server-config';
 import { controllerClientTls, interBrokerClientTls, serverSslSettings } from './security/ssl/ssl-settings';
@@ -170,6 +171,11 @@ export class KafkaServer implements Broker {
   readonly localController: Controller | null;
   /** The link to a remote controller; null for a combined node. */
   readonly clusterLink: ClusterLink | null;
+
+  /** The cluster link's controller channel when it follows a controller quorum (an observer), else null. */
+  get controllerQuorumChannel(): ControllerRequestChannel | null {
+    return this.clusterLink?.observer ? this.clusterLink.controlChannel : null;
+  }
   /** A combined quorum voter's own controller (a ControllerServer in this process); null otherwise. */
   private embeddedController: EmbeddedController | null = null;
   readonly replicaManager: ReplicaManager;
@@ -366,7 +372,9 @@ export class KafkaServer implements Broker {
     });
     // SASL listeners (broker/security/sasl/): validated here, so one krill cannot serve stops startup.
     const sasl = SaslGate.forListeners(config, config.dataPlaneListeners(), brokerSaslDeps(this.logger, this.metadata));
-    this.dispatcher = new RequestDispatcher<Broker>(this, HANDLERS, this.logger.child('request'), this.quotas.request, sasl);
+    // DescribeQuorum / AddRaftVoter / RemoveRaftVoter work end to end only through a controller quorum's active controller.
+    const handlers = this.controllerQuorumChannel ? [...HANDLERS, ...QUORUM_FORWARDING_HANDLERS] : HANDLERS;
+    this.dispatcher = new RequestDispatcher<Broker>(this, handlers, this.logger.child('request'), this.quotas.request, sasl);
     const kafkaVersion = config.getString(KAFKA_VERSION_CONFIG);
     this.emulatedVersions = kafkaVersion === null ? null : emulatedVersionRanges(kafkaVersion, this.dispatcher.implementedVersions());
     if (kafkaVersion !== null) this.logger.info(`advertising the API versions of Apache Kafka ${kafkaVersion} that krill implements (${this.emulatedVersions!.size} APIs)`);

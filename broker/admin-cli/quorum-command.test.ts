@@ -4,7 +4,9 @@
  * observer; add-controller makes it a voter (describe --status / --replication show it),
  * DUPLICATE_VOTER when it already is one, remove-controller takes it out, VOTER_NOT_FOUND after;
  * a static quorum (controller.quorum.voters, kraft.version 0) answers add-controller with
- * UNSUPPORTED_VERSION; option errors as MetadataQuorumCommand's. The --replication table layout.
+ * UNSUPPORTED_VERSION, also through a broker of that quorum, which forwards DescribeQuorum (its
+ * --describe --status lists the 3 voters and the broker as an observer) and AddRaftVoter to the
+ * active controller; option errors as MetadataQuorumCommand's. The --replication table layout.
  */
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -128,7 +130,7 @@ test('add-controller and remove-controller on a dynamic quorum, over --bootstrap
   }
 });
 
-test('add-controller against a static quorum is UNSUPPORTED_VERSION, exit 1', async () => {
+test('a static quorum: add-controller is UNSUPPORTED_VERSION (exit 1), over --bootstrap-controller and through a broker, which forwards DescribeQuorum (3 voters, the broker an observer)', async () => {
   const cluster = await startCluster({ brokers: 1, controllers: 3, dataDir: path.join(dir, 'cluster'), config: { 'controller.quorum.election.timeout.ms': '300', 'controller.quorum.fetch.timeout.ms': '800' }, logLevel: 'error' });
   try {
     const f = file('new.properties', { 'process.roles': 'controller', 'node.id': '3004', 'controller.listener.names': 'CONTROLLER', listeners: 'CONTROLLER://127.0.0.1:9999', 'log.dirs': path.join(dir, 'new') });
@@ -137,6 +139,25 @@ test('add-controller against a static quorum is UNSUPPORTED_VERSION, exit 1', as
     expect(r.code).toBe(1);
     expect(r.out).toEqual([]);
     expect(r.err.join('\n')).toContain('org.apache.kafka.common.errors.UnsupportedVersionException');
+
+    // Through the broker: it forwards DescribeQuorum and AddRaftVoter to the active controller.
+    const broker = cluster.broker(0);
+    const controllerIds = [...cluster.controllers.keys()].sort((a, b) => a - b);
+    const status = await until(
+      (x) => x.code === 0 && x.out.some((l) => l.startsWith('CurrentObservers:') && l.includes(`"id": ${broker.nodeId}`)),
+      '--bootstrap-server',
+      `${broker.host}:${broker.port}`,
+      '--describe',
+      '--status',
+    );
+    expect(status.code).toBe(0);
+    expect(status.out[0]).toBe(`ClusterId:              ${cluster.clusterId}`);
+    const voterIds = [...status.out[6].matchAll(/"id": (\d+)/g)].map((m) => Number(m[1])).sort((a, b) => a - b);
+    expect(voterIds).toEqual(controllerIds);
+    expect([...status.out[7].matchAll(/"id": (\d+)/g)].map((m) => Number(m[1]))).toEqual([broker.nodeId]);
+    const viaBroker = await run('quorum', '--bootstrap-server', `${broker.host}:${broker.port}`, 'add-controller', '--command-config', f);
+    expect(viaBroker.code).toBe(1);
+    expect(viaBroker.err.join('\n')).toContain("org.apache.kafka.common.errors.UnsupportedVersionException: Cluster doesn't support adding voter because the kraft.version feature is 0");
   } finally {
     await cluster.close();
   }

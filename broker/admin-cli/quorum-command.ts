@@ -11,7 +11,9 @@
  * answered NOT_LEADER_OR_FOLLOWER goes on to the next one, so the quorum leader must be among them
  * (Kafka's admin client learns all controllers from DescribeCluster; krill's controllers name only
  * themselves there). The cluster id of --status comes from DescribeCluster (endpoint type 2 on a
- * controller); through a broker from Metadata.
+ * controller); through a broker from Metadata. A broker of a controller quorum forwards the three
+ * APIs to the active controller (broker/handlers/describe-quorum.ts ...); a single-node krill does
+ * not serve them: UnsupportedVersionException naming the API, exit 1.
  *
  * --status prints MetadataQuorumCommand's block: ClusterId, LeaderId, LeaderEpoch, HighWatermark,
  * MaxFollowerLag (leader LEO minus the furthest behind voter's), MaxFollowerLagTimeMs (difference of

@@ -1,6 +1,6 @@
 /**
  * The registry of request handlers: one per API, each declaring its advertised version range.
- * ApiVersions is built from this list.
+ * ApiVersions is built from this list (plus QUORUM_FORWARDING_HANDLERS on a broker of a controller quorum).
  */
 import { consumerGroupHeartbeatHandler } from './consumer-group-heartbeat';
 import { consumerGroupDescribeHandler } from './consumer-group-describe';
@@ -58,6 +58,9 @@ import { syncGroupHandler } from './sync-group';
 import { txnOffsetCommitHandler } from './txn-offset-commit';
 import { updateFeaturesHandler } from './update-features';
 import { writeTxnMarkersHandler } from './write-txn-markers';
+import { describeQuorumHandler } from './describe-quorum';
+import { addRaftVoterHandler } from './add-raft-voter';
+import { removeRaftVoterHandler } from './remove-raft-voter';
 
 export const HANDLERS: readonly HandlerSpec[] = [
   produceHandler,
@@ -116,3 +119,6 @@ export const HANDLERS: readonly HandlerSpec[] = [
   consumerGroupHeartbeatHandler,
   consumerGroupDescribeHandler,
 ];
+
+/** Registered on top of HANDLERS only by a broker that follows a KRaft controller quorum (forwarded to its active controller). */
+export const QUORUM_FORWARDING_HANDLERS: readonly HandlerSpec[] = [describeQuorumHandler, addRaftVoterHandler, removeRaftVoterHandler];

@@ -6,7 +6,7 @@
  * INVALID_REQUEST without a directory id or an endpoint on the controller listener,
  * NOT_LEADER_OR_FOLLOWER on another controller). Served by the node's KafkaRaftClient (RaftNode);
  * registered only when the node runs one. Authorization (ControllerApis): ALTER on the CLUSTER,
- * else CLUSTER_AUTHORIZATION_FAILED. Kafka's brokers forward it to the controller; krill's do not yet.
+ * else CLUSTER_AUTHORIZATION_FAILED. A broker of a controller quorum forwards it here (broker/handlers/add-raft-voter.ts), as Kafka's do.
  */
 import type { AddRaftVoterRequest, AddRaftVoterResponse } from '../../../protocol/generated/add-raft-voter';
 import { AclOperation } from '../../../metadata/authorizer/authorizer';
