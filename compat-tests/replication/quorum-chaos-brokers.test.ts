@@ -58,7 +58,10 @@ const BROKER_PROPS = {
 
 let q: QuorumProcesses | null = null;
 let b: BrokerProcesses | null = null;
+let running: Loads | null = null;
 afterEach(async () => {
+  if (running) await stopLoads(running);
+  running = null;
   await b?.close();
   await q?.close();
   b = null;
@@ -211,7 +214,23 @@ async function startLoads(q: QuorumProcesses, b: BrokerProcesses, seed: number, 
   await producer.connect();
   const w = new QuorumWorkload(q, { prefix, random: seededRandom(seed), pauseMs: 20, brokers: b, requestTimeoutMs: 8_000 });
   w.start();
-  return { admin: w, produce: new ProduceLoad(producer), producer };
+  running = { admin: w, produce: new ProduceLoad(producer), producer };
+  return running;
+}
+
+async function stopLoads(l: Loads): Promise<void> {
+  await l.admin.stop();
+  await l.produce.stop();
+  await l.producer.disconnect().catch(() => undefined);
+}
+
+/** Voter `id` holds what the leader had committed when asked (DescribeQuorum), under a load that goes on. */
+async function voterCaughtUp(q: QuorumProcesses, id: number, timeoutMs: number): Promise<void> {
+  const l = await q.waitForLeader(timeoutMs);
+  await until(`voter ${id} at the high watermark ${l.highWatermark}`, async () => {
+    const p = await q.describeQuorum(l.id);
+    return p !== null && p.currentVoters.some((v) => v.replicaId === id && v.logEndOffset >= l.highWatermark);
+  }, timeoutMs, 20);
 }
 
 /**
@@ -225,9 +244,8 @@ async function healAndCheck(q: QuorumProcesses, b: BrokerProcesses, loads: Loads
     b.resume(id);
     if (!b.running(id)) await b.start(id);
   }
-  await loads.admin.stop();
-  await loads.produce.stop();
-  await loads.producer.disconnect();
+  await stopLoads(loads);
+  running = null;
   const problems: string[] = [];
   const caught = await q.waitForCaughtUp(30_000).catch((err: Error) => {
     problems.push(err.message);
@@ -396,7 +414,7 @@ async function consumeAll(b: BrokerProcesses, bound: number): Promise<string[]> 
     await until(`broker ${victim} back in every ISR`, () => isrHas(b, 100, victim, true), 20_000);
     report.push(`broker ${victim} killed: out of the ISR at ${outMs.toFixed(0)} ms, back in at ${(performance.now() - t1).toFixed(0)} ms`);
     await q.start(first);
-    await q.waitForCaughtUp(15_000);
+    await voterCaughtUp(q, first, 15_000);
     await loads.admin.waitForAcks(loads.admin.acked + 10, 15_000);
     await failover(2);
     await loads.admin.waitForAcks(loads.admin.acked + 10, 15_000);
