@@ -14,9 +14,10 @@
  *      the ISR): each time a new leader within the bound of quorum-chaos (a), every live broker
  *      fetching from it (DescribeQuorum observers), admin writes and produce acknowledged after it;
  *  (r) a seeded random schedule of controller kills / restarts / pauses, dropped and held voter
- *      links, broker kills / restarts and short broker pauses for KRILL_QUORUM_CHAOS_BROKERS_MS
- *      (default 20 s; KRILL_QUORUM_CHAOS_BROKERS_SEED replays one; the seed and the schedule are
- *      printed with any failure).
+ *      links, isolated controllers, broker kills / restarts and short broker pauses for
+ *      KRILL_QUORUM_CHAOS_BROKERS_MS (default 20 s; KRILL_QUORUM_CHAOS_BROKERS_SEED replays one;
+ *      the seed and the schedule are printed with any failure), on controllers that snapshot and
+ *      trim their logs (SNAPSHOT_PROPS), so the checker compares trimmed logs.
  * After each: the heal, every broker restarted; every acknowledged admin operation visible on
  * every broker (Metadata, DescribeConfigs) exactly as the committed log has it; every acknowledged
  * record consumed back by a KafkaJS consumer from the beginning, no record twice; the controllers
@@ -30,7 +31,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { cliBuilt } from './processes';
 import { BrokerProcesses, QuorumProcesses } from './quorum-processes';
 import { QuorumWorkload, seededRandom } from './quorum-workload';
-import { checkQuorumRun, type CheckResult, type LogBatch } from './quorum-checker';
+import { checkQuorumRun, type CheckResult } from './quorum-checker';
 
 const CHAOS_MS = Number(process.env.KRILL_QUORUM_CHAOS_BROKERS_MS ?? 20_000);
 jest.setTimeout(90_000 + CHAOS_MS * 2);
@@ -68,8 +69,15 @@ afterEach(async () => {
   q = null;
 });
 
-async function startCluster(): Promise<{ q: QuorumProcesses; b: BrokerProcesses }> {
-  q = await QuorumProcesses.start({ electionTimeoutMs: ELECTION_TIMEOUT_MS, fetchTimeoutMs: FETCH_TIMEOUT_MS, requestTimeoutMs: 1_000, props: CONTROLLER_PROPS });
+/**
+ * Controllers that snapshot every 64 KiB of records and keep only the latest snapshot and the log
+ * after it (16 KiB segments): the random schedule's logs are trimmed, brokers restarted behind the
+ * log start load a snapshot, and the checker compares trimmed logs.
+ */
+const SNAPSHOT_PROPS = { 'metadata.log.max.record.bytes.between.snapshots': 64 * 1024, 'metadata.max.retention.bytes': 0, 'metadata.log.segment.bytes': 16 * 1024 };
+
+async function startCluster(controllerProps: Record<string, string | number> = {}): Promise<{ q: QuorumProcesses; b: BrokerProcesses }> {
+  q = await QuorumProcesses.start({ electionTimeoutMs: ELECTION_TIMEOUT_MS, fetchTimeoutMs: FETCH_TIMEOUT_MS, requestTimeoutMs: 1_000, props: { ...CONTROLLER_PROPS, ...controllerProps } });
   await q.waitForLeader(10_000);
   b = await BrokerProcesses.start(q, 3, { props: BROKER_PROPS, bootstrapOnly: [102] });
   return { q, b };
@@ -158,10 +166,16 @@ class ProduceLoad {
 }
 
 /** Every registration and fencing of each broker in the committed log (RegisterBrokerRecord, fence records), in offset order. */
-function brokerHistory(committed: readonly LogBatch[]): Map<number, { kind: 'register' | 'fence'; epoch: bigint; incarnation?: string; offset: bigint }[]> {
+function brokerHistory(r: CheckResult): Map<number, { kind: 'register' | 'fence'; epoch: bigint; incarnation?: string; offset: bigint }[]> {
   const out = new Map<number, { kind: 'register' | 'fence'; epoch: bigint; incarnation?: string; offset: bigint }[]>();
   const add = (id: number, e: { kind: 'register' | 'fence'; epoch: bigint; incarnation?: string; offset: bigint }) => out.set(id, [...(out.get(id) ?? []), e]);
-  for (const batch of committed) {
+  // A trimmed log: the snapshot at its start holds each broker's registration then (fenced or not).
+  for (const rec of r.snapshotRecords) {
+    if (rec.type !== 'RegisterBrokerRecord') continue;
+    add(rec.data.brokerId, { kind: 'register', epoch: rec.data.brokerEpoch, incarnation: rec.data.incarnationId, offset: r.base - 1n });
+    if (rec.data.fenced) add(rec.data.brokerId, { kind: 'fence', epoch: rec.data.brokerEpoch, offset: r.base - 1n });
+  }
+  for (const batch of r.committed) {
     for (const r of batch.records) {
       if (r.type === 'RegisterBrokerRecord') add(r.data.brokerId, { kind: 'register', epoch: r.data.brokerEpoch, incarnation: r.data.incarnationId, offset: batch.baseOffset });
       else if (r.type === 'FenceBrokerRecord') add(r.data.id, { kind: 'fence', epoch: r.data.epoch, offset: batch.baseOffset });
@@ -179,7 +193,7 @@ function brokerHistory(committed: readonly LogBatch[]): Map<number, { kind: 'reg
  */
 function fencingViolations(r: CheckResult, b: BrokerProcesses): string[] {
   const v: string[] = [];
-  const history = brokerHistory(r.committed);
+  const history = brokerHistory(r);
   for (const id of b.ids) {
     const h = history.get(id) ?? [];
     const incarnations = new Set(h.filter((e) => e.kind === 'register').map((e) => e.incarnation));
@@ -288,7 +302,7 @@ async function healAndCheck(q: QuorumProcesses, b: BrokerProcesses, loads: Loads
   // The brokers' view equals the committed log's final state.
   const live = new Map<string, string>(); // topic id -> name
   const retention = new Map<string, string | null>();
-  for (const batch of r.committed) {
+  for (const batch of [{ records: r.snapshotRecords }, ...r.committed]) {
     for (const rec of batch.records) {
       if (rec.type === 'TopicRecord' && rec.data.name.startsWith(prefix)) {
         live.set(rec.data.topicId, rec.data.name);
@@ -358,7 +372,9 @@ async function consumeAll(b: BrokerProcesses, bound: number): Promise<string[]> 
     const { q, b } = await startCluster();
     const l = await q.waitForLeader(5_000);
     await brokersFollow(q, b, l.id, 0n, 10_000);
-    for (const id of b.ids) expect((await metadataOf(b, id)).brokers.map((x) => x.nodeId).sort()).toEqual([100, 101, 102]);
+    // Each broker is ready once unfenced itself; the others' unfencing reaches its image soon after.
+    const allListed = (id: number) => until(`broker ${id}'s Metadata listing 100, 101, 102`, async () => (await metadataOf(b, id)).brokers.map((x) => x.nodeId).sort().join(',') === '100,101,102', 5_000);
+    for (const id of b.ids) await allListed(id);
     const pid = b.pid(101);
     await b.kill9(101);
     expect(b.running(101)).toBe(false);
@@ -368,13 +384,13 @@ async function consumeAll(b: BrokerProcesses, bound: number): Promise<string[]> 
     await b.start(101);
     const restartMs = performance.now() - t0;
     expect(b.pid(101)).not.toBe(pid);
-    expect((await metadataOf(b, 101)).brokers.map((x) => x.nodeId).sort()).toEqual([100, 101, 102]);
+    await allListed(101);
     const final = await q.waitForCaughtUp(15_000);
     await q.killAll();
     await b.killAll();
     const r = checkQuorumRun({ logs: q.readLogs(), highWatermark: final.highWatermark, ops: [], topicPrefix: 'h-' });
     expect(r.violations).toEqual([]);
-    const reg = brokerHistory(r.committed);
+    const reg = brokerHistory(r);
     expect(new Set(reg.get(101)!.filter((e) => e.kind === 'register').map((e) => e.incarnation)).size).toBe(2);
     expect(reg.get(100)!.filter((e) => e.kind === 'register').length).toBe(1);
     process.stdout.write(`quorum chaos brokers (h): broker 101 restarted (a new incarnation registered, unfenced, ready) in ${restartMs.toFixed(0)} ms (session timeout ${SESSION_TIMEOUT_MS} ms)\n`);
@@ -438,7 +454,7 @@ async function consumeAll(b: BrokerProcesses, bound: number): Promise<string[]> 
     };
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
     try {
-      const { q, b } = await startCluster();
+      const { q, b } = await startCluster(SNAPSHOT_PROPS);
       const loads = await startLoads(q, b, seed ^ 0x5eed, 'r-');
       const end = Date.now() + CHAOS_MS;
       const restarting = new Map<number, Promise<void>>();
@@ -450,7 +466,7 @@ async function consumeAll(b: BrokerProcesses, bound: number): Promise<string[]> 
         const brokersDown = b.ids.filter((id) => !b.running(id) && !restarting.has(id));
         const faulty = down.length + paused.length + (cut.length ? 1 : 0);
         const a = random();
-        if ((faulty >= 2 && a < 0.6) || a < 0.1) {
+        if ((faulty >= 2 && a < 0.6) || a >= 0.92) {
           // Heal more often the more is broken: the quorum spends time with and without a majority.
           if (down.length && random() < 0.5) {
             const id = pick(down);
@@ -509,9 +525,10 @@ async function consumeAll(b: BrokerProcesses, bound: number): Promise<string[]> 
           await sleep(ms);
           b.resume(id);
           did(`broker-pause ${id} ${ms}ms`);
-        } else {
-          q.healAll();
-          did('heal-all');
+        } else if (victim !== null) {
+          // A broker action that does not apply now (one already down or restarting).
+          q.pause(victim);
+          did(`pause ${victim}${leader?.id === victim ? ' (leader)' : ''}`);
         }
       }
       did('final heal');
@@ -519,7 +536,7 @@ async function consumeAll(b: BrokerProcesses, bound: number): Promise<string[]> 
       await Promise.all(restarting.values());
       const { r, consumed } = await healAndCheck(q, b, loads, 'r-', context);
       process.stdout.write(
-        `quorum chaos brokers (r) ${context}: ${actions.length} actions ${JSON.stringify([...counts])}; ${r.epochLeaders.size} epochs; admin ${r.acked} acknowledged, ${r.failedApplied + r.failedAbsent} not (${r.failedApplied} applied anyway); ` +
+        `quorum chaos brokers (r) ${context}: ${actions.length} actions ${JSON.stringify([...counts])}; ${r.epochLeaders.size} epochs; logs compared from ${r.base} to the high watermark ${r.committed.length ? r.committed[r.committed.length - 1].lastOffset + 1n : r.base} (${r.beforeSnapshot} acknowledged operations only explained by the snapshot there); admin ${r.acked} acknowledged, ${r.failedApplied + r.failedAbsent} not (${r.failedApplied} applied anyway); ` +
           `records ${loads.produce.acked.length} acknowledged, ${loads.produce.failed.length} failed, ${consumed} consumed\n`,
       );
       expect(r.acked).toBeGreaterThan(5);

@@ -191,6 +191,8 @@ export interface CheckResult {
   base: bigint;
   /** Acknowledged operations found nowhere that the snapshot at `base` explains (applied, then undone, below it). */
   beforeSnapshot: number;
+  /** The records of the snapshot ending at `base` (empty when `base` is 0): the state the committed batches start from. */
+  snapshotRecords: MetadataRecord[];
 }
 
 const opName = (op: QuorumOp): string => (op.kind === 'alter' ? `alter ${op.topic} ${op.key}=${op.value}` : `${op.kind} ${op.topic}`);
@@ -393,7 +395,7 @@ export function checkQuorumRun(input: CheckInput): CheckResult {
     }
     k = g - 1;
   }
-  return { violations, committed, epochLeaders, acked, failedApplied, failedAbsent, base, beforeSnapshot };
+  return { violations, committed, epochLeaders, acked, failedApplied, failedAbsent, base, beforeSnapshot, snapshotRecords: snapshot?.records ?? [] };
 }
 
 /** Every log's offsets holding a TopicRecord named `topic`, committed or not (an uncommitted tail that survived is found too). */
