@@ -70,8 +70,8 @@ afterEach(async () => {
 });
 
 /**
- * Controllers that snapshot every 64 KiB of records and keep only the latest snapshot and the log
- * after it (16 KiB segments): the random schedule's logs are trimmed, brokers restarted behind the
+ * Controllers that snapshot every 32 KiB of records and trim past 128 KiB of log and snapshots
+ * (16 KiB segments): the random schedule's logs are trimmed, brokers restarted behind the
  * log start load a snapshot, and the checker compares trimmed logs.
  */
 /**
@@ -82,7 +82,7 @@ afterEach(async () => {
  */
 const R_SESSION_TIMEOUT_MS = 6_000;
 const R_MAX_CONTROLLER_PAUSE_MS = 2_500;
-const SNAPSHOT_PROPS = { 'metadata.log.max.record.bytes.between.snapshots': 64 * 1024, 'metadata.max.retention.bytes': 0, 'metadata.log.segment.bytes': 16 * 1024 };
+const SNAPSHOT_PROPS = { 'metadata.log.max.record.bytes.between.snapshots': 32 * 1024, 'metadata.max.retention.bytes': 128 * 1024, 'metadata.log.segment.bytes': 16 * 1024 };
 
 async function startCluster(controllerProps: Record<string, string | number> = {}): Promise<{ q: QuorumProcesses; b: BrokerProcesses }> {
   q = await QuorumProcesses.start({ electionTimeoutMs: ELECTION_TIMEOUT_MS, fetchTimeoutMs: FETCH_TIMEOUT_MS, requestTimeoutMs: 1_000, props: { ...CONTROLLER_PROPS, ...controllerProps } });
