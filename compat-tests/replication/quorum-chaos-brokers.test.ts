@@ -544,7 +544,7 @@ async function consumeAll(b: BrokerProcesses, acked: readonly string[]): Promise
           // never while the quorum has no leader: the schedule goes on meanwhile.
           const started = b.start(id).then(
             () => did(`broker-ready ${id}`),
-            (err: Error) => did(`broker-restart-failed ${id}: ${err.message.split('\n')[0]}`),
+            (err: Error) => did(`broker-restart-failed ${id}: ${err.message.split('\n').filter((l) => !l.includes('removing stray log')).slice(0, 6).join(' | ')}`),
           );
           restarting.set(id, started);
           void started.finally(() => restarting.delete(id));
@@ -569,7 +569,8 @@ async function consumeAll(b: BrokerProcesses, acked: readonly string[]): Promise
       const { r, consumed } = await healAndCheck(q, b, loads, 'r-', context);
       process.stdout.write(
         `quorum chaos brokers (r) ${context}: ${actions.length} actions ${JSON.stringify([...counts])}; ${r.epochLeaders.size} epochs; logs compared from ${r.base} to the high watermark ${r.committed.length ? r.committed[r.committed.length - 1].lastOffset + 1n : r.base} (${r.beforeSnapshot} acknowledged operations only explained by the snapshot there); admin ${r.acked} acknowledged, ${r.failedApplied + r.failedAbsent} not (${r.failedApplied} applied anyway); ` +
-          `records ${loads.produce.acked.length} acknowledged, ${loads.produce.failed.length} failed, ${consumed} consumed\n`,
+          `records ${loads.produce.acked.length} acknowledged, ${loads.produce.failed.length} failed, ${consumed} consumed` +
+          `${actions.some((x) => x.includes('failed')) ? `\nschedule (a broker restart failed):\n${actions.join('\n')}` : ''}\n`,
       );
       expect(r.acked).toBeGreaterThan(5);
       expect(loads.produce.acked.length).toBeGreaterThan(10);
