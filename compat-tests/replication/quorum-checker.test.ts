@@ -7,12 +7,16 @@
  * two leaders in one epoch, an epoch not opened by its LeaderChange, different batches at one
  * offset and epoch, a committed prefix missing on a node, an acknowledged operation missing or
  * twice, a topic never asked for, an acknowledged operation after a later one, and quorum-state
- * files naming other leaders.
+ * files naming other leaders. Trimmed logs (two nodes snapshot and delete their log below it, one
+ * keeps everything): compared from the highest log start, the snapshot standing for the state
+ * there; an acknowledged operation it does not explain, one in it and again after it, and an
+ * unreadable snapshot are reported.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { UnifiedRaftLog } from '../../metadata/raft/unified-raft-log';
+import { UnifiedRaftLog, snapshotFileName } from '../../metadata/raft/unified-raft-log';
+import { writeSnapshotRecords } from '../../metadata/snapshot/snapshot-records';
 import { FileQuorumStateStore, electionState } from '../../metadata/raft/quorum-state-store';
 import { encodeMetadataRecord, METADATA_PARTITION_DIR } from '../../metadata/metadata-log-store';
 import type { MetadataRecord } from '../../metadata/metadata-records';
@@ -184,4 +188,80 @@ test('acknowledged operations missing or twice, topics never asked for, and real
       `create run-a was acknowledged (t=${a.doneAt.toFixed(1)}) before create run-b was sent (t=${b.sentAt.toFixed(1)}) but sits after it in the log`,
     ].sort(),
   );
+});
+
+/**
+ * Epoch 1 led by 1 commits (every node): create a, alter a=1001, create x, delete x, alter a=1002,
+ * create c; then nodes 1 and 2 snapshot at 7 (a, a's 1002, c) and trim their logs below it; node 3
+ * keeps its whole log. Epoch 2 led by 2: create b, delete c. Returns the high watermark.
+ */
+function trimmedHistory(opts: { extra?: MetadataRecord[] } = {}): bigint {
+  leaderChange(1, 1, 1);
+  write(1, 1, [create('run-a')]);
+  write(1, 1, [alter('run-a', '1001')]);
+  write(1, 1, [create('run-x')]);
+  write(1, 1, [remove('run-x')]);
+  write(1, 1, [alter('run-a', '1002')]);
+  write(1, 1, [create('run-c')]);
+  replicate(1, 2);
+  replicate(1, 3);
+  const image = writeSnapshotRecords([create('run-a'), alter('run-a', '1002'), create('run-c')], { epoch: 1, lastContainedLogTimestamp: 0 });
+  for (const n of [1, 2]) {
+    const l = logs.get(n)!;
+    l.updateHighWatermark(7n);
+    l.createSnapshot({ offset: 7n, epoch: 1 }, image);
+    expect(l.deleteBeforeSnapshot({ offset: 7n, epoch: 1 })).toBe(true);
+  }
+  leaderChange(2, 2, 2);
+  write(2, 2, [create('run-b')]);
+  write(2, 2, [remove('run-c')]);
+  if (opts.extra) write(2, 2, opts.extra);
+  replicate(2, 1);
+  replicate(2, 3);
+  state(1, 2, 2);
+  state(2, 2, 2, 2);
+  state(3, 2, 2, 2);
+  return logs.get(2)!.endOffset().offset;
+}
+const trimmedOps = (): OpOutcome[] => [
+  acked({ kind: 'create', topic: 'run-a' }),
+  acked({ kind: 'alter', topic: 'run-a', key: 'retention.ms', value: '1001' }),
+  acked({ kind: 'create', topic: 'run-x' }),
+  acked({ kind: 'delete', topic: 'run-x' }),
+  acked({ kind: 'alter', topic: 'run-a', key: 'retention.ms', value: '1002' }),
+  acked({ kind: 'create', topic: 'run-c' }),
+  acked({ kind: 'create', topic: 'run-b' }),
+  acked({ kind: 'delete', topic: 'run-c' }),
+];
+
+test('trimmed logs are compared from the highest log start, the snapshot there standing for what is below', () => {
+  const hw = trimmedHistory();
+  const nodes = read();
+  expect(nodes.map((n) => n.startOffset)).toEqual([7n, 7n, 0n]);
+  expect(nodes.map((n) => (n.snapshots ?? []).map((s) => `${s.offset}-${s.epoch}`))).toEqual([['7-1'], ['7-1'], []]);
+  const r = checkQuorumRun({ logs: nodes, highWatermark: hw, ops: trimmedOps(), topicPrefix: 'run-' });
+  expect(r.violations).toEqual([]);
+  expect(r).toMatchObject({ base: 7n, acked: 8, beforeSnapshot: 3 });
+  // Only the batches from the highest log start: epoch 2's LeaderChange, create b, delete c.
+  expect(r.committed.map((b) => b.baseOffset)).toEqual([7n, 8n, 9n]);
+});
+
+test('on trimmed logs an acknowledged operation the snapshot does not explain, one in the snapshot and again after it, and an unreadable snapshot are reported', () => {
+  const hw = trimmedHistory({ extra: [create('run-a')] });
+  const ops = [...trimmedOps(), acked({ kind: 'create', topic: 'run-missing' }), acked({ kind: 'alter', topic: 'run-b', key: 'retention.ms', value: '5' })];
+  const r = checkQuorumRun({ logs: read(), highWatermark: hw, ops, topicPrefix: 'run-' });
+  expect(r.violations.sort()).toEqual(
+    [
+      'acknowledged create run-a is in the committed log 2 times (offsets 6, 10)',
+      'acknowledged create run-missing is in the committed log 0 times',
+      'acknowledged alter run-b retention.ms=5 is in the committed log 0 times',
+      // The second create of run-a comes after the config the snapshot holds for the first.
+      'topic run-a: a config change at 6 before its TopicRecord at 10',
+    ].sort(),
+  );
+  for (const n of [1, 2]) fs.writeFileSync(path.join(root, `c${n}`, METADATA_PARTITION_DIR, snapshotFileName({ offset: 7n, epoch: 1 })), Buffer.from('not a snapshot'));
+  const nodes = read();
+  expect(nodes.map((n) => n.startOffset)).toEqual([7n, 7n, 0n]);
+  const r2 = checkQuorumRun({ logs: nodes, highWatermark: hw, ops: trimmedOps(), topicPrefix: 'run-' });
+  expect(r2.violations).toEqual(expect.arrayContaining([expect.stringMatching(/^the logs are compared from offset 7 \(the highest log start\) but no node holds a readable snapshot ending there \(node 1: .+; node 2: .+\)$/)]));
 });

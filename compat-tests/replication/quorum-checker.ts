@@ -18,8 +18,22 @@
  *
  * Pure over what it is given (`NodeLog`s and the run's operations): `checkQuorumRun` returns the
  * violations as sentences (empty = the run was correct) so a test prints all of them at once.
- * Control batches are kept (they are the epochs' openers); snapshots are not taken by krill's
- * controller yet, so a log start above 0 is reported (the prefix check would be meaningless).
+ * Control batches are kept (they are the epochs' openers).
+ *
+ * Trimmed logs (controllers snapshot and delete the log below a snapshot): a node's log start is
+ * where it starts on restart (UnifiedRaftLog's rule: the latest snapshot if the log ends before it,
+ * else the earliest snapshot above the segments' start), and its snapshot files are read too. The
+ * logs are compared from the highest log start among the nodes (`base`): below it some node holds
+ * no batches and a snapshot covers them, so (ii) looks at batches from `base` on, and some node must
+ * hold a snapshot ending at `base` (else a violation). For (iii) that snapshot is the state at
+ * `base`: a topic or config value in it counts as one occurrence (an acknowledged create found in
+ * it and again in the log is twice); an acknowledged operation found nowhere is accepted only when
+ * the snapshot explains it (a create whose topic is absent from it and whose deletion was asked and
+ * is not in the log either: both below `base`; a delete of a topic the snapshot does not hold; a
+ * config value the snapshot holds another value of, or of a topic it does not hold) and counted
+ * as `beforeSnapshot`, since the history below `base` is gone (exactly once cannot be checked
+ * there). An operation the snapshot holds is placed before every batch of the log for the
+ * real-time order check.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -34,6 +48,7 @@ import { METADATA_TOPIC_NAME } from '../../storage/log-manager';
 import { decodeMetadataRecord, METADATA_PARTITION_DIR } from '../../metadata/metadata-log-store';
 import type { MetadataRecord } from '../../metadata/metadata-records';
 import { FileQuorumStateStore, QUORUM_STATE_FILE_NAME, type ElectionState } from '../../metadata/raft/quorum-state-store';
+import { readSnapshotRecords } from '../../metadata/snapshot/snapshot-records';
 
 export interface LogBatch {
   baseOffset: bigint;
@@ -48,13 +63,26 @@ export interface LogBatch {
   records: MetadataRecord[];
 }
 
+export interface NodeSnapshot {
+  /** The snapshot id: its end offset (exclusive) and epoch. */
+  offset: bigint;
+  epoch: number;
+  /** The image's records, or null with `error` when the file does not decode. */
+  records: MetadataRecord[] | null;
+  error?: string;
+}
+
 export interface NodeLog {
   nodeId: number;
   startOffset: bigint;
   endOffset: bigint;
   batches: LogBatch[];
   quorumState: ElectionState | null;
+  /** Its snapshot files (`<offset>-<epoch>.checkpoint`), ascending. */
+  snapshots?: NodeSnapshot[];
 }
+
+const SNAPSHOT_FILE = /^(\d{20})-(\d{10})\.checkpoint$/;
 
 export function decodeLogBatches(buf: Buffer): LogBatch[] {
   const out: LogBatch[] = [];
@@ -91,18 +119,38 @@ export function readControllerLog(nodeId: number, metadataDir: string, voterIds:
     hadCleanShutdown: false,
   });
   try {
+    const snapshots: NodeSnapshot[] = [];
+    for (const name of fs.readdirSync(dir).sort()) {
+      const m = SNAPSHOT_FILE.exec(name);
+      if (!m) continue;
+      const snap: NodeSnapshot = { offset: BigInt(m[1]), epoch: Number(m[2]), records: null };
+      try {
+        snap.records = readSnapshotRecords(fs.readFileSync(path.join(dir, name))).records;
+      } catch (err) {
+        snap.error = (err as Error).message;
+      }
+      snapshots.push(snap);
+    }
+    snapshots.sort((a, b) => (a.offset === b.offset ? a.epoch - b.epoch : a.offset < b.offset ? -1 : 1));
+    // Where the node's log starts on a restart (UnifiedRaftLog): past its end at the latest
+    // snapshot, else at the earliest snapshot above the segments' start.
+    const latest = snapshots[snapshots.length - 1];
+    let start = log.logStartOffset;
+    let end = log.logEndOffset;
+    if (latest && latest.offset > log.logEndOffset) start = end = latest.offset;
+    else if (snapshots[0] && snapshots[0].offset > start) start = snapshots[0].offset;
     const batches: LogBatch[] = [];
-    let offset = log.logStartOffset;
-    while (offset < log.logEndOffset) {
+    let offset = start;
+    while (offset < end) {
       const data = log.read(offset, 1 << 20, { isolation: 'LOG_END', minOneMessage: true });
       const buf = Buffer.concat(data.records);
       if (buf.length === 0) break;
       const got = decodeLogBatches(buf);
-      batches.push(...got);
+      batches.push(...got.filter((b) => b.lastOffset >= start));
       offset = got[got.length - 1].lastOffset + 1n;
     }
     const quorumState = fs.existsSync(path.join(dir, QUORUM_STATE_FILE_NAME)) ? FileQuorumStateStore.inDir(dir, { voterIds: [...voterIds] }).read() : null;
-    return { nodeId, startOffset: log.logStartOffset, endOffset: log.logEndOffset, batches, quorumState };
+    return { nodeId, startOffset: start, endOffset: end, batches, quorumState, snapshots };
   } finally {
     log.close();
   }
@@ -139,6 +187,12 @@ export interface CheckResult {
   acked: number;
   failedApplied: number;
   failedAbsent: number;
+  /** The highest log start among the nodes: the logs are compared from there. */
+  base: bigint;
+  /** Acknowledged operations found nowhere that the snapshot at `base` explains (applied, then undone, below it). */
+  beforeSnapshot: number;
+  /** The records of the snapshot ending at `base` (empty when `base` is 0): the state the committed batches start from. */
+  snapshotRecords: MetadataRecord[];
 }
 
 const opName = (op: QuorumOp): string => (op.kind === 'alter' ? `alter ${op.topic} ${op.key}=${op.value}` : `${op.kind} ${op.topic}`);
@@ -150,8 +204,18 @@ export function checkQuorumRun(input: CheckInput): CheckResult {
   // (i) One leader per epoch; every epoch opens with its LeaderChange.
   const epochLeaders = new Map<number, number>();
   const leaderSeenAt = new Map<number, string>();
+  // The logs are compared from the highest log start; a snapshot ending there covers what is below.
+  const base = logs.reduce((m, l) => (l.startOffset > m ? l.startOffset : m), 0n);
+  let snapshot: NodeSnapshot | null = null;
+  if (base > 0n) {
+    const held = logs.flatMap((l) => (l.snapshots ?? []).filter((x) => x.offset === base).map((x) => ({ node: l.nodeId, x })));
+    const good = held.find((h) => h.x.records !== null);
+    if (good) snapshot = good.x;
+    else violations.push(`the logs are compared from offset ${base} (the highest log start) but no node holds a readable snapshot ending there${held.length ? ` (${held.map((h) => `node ${h.node}: ${h.x.error}`).join('; ')})` : ''}`);
+    for (const h of held) if (h.x.records === null && good) violations.push(`node ${h.node}: snapshot ${h.x.offset}-${h.x.epoch} does not decode: ${h.x.error}`);
+    if (hw < base) violations.push(`the high watermark ${hw} is below the highest log start ${base} (a snapshot of uncommitted records)`);
+  }
   for (const l of logs) {
-    if (l.startOffset !== 0n) violations.push(`node ${l.nodeId}: log starts at ${l.startOffset}, not 0 (no snapshots are expected)`);
     let lastEpoch = -1;
     for (const b of l.batches) {
       if (b.epoch < lastEpoch) violations.push(`node ${l.nodeId}: epoch goes down from ${lastEpoch} to ${b.epoch} at offset ${b.baseOffset}`);
@@ -182,11 +246,16 @@ export function checkQuorumRun(input: CheckInput): CheckResult {
     stateLeaders.set(s.epoch, { leader: s.leaderId, node: l.nodeId });
   }
 
-  // (ii) Log matching: same (offset, epoch) -> same batch, and the same history before it.
-  const byOffset = logs.map((l) => new Map(l.batches.map((b) => [b.baseOffset, b])));
-  for (let i = 0; i < logs.length; i++) {
-    for (let j = i + 1; j < logs.length; j++) {
-      const a = logs[i];
+  // (ii) Log matching: same (offset, epoch) -> same batch, and the same history before it (from `base`).
+  for (const l of logs) {
+    const across = l.batches.find((b) => b.baseOffset < base && b.lastOffset >= base);
+    if (across) violations.push(`node ${l.nodeId}: its batch ${across.baseOffset}-${across.lastOffset} spans the highest log start ${base} (a snapshot inside a batch)`);
+  }
+  const fromBase = logs.map((l) => ({ ...l, batches: l.batches.filter((b) => b.baseOffset >= base) }));
+  const byOffset = fromBase.map((l) => new Map(l.batches.map((b) => [b.baseOffset, b])));
+  for (let i = 0; i < fromBase.length; i++) {
+    for (let j = i + 1; j < fromBase.length; j++) {
+      const a = fromBase[i];
       const bMap = byOffset[j];
       let lastShared = -1n;
       for (const x of a.batches) {
@@ -208,9 +277,9 @@ export function checkQuorumRun(input: CheckInput): CheckResult {
   }
   // The committed prefix: identical on every node.
   const prefixOf = (l: NodeLog) => l.batches.filter((b) => b.lastOffset < hw);
-  const reference = logs.length ? prefixOf(logs[0]) : [];
+  const reference = fromBase.length ? prefixOf(fromBase[0]) : [];
   const committed = reference;
-  for (const l of logs) {
+  for (const l of fromBase) {
     if (l.endOffset < hw) violations.push(`node ${l.nodeId}: log ends at ${l.endOffset}, below the high watermark ${hw}`);
     const p = prefixOf(l);
     if (p.length !== reference.length || p.some((b, k) => !b.bytes.equals(reference[k].bytes))) {
@@ -221,6 +290,7 @@ export function checkQuorumRun(input: CheckInput): CheckResult {
   if (reference.length && reference[reference.length - 1].lastOffset + 1n !== hw && hw > 0n) {
     violations.push(`the high watermark ${hw} is not at a batch boundary of the committed log (last committed batch ends at ${reference[reference.length - 1].lastOffset})`);
   }
+  if (!reference.length && hw > base) violations.push(`no committed batch between the highest log start ${base} and the high watermark ${hw}`);
 
   // (iii) The run's operations in the committed prefix.
   const created = new Map<string, { offset: bigint; topicId: string }[]>();
@@ -236,11 +306,37 @@ export function checkQuorumRun(input: CheckInput): CheckResult {
       }
     }
   }
+  // The snapshot at `base`: the topics and topic configs then (placed at base - 1, before every batch).
+  const snapTopics = new Map<string, string>(); // name -> topic id
+  const snapConfigs = new Map<string, string | null>(); // topic \0 key -> value
+  for (const r of snapshot?.records ?? []) {
+    if (r.type === 'TopicRecord') snapTopics.set(r.data.name, r.data.topicId);
+    else if (r.type === 'ConfigRecord' && r.data.resourceType === 2) snapConfigs.set(`${r.data.resourceName}\u0000${r.data.name}`, r.data.value);
+  }
+  const inSnapshot = base - 1n;
+  for (const [name, topicId] of snapTopics) created.set(name, [{ offset: inSnapshot, topicId }, ...(created.get(name) ?? [])]);
+  for (const [k, v] of snapConfigs) {
+    if (v === null) continue;
+    const key = `${k}\u0000${v}`;
+    configs.set(key, [inSnapshot, ...(configs.get(key) ?? [])]);
+  }
   const offsetsOf = (op: QuorumOp): bigint[] => {
     if (op.kind === 'create') return (created.get(op.topic) ?? []).map((c) => c.offset);
     if (op.kind === 'delete') return (created.get(op.topic) ?? []).flatMap((c) => removed.get(c.topicId) ?? []);
     return configs.get(`${op.topic}\u0000${op.key}\u0000${op.value}`) ?? [];
   };
+  const deletesAsked = new Set(input.ops.filter((o) => o.op.kind === 'delete').map((o) => o.op.topic));
+  /** An operation found nowhere that could have been applied below `base` and undone there too. */
+  const explainedBySnapshot = (op: QuorumOp): boolean => {
+    if (base === 0n) return false;
+    const gone = !snapTopics.has(op.topic) && !(created.get(op.topic) ?? []).length;
+    if (op.kind === 'create') return gone && deletesAsked.has(op.topic) && offsetsOf({ kind: 'delete', topic: op.topic }).length === 0;
+    if (op.kind === 'delete') return gone;
+    if (gone) return true;
+    const now = snapConfigs.get(`${op.topic}\u0000${op.key}`);
+    return snapTopics.has(op.topic) && now !== undefined && now !== op.value;
+  };
+  let beforeSnapshot = 0;
   let acked = 0;
   let failedApplied = 0;
   let failedAbsent = 0;
@@ -251,6 +347,10 @@ export function checkQuorumRun(input: CheckInput): CheckResult {
     const at = offsetsOf(o.op);
     if (o.acked) {
       acked++;
+      if (at.length === 0 && explainedBySnapshot(o.op)) {
+        beforeSnapshot++;
+        continue;
+      }
       if (at.length !== 1) violations.push(`acknowledged ${opName(o.op)} is in the committed log ${at.length} times${at.length ? ` (offsets ${at.join(', ')})` : ''}`);
       if (at.length >= 1) placed.push({ o, offset: at[0] });
     } else {
@@ -275,19 +375,27 @@ export function checkQuorumRun(input: CheckInput): CheckResult {
   }
   // Real-time order: an operation acknowledged before another was sent precedes it in the log.
   placed.sort((x, y) => (x.offset < y.offset ? -1 : x.offset > y.offset ? 1 : 0));
+  // Operations at one offset (the snapshot's, or one batch) are not ordered among themselves.
   let minAckAfter = Infinity;
   let minAckOp: OpOutcome | null = null;
-  for (let k = placed.length - 1; k >= 0; k--) {
-    const p = placed[k];
-    if (minAckOp && minAckAfter < p.o.sentAt) {
-      violations.push(`${opName(minAckOp.op)} was acknowledged (t=${minAckAfter.toFixed(1)}) before ${opName(p.o.op)} was sent (t=${p.o.sentAt.toFixed(1)}) but sits after it in the log`);
+  for (let k = placed.length - 1; k >= 0; ) {
+    let g = k;
+    while (g > 0 && placed[g - 1].offset === placed[k].offset) g--;
+    for (let n = g; n <= k; n++) {
+      const p = placed[n];
+      if (minAckOp && minAckAfter < p.o.sentAt) {
+        violations.push(`${opName(minAckOp.op)} was acknowledged (t=${minAckAfter.toFixed(1)}) before ${opName(p.o.op)} was sent (t=${p.o.sentAt.toFixed(1)}) but sits after it in the log`);
+      }
     }
-    if (p.o.doneAt < minAckAfter) {
-      minAckAfter = p.o.doneAt;
-      minAckOp = p.o;
+    for (let n = g; n <= k; n++) {
+      if (placed[n].o.doneAt < minAckAfter) {
+        minAckAfter = placed[n].o.doneAt;
+        minAckOp = placed[n].o;
+      }
     }
+    k = g - 1;
   }
-  return { violations, committed, epochLeaders, acked, failedApplied, failedAbsent };
+  return { violations, committed, epochLeaders, acked, failedApplied, failedAbsent, base, beforeSnapshot, snapshotRecords: snapshot?.records ?? [] };
 }
 
 /** Every log's offsets holding a TopicRecord named `topic`, committed or not (an uncommitted tail that survived is found too). */

@@ -24,8 +24,8 @@
  * its sockets, the kernel queues what arrives), SIGTERM (`stop`: a graceful resignation), and a
  * restart on the same directory and port. `leader()` asks DescribeQuorum of every running voter
  * (only a leader answers it). Every wait is bounded; every child is killed when the test process
- * exits (processes.ts). `startBrokerProcesses` starts brokers pointed at the quorum, for when
- * brokers follow the active controller (nothing uses it yet).
+ * exits (processes.ts). `BrokerProcesses` (`startBrokerProcesses`) runs broker processes
+ * following the quorum, with the same process faults.
  */
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -471,30 +471,170 @@ export async function registerFakeBrokers(q: QuorumProcesses, brokerIds: readonl
   }
 }
 
+export interface BrokerProcessesOptions {
+  /** Broker node ids (default 100, 101, ...: never among the voters, which krill refuses). */
+  ids?: number[];
+  /** More broker properties (every broker). */
+  props?: Record<string, string | number>;
+  /**
+   * Brokers (by id) that name the controllers in `controller.quorum.bootstrap.servers` only; the
+   * others name them in `controller.quorum.voters`. Both shapes follow the active controller.
+   */
+  bootstrapOnly?: readonly number[];
+}
+
 /**
- * N broker processes (`process.roles=broker`, ids from 0) pointed at the quorum through
- * `controller.quorum.bootstrap.servers` and the voters, for tests once brokers follow the active
- * controller; krill refuses brokers given several voters until then.
+ * Broker processes (`krill --config broker-N.properties`, process.roles=broker) following the
+ * quorum `q`: each has a properties file and a data directory in q's temp dir, and a PLAINTEXT
+ * listener on a port chosen beforehand and kept across restarts (replicas and clients reconnect to
+ * the same address). They reach the controllers' listeners directly, not through q's proxies: the
+ * proxies model the network between the voters, and a broker cut from the quorum would need links
+ * of its own (a broker is an observer: its fetches and heartbeats change no vote).
+ * Faults: SIGKILL, SIGSTOP / SIGCONT, SIGTERM (a controlled shutdown), restart on the same
+ * directory and port. A (re)start resolves on the ready line, which a broker prints once it is
+ * registered and unfenced by the active controller.
  */
-export async function startBrokerProcesses(q: QuorumProcesses, count: number, props: Record<string, string | number> = {}): Promise<NodeProcess[]> {
-  const voters = q.ids.map((id) => `${id}@${HOST}:${q.ports.get(id)}`).join(',');
-  const out: NodeProcess[] = [];
-  for (let b = 0; b < count; b++) {
-    const f = path.join(q.dir, `broker-${b}.properties`);
-    const p: Record<string, string | number> = {
-      'process.roles': 'broker',
-      'node.id': b,
-      'controller.quorum.voters': voters,
-      'controller.quorum.bootstrap.servers': q.ids.map((id) => `${HOST}:${q.ports.get(id)}`).join(','),
-      listeners: `PLAINTEXT://${HOST}:0`,
-      'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
-      'controller.listener.names': 'CONTROLLER',
-      'log.dirs': path.join(q.dir, `broker-${b}`),
-      ...props,
-    };
-    fs.writeFileSync(f, Object.entries(p).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
-    out.push(new NodeProcess(() => ['--config', f], BROKER_READY));
+export class BrokerProcesses {
+  private readonly pausedIds = new Set<number>();
+  private readonly channels = new Map<string, NodeChannel>();
+  /** How many times each broker process was spawned (each a new incarnation: at most one registration each). */
+  readonly starts = new Map<number, number>();
+
+  private constructor(
+    readonly q: QuorumProcesses,
+    readonly ids: readonly number[],
+    readonly ports: ReadonlyMap<number, number>,
+    readonly files: ReadonlyMap<number, string>,
+    private readonly procs: ReadonlyMap<number, NodeProcess>,
+  ) {}
+
+  static async start(q: QuorumProcesses, count: number, opts: BrokerProcessesOptions = {}): Promise<BrokerProcesses> {
+    const ids = opts.ids ?? Array.from({ length: count }, (_, b) => 100 + b);
+    for (const id of ids) if (q.ids.includes(id)) throw new Error(`broker id ${id} is a voter id`);
+    const voters = q.ids.map((id) => `${id}@${HOST}:${q.ports.get(id)}`).join(',');
+    const bootstrap = q.ids.map((id) => `${HOST}:${q.ports.get(id)}`).join(',');
+    const ports = new Map<number, number>();
+    for (const id of ids) ports.set(id, await freePort());
+    const files = new Map<number, string>();
+    for (const id of ids) {
+      const f = path.join(q.dir, `broker-${id}.properties`);
+      const p: Record<string, string | number> = {
+        'process.roles': 'broker',
+        'node.id': id,
+        ...(opts.bootstrapOnly?.includes(id) ? { 'controller.quorum.bootstrap.servers': bootstrap } : { 'controller.quorum.voters': voters }),
+        listeners: `PLAINTEXT://${HOST}:${ports.get(id)}`,
+        'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+        'controller.listener.names': 'CONTROLLER',
+        'controller.quorum.election.timeout.ms': q.electionTimeoutMs,
+        'controller.quorum.fetch.timeout.ms': q.fetchTimeoutMs,
+        'controller.quorum.request.timeout.ms': q.requestTimeoutMs,
+        'log.dirs': path.join(q.dir, `broker-${id}`),
+        ...(opts.props ?? {}),
+      };
+      fs.writeFileSync(f, Object.entries(p).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+      files.set(id, f);
+    }
+    const procs = new Map(ids.map((id) => [id, new NodeProcess(() => ['--config', files.get(id)!], BROKER_READY)]));
+    const b = new BrokerProcesses(q, ids, ports, files, procs);
+    try {
+      await Promise.all(ids.map((id) => b.start(id)));
+    } catch (err) {
+      await b.close();
+      throw err;
+    }
+    return b;
   }
-  await Promise.all(out.map((n) => n.start()));
-  return out;
+
+  dataDir(id: number): string {
+    return path.join(this.q.dir, `broker-${id}`);
+  }
+
+  running(id: number): boolean {
+    return this.procs.get(id)!.running;
+  }
+
+  paused(id: number): boolean {
+    return this.pausedIds.has(id);
+  }
+
+  live(): number[] {
+    return this.ids.filter((id) => this.running(id) && !this.paused(id));
+  }
+
+  pid(id: number): number | undefined {
+    return this.procs.get(id)!.child?.pid;
+  }
+
+  /** host:port of every broker (running or not: the ports are kept, clients try the next). */
+  bootstrap(): string[] {
+    return this.ids.map((id) => `${HOST}:${this.ports.get(id)}`);
+  }
+
+  /** Starts broker `id` (counted in `starts` at the spawn, whether or not it gets ready). */
+  async start(id: number): Promise<void> {
+    this.starts.set(id, (this.starts.get(id) ?? 0) + 1);
+    const m = await this.procs.get(id)!.start();
+    if (Number(m[2]) !== this.ports.get(id) || Number(m[3]) !== id) throw new Error(`broker ${id} ready on port ${m[2]} as node ${m[3]}, expected ${this.ports.get(id)} / ${id}`);
+  }
+
+  private dropChannels(id: number): void {
+    for (const [k, c] of this.channels) {
+      if (!k.startsWith(`${id}/`)) continue;
+      c.close();
+      this.channels.delete(k);
+    }
+  }
+
+  async kill9(id: number): Promise<void> {
+    this.pausedIds.delete(id);
+    this.dropChannels(id);
+    await this.procs.get(id)!.stop('SIGKILL');
+  }
+
+  /** SIGTERM: a controlled shutdown. A paused process is resumed first. */
+  async stop(id: number): Promise<void> {
+    if (this.paused(id)) this.resume(id);
+    this.dropChannels(id);
+    await this.procs.get(id)!.stop('SIGTERM');
+  }
+
+  pause(id: number): void {
+    const c = this.procs.get(id)!.child;
+    if (!c || this.pausedIds.has(id)) return;
+    c.kill('SIGSTOP');
+    this.pausedIds.add(id);
+  }
+
+  resume(id: number): void {
+    const c = this.procs.get(id)!.child;
+    if (!this.pausedIds.delete(id) || !c) return;
+    c.kill('SIGCONT');
+  }
+
+  /** One request to broker `id`'s listener (connections kept per broker and lane, as QuorumProcesses.send). */
+  send<K extends ApiName>(id: number, api: K, body: Input<ApiMessages[K]['request']>, opts: { version?: number; timeoutMs?: number; lane?: string } = {}): Promise<ApiMessages[K]['response']> {
+    const key = `${id}/${opts.lane ?? 'ops'}`;
+    let c = this.channels.get(key);
+    if (!c) {
+      c = new NodeChannel(HOST, this.ports.get(id)!, { clientId: `quorum-chaos-broker-${opts.lane ?? 'ops'}`, timeoutMs: 2_000, requestTimeoutMs: 10_000 });
+      this.channels.set(key, c);
+    }
+    return c.send(api, body, opts);
+  }
+
+  /** SIGKILL of every broker. */
+  async killAll(): Promise<void> {
+    for (const c of this.channels.values()) c.close();
+    this.channels.clear();
+    await Promise.all(this.ids.map((id) => this.kill9(id)));
+  }
+
+  async close(): Promise<void> {
+    await this.killAll();
+  }
+}
+
+/** Starts `count` broker processes following the quorum (BrokerProcesses.start). */
+export function startBrokerProcesses(q: QuorumProcesses, count: number, opts: BrokerProcessesOptions = {}): Promise<BrokerProcesses> {
+  return BrokerProcesses.start(q, count, opts);
 }

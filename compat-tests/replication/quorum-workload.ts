@@ -10,11 +10,14 @@
  * not-yet-deleted topics are altered or deleted; a topic whose deletion was not acknowledged is
  * never touched again. The active controller is whichever voter DescribeQuorum names (highest
  * epoch); NOT_CONTROLLER or a failure makes a worker look again. Choices come from a seeded PRNG.
+ * With `brokers`, the requests go to a random live broker instead, which forwards them to the
+ * active controller as a client's would be (and answers once its own metadata has the change); a
+ * failure makes the worker pick another broker.
  */
 import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives/uuid';
 import type { OpOutcome, QuorumOp } from './quorum-checker';
-import type { QuorumProcesses } from './quorum-processes';
+import type { BrokerProcesses, QuorumProcesses } from './quorum-processes';
 
 /** mulberry32 (the recovery tests' PRNG): a schedule replays from its seed. */
 export { prng as seededRandom } from '../recovery/helpers';
@@ -27,6 +30,10 @@ export interface WorkloadOptions {
   requestTimeoutMs?: number;
   /** Pause between one worker's requests (the machine is shared). */
   pauseMs?: number;
+  /** Send through these brokers (random live one) instead of straight to the active controller. */
+  brokers?: BrokerProcesses;
+  /** Partitions' replication factor of the created topics (default 1). */
+  replicationFactor?: number;
 }
 
 export class QuorumWorkload {
@@ -115,6 +122,12 @@ export class QuorumWorkload {
   }
 
   private async findTarget(): Promise<number | null> {
+    const b = this.opts.brokers;
+    if (b) {
+      const live = b.live();
+      if (this.target === null || !live.includes(this.target)) this.target = live.length ? live[Math.floor(this.opts.random() * live.length)] : null;
+      return this.target;
+    }
     if (this.target !== null && this.q.live().includes(this.target)) return this.target;
     const l = await this.q.leader();
     this.target = l ? l.id : null;
@@ -152,19 +165,27 @@ export class QuorumWorkload {
 
   private async send(target: number, op: QuorumOp): Promise<number> {
     const timeoutMs = this.opts.requestTimeoutMs ?? 3_000;
+    const to = this.opts.brokers ?? this.q;
+    // The client's timeout outlasts the one in the request, so the answer to it (REQUEST_TIMED_OUT) is seen.
+    const clientTimeoutMs = this.opts.brokers ? timeoutMs + 2_000 : timeoutMs;
     if (op.kind === 'create') {
-      const r = await this.q.send(target, 'CreateTopics', { topics: [{ name: op.topic, numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs, validateOnly: false }, { timeoutMs });
+      const r = await to.send(
+        target,
+        'CreateTopics',
+        { topics: [{ name: op.topic, numPartitions: 1, replicationFactor: this.opts.replicationFactor ?? 1, assignments: [], configs: [] }], timeoutMs, validateOnly: false },
+        { timeoutMs: clientTimeoutMs },
+      );
       return r.topics[0].errorCode;
     }
     if (op.kind === 'delete') {
-      const r = await this.q.send(target, 'DeleteTopics', { topics: [{ name: op.topic, topicId: ZERO_UUID }], topicNames: [], timeoutMs }, { version: 6, timeoutMs });
+      const r = await to.send(target, 'DeleteTopics', { topics: [{ name: op.topic, topicId: ZERO_UUID }], topicNames: [], timeoutMs }, { version: 6, timeoutMs: clientTimeoutMs });
       return r.responses[0].errorCode;
     }
-    const r = await this.q.send(
+    const r = await to.send(
       target,
       'IncrementalAlterConfigs',
       { resources: [{ resourceType: 2, resourceName: op.topic, configs: [{ name: op.key, configOperation: 0, value: op.value }] }], validateOnly: false },
-      { timeoutMs },
+      { timeoutMs: clientTimeoutMs },
     );
     return r.responses[0].errorCode;
   }
