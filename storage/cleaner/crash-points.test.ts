@@ -84,8 +84,20 @@ test('a crash at any step of a cleaning pass loses nothing: the reloaded log has
     const dir = path.join(tempDir('krill-crash-points-'), 'test-0');
     const fs = new FaultyFs();
     const log = build(dir, fs);
+    const startMutations = fs.mutations;
     fs.freezeAfter(n);
-    await expect(makeCleaner(2 ** 31).clean(new LogToClean(TEST_TP, log, 0n, log.activeSegment.baseOffset, false))).rejects.toThrow();
+    const pass = await makeCleaner(2 ** 31)
+      .clean(new LogToClean(TEST_TP, log, 0n, log.activeSegment.baseOffset, false))
+      .then(() => null, (err: unknown) => err);
+    if (pass === null) {
+      // This pass made no more than n disk changes: the probe's count included background work
+      // (a segment flush from the build) that fell outside this pass on a busy machine. There is no
+      // crash point at n, nor after it: the pass must simply have finished the work.
+      expect({ at: `pass ${n} of ${steps}`, mutations: fs.mutations - startMutations <= n }).toEqual({ at: `pass ${n} of ${steps}`, mutations: true });
+      expect(recordsInLog(log).map((r) => `${r.offset}:${r.key}:${r.value}`)).toEqual(cleaned);
+      log.closeHandlers();
+      break;
+    }
     expect(fs.frozen).toBe(true);
     if (strayFiles(dir).some((f) => f.endsWith('.swap'))) crashedAfterSwap++;
     else crashedBeforeSwap++;
