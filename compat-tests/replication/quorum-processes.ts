@@ -190,12 +190,48 @@ export interface QuorumProcessesOptions {
 
 export type QuorumPartition = DescribeQuorumResponsePartitionData;
 
+/**
+ * SIGSTOP / SIGCONT of a group's processes, and which are paused (a paused process is running but
+ * answers nothing). Shared by the controller and the broker process groups.
+ */
+class PausedProcesses {
+  private readonly ids = new Set<number>();
+
+  constructor(private readonly procOf: (id: number) => NodeProcess) {}
+
+  has(id: number): boolean {
+    return this.ids.has(id);
+  }
+
+  list(): number[] {
+    return [...this.ids];
+  }
+
+  /** Forgets `id` (it was killed: nothing to resume). */
+  forget(id: number): void {
+    this.ids.delete(id);
+  }
+
+  pause(id: number): void {
+    const c = this.procOf(id).child;
+    if (!c || this.ids.has(id)) return;
+    c.kill('SIGSTOP');
+    this.ids.add(id);
+  }
+
+  resume(id: number): void {
+    const c = this.procOf(id).child;
+    if (!this.ids.delete(id) || !c) return;
+    c.kill('SIGCONT');
+  }
+}
+
 export class QuorumProcesses {
   readonly electionTimeoutMs: number;
   readonly fetchTimeoutMs: number;
   readonly requestTimeoutMs: number;
   private readonly channels = new Map<string, NodeChannel>();
-  private readonly pausedIds = new Set<number>();
+  private readonly pausedIds = new PausedProcesses((id) => this.procs.get(id)!);
 
   private constructor(
     readonly dir: string,
@@ -288,7 +324,7 @@ export class QuorumProcesses {
   }
 
   async kill9(id: number): Promise<void> {
-    this.pausedIds.delete(id);
+    this.pausedIds.forget(id);
     for (const [k, c] of this.channels) if (k.startsWith(`${id}/`)) c.drop();
     await this.procs.get(id)!.stop('SIGKILL');
   }
@@ -300,16 +336,11 @@ export class QuorumProcesses {
   }
 
   pause(id: number): void {
-    const c = this.procs.get(id)!.child;
-    if (!c || this.pausedIds.has(id)) return;
-    c.kill('SIGSTOP');
-    this.pausedIds.add(id);
+    this.pausedIds.pause(id);
   }
 
   resume(id: number): void {
-    const c = this.procs.get(id)!.child;
-    if (!this.pausedIds.delete(id) || !c) return;
-    c.kill('SIGCONT');
+    this.pausedIds.resume(id);
   }
 
   link(from: number, to: number): LinkProxy {
@@ -338,7 +369,7 @@ export class QuorumProcesses {
   /** Every link open, every paused process resumed. */
   healAll(): void {
     for (const l of this.links.values()) l.setMode('open');
-    for (const id of [...this.pausedIds]) this.resume(id);
+    for (const id of this.pausedIds.list()) this.resume(id);
   }
 
   cutLinks(): string[] {
@@ -495,7 +526,7 @@ export interface BrokerProcessesOptions {
  * registered and unfenced by the active controller.
  */
 export class BrokerProcesses {
-  private readonly pausedIds = new Set<number>();
+  private readonly pausedIds = new PausedProcesses((id) => this.procs.get(id)!);
   private readonly channels = new Map<string, NodeChannel>();
   /** How many times each broker process was spawned (each a new incarnation: at most one registration each). */
   readonly starts = new Map<number, number>();
@@ -586,7 +617,7 @@ export class BrokerProcesses {
   }
 
   async kill9(id: number): Promise<void> {
-    this.pausedIds.delete(id);
+    this.pausedIds.forget(id);
     this.dropChannels(id);
     await this.procs.get(id)!.stop('SIGKILL');
   }
@@ -599,16 +630,11 @@ export class BrokerProcesses {
   }
 
   pause(id: number): void {
-    const c = this.procs.get(id)!.child;
-    if (!c || this.pausedIds.has(id)) return;
-    c.kill('SIGSTOP');
-    this.pausedIds.add(id);
+    this.pausedIds.pause(id);
   }
 
   resume(id: number): void {
-    const c = this.procs.get(id)!.child;
-    if (!this.pausedIds.delete(id) || !c) return;
-    c.kill('SIGCONT');
+    this.pausedIds.resume(id);
   }
 
   /** One request to broker `id`'s listener (connections kept per broker and lane, as QuorumProcesses.send). */
